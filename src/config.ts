@@ -1,0 +1,90 @@
+import { type LogLevel, logLevels } from './logger'
+import { type DatabaseLocation, parseDatabaseUrl } from './store/open'
+
+export interface Config {
+  readonly port: number
+  readonly host: string
+  readonly databaseUrl: string
+  readonly database: DatabaseLocation
+  readonly logLevel: LogLevel
+  readonly maxBodyBytes: number
+}
+
+/** A bad setting: reported as one line, exit code 2. */
+export class ConfigError extends Error {}
+
+interface Setting {
+  readonly flag: string
+  readonly env: string
+  readonly fallback: string
+  readonly help: string
+}
+
+const settings = {
+  port: { flag: '--port', env: 'PORT', fallback: '3000', help: 'TCP port to listen on (0 picks a free one)' },
+  host: { flag: '--host', env: 'HOST', fallback: '0.0.0.0', help: 'address to listen on' },
+  databaseUrl: {
+    flag: '--database-url',
+    env: 'DATABASE_URL',
+    fallback: 'sqlite://data/catalogue.db',
+    help: 'sqlite://relative/path.db, sqlite:///absolute/path.db or sqlite://:memory:',
+  },
+  logLevel: { flag: '--log-level', env: 'LOG_LEVEL', fallback: 'info', help: logLevels.join(', ') },
+  maxBodyBytes: {
+    flag: '--max-body-bytes',
+    env: 'MAX_BODY_BYTES',
+    fallback: String(1024 * 1024),
+    help: 'largest request body accepted, in bytes (413 above it)',
+  },
+} satisfies Record<keyof Omit<Config, 'database'>, Setting>
+
+export const helpText = `catalogue: the library catalogue JSON:API service
+
+Usage: catalogue [options]
+
+Each option can also be set by its environment variable; the command line wins.
+
+${Object.values(settings)
+  .map((s) => `  ${`${s.flag} <value>`.padEnd(26)}${s.env.padEnd(16)}${s.help} (default ${s.fallback})`)
+  .join('\n')}
+  ${'--help'.padEnd(26)}${''.padEnd(16)}print this text and exit
+`
+
+function integer(name: string, value: string, min: number, max: number): number {
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got "${value}")`)
+  }
+  return Number(value)
+}
+
+/** Reads the settings from the command line and the environment; `'help'` when --help was asked. */
+export function parseConfig(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): Config | 'help' {
+  const fromFlags = new Map<string, string>()
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string
+    if (arg === '--help' || arg === '-h') return 'help'
+    const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg]
+    const setting = Object.values(settings).find((s) => s.flag === flag)
+    if (!setting) throw new ConfigError(`unknown option "${arg}" (see --help)`)
+    const value = inline ?? argv[++i]
+    if (value === undefined) throw new ConfigError(`${flag} needs a value`)
+    fromFlags.set(setting.flag, value)
+  }
+  const read = (s: Setting) => fromFlags.get(s.flag) ?? env[s.env] ?? s.fallback
+
+  const port = integer(settings.port.env, read(settings.port), 0, 65535)
+  const host = read(settings.host)
+  if (host.trim() === '') throw new ConfigError('HOST must not be empty')
+  const databaseUrl = read(settings.databaseUrl)
+  const database = parseDatabaseUrl(databaseUrl)
+  if (typeof database === 'string') throw new ConfigError(database)
+  const logLevel = read(settings.logLevel) as LogLevel
+  if (!logLevels.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${logLevels.join(', ')} (got "${logLevel}")`)
+  }
+  const maxBodyBytes = integer(settings.maxBodyBytes.env, read(settings.maxBodyBytes), 1, 1024 ** 3)
+  return { port, host, databaseUrl, database, logLevel, maxBodyBytes }
+}

@@ -1,0 +1,51 @@
+import { Elysia } from 'elysia'
+import packageJson from '../../package.json'
+import type { Logger } from '../logger'
+import { type ResourceRegistry, resources } from '../resources/registry'
+import type { Store } from '../store/store'
+import { jsonApiBodyParser } from './body-parser'
+import { jsonApiErrors } from './error-handler'
+import { acceptNegotiation } from './negotiation'
+import { apiDocs } from './openapi'
+import { requestLog } from './request-log'
+import { resourceRoutes } from './resource-routes'
+
+export const API_PREFIX = '/api/v1'
+/** 1 MiB, the default limit on a request body. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+
+export interface AppOptions {
+  readonly store: Store
+  readonly logger: Logger
+  readonly maxBodyBytes?: number
+  readonly registry?: ResourceRegistry
+}
+
+/** For 405 answers: the methods each route path answers to, matched by pattern. */
+function methodsByPath(routes: readonly { method: string; path: string }[]): (path: string) => string[] {
+  const patterns = new Map<string, { pattern: RegExp; methods: string[] }>()
+  for (const route of routes) {
+    let entry = patterns.get(route.path)
+    if (!entry) {
+      const source = route.path.split('/').map((part) => (part.startsWith(':') ? '[^/]+' : RegExp.escape(part)))
+      entry = { pattern: new RegExp(`^${source.join('/')}/?$`), methods: [] }
+      patterns.set(route.path, entry)
+    }
+    entry.methods.push(route.method)
+  }
+  return (path) => [...patterns.values()].filter((e) => e.pattern.test(path)).flatMap((e) => e.methods)
+}
+
+/** The whole HTTP service, ready for `app.handle(request)` or `app.listen(...)`. */
+export function createApp({ store, logger, maxBodyBytes = DEFAULT_MAX_BODY_BYTES, registry = resources }: AppOptions) {
+  const api = resourceRoutes(registry, store, API_PREFIX)
+  return new Elysia()
+    .use(requestLog(logger))
+    .use(jsonApiErrors(logger, methodsByPath(api.routes)))
+    .use(acceptNegotiation)
+    .use(jsonApiBodyParser(maxBodyBytes))
+    .use(apiDocs(packageJson.version))
+    .use(api)
+}
+
+export type App = ReturnType<typeof createApp>

@@ -1,0 +1,59 @@
+import { Elysia } from 'elysia'
+import { httpError, JsonApiError, recordNotFound } from '../jsonapi/errors'
+import type { Logger } from '../logger'
+import { errorResponse } from './responses'
+
+/** The methods served at a path, for 405 answers; empty when no route has that path. */
+export type AllowedMethods = (path: string) => readonly string[]
+
+function toJsonApiError(
+  code: string | number,
+  error: unknown,
+  path: string,
+  allowed: AllowedMethods,
+): JsonApiError | null {
+  if (error instanceof JsonApiError) return error
+  // Elysia wraps what a parse hook throws; the cause is the body parser's own answer.
+  if (code === 'PARSE' && (error as Error).cause instanceof JsonApiError) return (error as Error).cause as JsonApiError
+  switch (code) {
+    case 'NOT_FOUND': {
+      const methods = allowed(path)
+      if (methods.length > 0) {
+        return httpError(405, `This path answers only ${methods.join(', ')}`, undefined, { allow: methods.join(', ') })
+      }
+      return httpError(404, `No route matches ${path}`)
+    }
+    case 'VALIDATION': {
+      // Path parameters are plain strings; one Elysia cannot decode names no record.
+      const type = (error as { type?: string }).type
+      if (type === 'params') return recordNotFound()
+      return httpError(400, `The request's ${type ?? 'input'} is malformed`)
+    }
+    case 'PARSE':
+      return httpError(400, 'The request body could not be parsed')
+    case 'INVALID_COOKIE_SIGNATURE':
+      return httpError(400, 'A cookie signature is invalid')
+    default:
+      return null
+  }
+}
+
+/** Every failure leaves as a JSON:API error document; nothing a client sends produces a 5xx. */
+export function jsonApiErrors(logger: Logger, allowed: AllowedMethods) {
+  return new Elysia({ name: 'jsonapi-errors' }).onError({ as: 'global' }, ({ code, error, path, set, request }) => {
+    const known = toJsonApiError(code, error, path, allowed)
+    if (known) {
+      set.status = known.status
+      return errorResponse(known.status, known.errors, known.headers)
+    }
+    logger.log('error', 'unhandled error', {
+      method: request.method,
+      path,
+      error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+      request_id: String(set.headers['x-request-id'] ?? ''),
+    })
+    set.status = 500
+    const failure = httpError(500, 'The server failed to complete the request; it has been logged')
+    return errorResponse(500, failure.errors)
+  })
+}

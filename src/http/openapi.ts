@@ -1,0 +1,136 @@
+import { openapi } from '@elysiajs/openapi'
+import type { TSchema } from '@sinclair/typebox'
+import { JSON_API } from '../jsonapi/media-type'
+import { humanize } from '../jsonapi/messages'
+import { errorDocumentSchema, listDocumentSchema, singleDocumentSchema, writeDocumentSchema } from '../jsonapi/schemas'
+import type { ResourceDescription } from '../resources/description'
+import type { ResourceRegistry } from '../resources/registry'
+
+export const DOCS_PATH = '/docs'
+export const SPEC_PATH = '/api/v1/openapi.json'
+
+function body(description: string, schema: TSchema) {
+  return { description, content: { [JSON_API]: { schema } } }
+}
+
+function failure(description: string) {
+  return body(description, errorDocumentSchema)
+}
+
+const notFound = failure('No record has this id (a word, a negative or fractional number included): `{"errors": []}`')
+const negotiation = {
+  406: failure('The Accept header lists JSON:API only with parameters or extensions this server does not support'),
+}
+const writeFailures = {
+  400: failure('The body is not JSON, not UTF-8, or not a JSON:API document with a data object'),
+  403: failure('The document sets a client-generated id or a to-many relationship'),
+  409: failure('data.type is not this resource type, or data.id does not match the path'),
+  413: failure('The body is larger than the configured limit (1 MiB by default)'),
+  415: failure('Content-Type is not application/vnd.api+json (or application/json), or carries unsupported parameters'),
+  422: failure(
+    "Validation failed; every failure is listed, missing related records first (`Author must exist`), then attributes in field order (`Name can't be blank`, `Name must be a string`, `Name is too long (maximum is 1000 characters)`, `<Attribute> is not a known attribute`)",
+  ),
+}
+
+/** OpenAPI operation objects for the five operations of one resource type. */
+export function operationDocs(registry: ResourceRegistry, resource: ResourceDescription) {
+  const tags = [humanize(resource.type)]
+  const plural = humanize(resource.type).toLowerCase()
+  const single = humanize(resource.singular).toLowerCase()
+  const queryParameters = Object.entries(resource.filters).map(([name, filter]) => ({
+    name,
+    in: 'query' as const,
+    required: false,
+    description: filter.description,
+    schema: { type: 'string' as const, pattern: '^[1-9][0-9]*$' },
+  }))
+  const included = resource.defaultInclude.join(' and ')
+  const write = (update: boolean) => ({
+    required: true,
+    content: {
+      [JSON_API]: { schema: writeDocumentSchema(registry, resource, update) },
+      'application/json': { schema: writeDocumentSchema(registry, resource, update) },
+    },
+  })
+  return {
+    list: {
+      tags,
+      operationId: `list_${resource.type}`,
+      summary: `List ${plural}`,
+      description: `Every ${single}, in id order, streamed. Relationships carry \`meta.included = false\`. An unknown query parameter is refused with 400.`,
+      parameters: queryParameters,
+      responses: {
+        200: body(`All ${plural}`, listDocumentSchema(registry, resource)),
+        400: failure('An unknown or repeated query parameter, or a filter value that is not an id'),
+        ...negotiation,
+      },
+    },
+    show: {
+      tags,
+      operationId: `get_${resource.singular}`,
+      summary: `Get a ${single}`,
+      description: `The ${single} with linkage for every relationship, and its ${included} in \`included\` (left out when there are none).`,
+      responses: {
+        200: body(`The ${single}`, singleDocumentSchema(registry, resource, true)),
+        400: failure('A query parameter was given; none is supported yet'),
+        404: notFound,
+        ...negotiation,
+      },
+    },
+    create: {
+      tags,
+      operationId: `create_${resource.singular}`,
+      summary: `Create a ${single}`,
+      requestBody: write(false),
+      responses: {
+        201: body(
+          `The new ${single}; its URL is in the Location header`,
+          singleDocumentSchema(registry, resource, false),
+        ),
+        ...writeFailures,
+        ...negotiation,
+      },
+    },
+    update: {
+      tags,
+      operationId: `update_${resource.singular}`,
+      summary: `Update a ${single} (PUT and PATCH alike: absent fields are left as they are)`,
+      requestBody: write(true),
+      responses: {
+        200: body(`The updated ${single}`, singleDocumentSchema(registry, resource, false)),
+        ...writeFailures,
+        403: failure('The document sets a to-many relationship'),
+        404: notFound,
+        ...negotiation,
+      },
+    },
+    remove: {
+      tags,
+      operationId: `delete_${resource.singular}`,
+      summary: `Delete a ${single}`,
+      responses: {
+        204: { description: 'Deleted; no body' },
+        404: notFound,
+        409: failure('Other records still need this one (an author who still has books)'),
+        ...negotiation,
+      },
+    },
+  }
+}
+
+/** The OpenAPI 3.1 document at SPEC_PATH and the docs page at DOCS_PATH. */
+export function apiDocs(version: string) {
+  return openapi({
+    path: DOCS_PATH,
+    specPath: SPEC_PATH,
+    documentation: {
+      info: {
+        title: 'Library catalogue',
+        version,
+        description:
+          'A JSON:API service for authors, book collections and books. Requests and responses use `application/vnd.api+json`; every error is a JSON:API error document.',
+      },
+    },
+    exclude: { paths: [DOCS_PATH, SPEC_PATH] },
+  })
+}

@@ -1,0 +1,67 @@
+/** A JSON:API error object (https://jsonapi.org/format/#error-objects). */
+export interface ErrorObject {
+  readonly status?: string
+  readonly title?: string
+  readonly detail?: string
+  readonly source?: { readonly pointer?: string; readonly parameter?: string; readonly header?: string }
+}
+
+/** A failure that becomes a JSON:API error response: thrown anywhere, rendered by the HTTP layer. */
+export class JsonApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errors: readonly ErrorObject[],
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(errors[0]?.detail ?? `HTTP ${status}`)
+    this.name = 'JsonApiError'
+  }
+}
+
+const titles: Readonly<Record<number, string>> = {
+  400: 'Bad Request',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Entity',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+}
+
+/** One error object with `status`, `title`, `detail` and, where it applies, `source`. */
+export function httpError(
+  status: number,
+  detail: string,
+  source?: ErrorObject['source'],
+  headers?: Record<string, string>,
+): JsonApiError {
+  const error: ErrorObject = { status: String(status), title: titles[status] ?? 'Error', detail }
+  return new JsonApiError(status, [source ? { ...error, source } : error], headers)
+}
+
+/** An unknown record id: `{"errors": []}` exactly, as the interface document shows. */
+export function recordNotFound(): JsonApiError {
+  return new JsonApiError(404, [])
+}
+
+/** A field-level validation failure, shaped as the interface document shows. */
+export interface FieldError {
+  readonly detail: string
+  readonly parameter: string
+  readonly pointer: string
+}
+
+export function unprocessable(fields: readonly FieldError[]): JsonApiError {
+  return new JsonApiError(
+    422,
+    fields.map((field) => ({
+      title: 'Unprocessable Entity',
+      detail: field.detail,
+      source: { parameter: field.parameter, pointer: field.pointer },
+    })),
+  )
+}

@@ -1,0 +1,110 @@
+import { httpError, type JsonApiError } from './errors'
+
+export const JSON_API = 'application/vnd.api+json'
+/** The Content-Type of every response with a body. */
+export const RESPONSE_CONTENT_TYPE = 'application/vnd.api+json; charset=utf-8'
+
+/** The extensions this server implements; a request naming any other gets 415 or 406. */
+const supportedExtensions: ReadonlySet<string> = new Set()
+
+interface MediaType {
+  readonly essence: string
+  readonly params: ReadonlyMap<string, string>
+}
+
+/** Splits on `separator` outside double quotes. */
+function splitOutsideQuotes(value: string, separator: string): string[] {
+  const parts: string[] = []
+  let quoted = false
+  let start = 0
+  for (let i = 0; i < value.length; i++) {
+    const char = value[i]
+    if (char === '"' && value[i - 1] !== '\\') quoted = !quoted
+    else if (char === separator && !quoted) {
+      parts.push(value.slice(start, i))
+      start = i + 1
+    }
+  }
+  parts.push(value.slice(start))
+  return parts
+}
+
+function parseMediaType(value: string): MediaType {
+  const [essence = '', ...rest] = splitOutsideQuotes(value, ';')
+  const params = new Map<string, string>()
+  for (const part of rest) {
+    const at = part.indexOf('=')
+    if (at === -1) continue
+    const name = part.slice(0, at).trim().toLowerCase()
+    let parameter = part.slice(at + 1).trim()
+    if (parameter.startsWith('"') && parameter.endsWith('"')) parameter = parameter.slice(1, -1)
+    params.set(name, parameter)
+  }
+  return { essence: essence.trim().toLowerCase(), params }
+}
+
+/** True when every parameter is one JSON:API allows and every named extension is supported. */
+function jsonApiParamsSupported(params: ReadonlyMap<string, string>, allowQuality: boolean): boolean {
+  for (const [name, value] of params) {
+    if (name === 'profile') continue
+    if (name === 'charset' && value.toLowerCase() === 'utf-8') continue
+    if (name === 'q' && allowQuality) continue
+    if (name === 'ext' && value.split(/\s+/).every((uri) => uri === '' || supportedExtensions.has(uri))) continue
+    return false
+  }
+  return true
+}
+
+/**
+ * Checks the Content-Type of a request with a body: JSON:API (with only `ext`, `profile` or
+ * `charset=utf-8`) or plain `application/json`; anything else is 415.
+ */
+export function checkContentType(header: string | null): JsonApiError | null {
+  const source = { header: 'Content-Type' }
+  if (!header) return httpError(415, `Content-Type must be ${JSON_API}`, source)
+  const { essence, params } = parseMediaType(header)
+  if (essence === JSON_API) {
+    if (jsonApiParamsSupported(params, false)) return null
+    return httpError(
+      415,
+      `${JSON_API} may carry only the ext, profile and charset=utf-8 parameters, and no extension this server lacks (got "${header}")`,
+      source,
+    )
+  }
+  if (essence === 'application/json') {
+    const charset = params.get('charset')
+    if (
+      params.size === (charset === undefined ? 0 : 1) &&
+      (charset === undefined || charset.toLowerCase() === 'utf-8')
+    ) {
+      return null
+    }
+    return httpError(415, `application/json may carry only charset=utf-8 (got "${header}")`, source)
+  }
+  return httpError(415, `Content-Type must be ${JSON_API} (got "${header}")`, source)
+}
+
+/**
+ * Checks the Accept header: 406 when it lists the JSON:API media type only with parameters this
+ * server cannot honour and offers nothing else JSON can satisfy. Other types alone (a browser's
+ * text/html) are answered with JSON:API all the same, as HTTP allows.
+ */
+export function checkAccept(header: string | null): JsonApiError | null {
+  if (!header) return null
+  let sawJsonApi = false
+  for (const range of splitOutsideQuotes(header, ',')) {
+    const { essence, params } = parseMediaType(range)
+    if (params.get('q') !== undefined && Number(params.get('q')) === 0) continue
+    if (essence === '*/*' || essence === 'application/*' || essence === 'application/json') return null
+    if (essence === JSON_API) {
+      if (jsonApiParamsSupported(params, true)) return null
+      sawJsonApi = true
+    }
+  }
+  if (!sawJsonApi) return null
+  return httpError(
+    406,
+    `No acceptable representation: ${JSON_API} is offered without parameters other than ext and profile, and with no extension this server lacks`,
+    { header: 'Accept' },
+  )
+}

@@ -1,0 +1,131 @@
+import { type TSchema, Type as t } from '@sinclair/typebox'
+import type { ResourceDescription } from '../resources/description'
+import type { ResourceRegistry } from '../resources/registry'
+
+/**
+ * JSON Schemas of the documents the service reads and writes, derived from the resource
+ * descriptions. They feed the OpenAPI document, so what it says is what the code does.
+ */
+
+const idString = t.String({
+  pattern: '^[1-9][0-9]*$',
+  description: 'A record id: a positive integer rendered as a string',
+})
+const idInput = t.Union([t.Integer({ minimum: 1 }), idString], { description: 'A record id, as a number or a string' })
+const notIncluded = t.Object({ meta: t.Object({ included: t.Literal(false) }) }, { additionalProperties: false })
+
+function typeInput(resource: ResourceDescription) {
+  return t.Union([t.Literal(resource.singular), t.Literal(resource.type)], {
+    description: `${resource.singular} (as the original interface shows) or ${resource.type}`,
+  })
+}
+
+function attributeSchemas(resource: ResourceDescription): Record<string, TSchema> {
+  return Object.fromEntries(
+    Object.entries(resource.attributes).map(([name, a]) => [
+      name,
+      t.String({ maxLength: a.maxLength, pattern: '\\S', description: a.description }),
+    ]),
+  )
+}
+
+function identifier(target: ResourceDescription) {
+  return t.Object({ type: t.Literal(target.type), id: idString }, { additionalProperties: false })
+}
+
+/** A resource object as responses carry it; `linked` for single-record GETs, else `meta.included = false`. */
+export function resourceObjectSchema(registry: ResourceRegistry, resource: ResourceDescription, linked: boolean) {
+  const relationships: Record<string, TSchema> = {}
+  for (const [name, relationship] of Object.entries(resource.relationships)) {
+    const target = registry.get(relationship.target)
+    const linkage =
+      relationship.kind === 'to-many'
+        ? t.Array(identifier(target))
+        : relationship.required
+          ? identifier(target)
+          : t.Union([identifier(target), t.Null()])
+    relationships[name] = linked
+      ? t.Object({ data: linkage }, { additionalProperties: false, description: relationship.description })
+      : notIncluded
+  }
+  return t.Object(
+    {
+      id: idString,
+      type: t.Literal(resource.type),
+      attributes: t.Object(attributeSchemas(resource), { additionalProperties: false }),
+      relationships: t.Object(relationships, { additionalProperties: false }),
+    },
+    { additionalProperties: false, title: linked ? `${resource.title} (linked)` : resource.title },
+  )
+}
+
+/** The body of a create (`update: false`) or update request. */
+export function writeDocumentSchema(registry: ResourceRegistry, resource: ResourceDescription, update: boolean) {
+  const attributes: Record<string, TSchema> = {}
+  for (const [name, schema] of Object.entries(attributeSchemas(resource))) {
+    attributes[name] = update || !resource.attributes[name]?.required ? t.Optional(schema) : schema
+  }
+  const relationships: Record<string, TSchema> = {}
+  for (const [name, relationship] of Object.entries(resource.relationships)) {
+    if (relationship.kind !== 'to-one') continue
+    const target = registry.get(relationship.target)
+    const linkage = t.Object({ type: typeInput(target), id: idInput })
+    attributes[relationship.idAttribute] = t.Optional(
+      t.Union([idInput, ...(relationship.required ? [] : [t.Null()])], {
+        description: `Sets ${name}, as relationships.${name} does`,
+      }),
+    )
+    relationships[name] = t.Optional(
+      t.Object(
+        { data: relationship.required ? linkage : t.Union([linkage, t.Null()]) },
+        {
+          description: `${relationship.description}${relationship.required && !update ? ' Required on create (or its id attribute).' : ''}`,
+        },
+      ),
+    )
+  }
+  const data: Record<string, TSchema> = {
+    type: typeInput(resource),
+    attributes: update ? t.Optional(t.Object(attributes)) : t.Object(attributes),
+  }
+  if (update) data.id = t.Optional(t.Union([idInput], { description: 'Must match the id in the path' }))
+  if (Object.keys(relationships).length > 0) data.relationships = t.Optional(t.Object(relationships))
+  return t.Object({ data: t.Object(data) }, { title: `${resource.title} ${update ? 'update' : 'create'} document` })
+}
+
+export function singleDocumentSchema(registry: ResourceRegistry, resource: ResourceDescription, linked: boolean) {
+  const data = resourceObjectSchema(registry, resource, linked)
+  if (!linked) return t.Object({ data }, { additionalProperties: false })
+  const included = resource.defaultInclude.map((name) => {
+    const target = registry.get(resource.relationships[name]?.target ?? '')
+    return resourceObjectSchema(registry, target, false)
+  })
+  return t.Object(
+    { data, included: t.Optional(t.Array(included.length === 1 ? (included[0] as TSchema) : t.Union(included))) },
+    { additionalProperties: false },
+  )
+}
+
+export function listDocumentSchema(registry: ResourceRegistry, resource: ResourceDescription) {
+  return t.Object({ data: t.Array(resourceObjectSchema(registry, resource, false)) }, { additionalProperties: false })
+}
+
+export const errorDocumentSchema = t.Object(
+  {
+    errors: t.Array(
+      t.Object({
+        status: t.Optional(t.String()),
+        title: t.Optional(t.String()),
+        detail: t.Optional(t.String()),
+        source: t.Optional(
+          t.Object({
+            pointer: t.Optional(t.String()),
+            parameter: t.Optional(t.String()),
+            header: t.Optional(t.String()),
+          }),
+        ),
+      }),
+    ),
+  },
+  { title: 'Error document' },
+)

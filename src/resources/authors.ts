@@ -1,0 +1,27 @@
+import { defineResource } from './description'
+
+export const authors = defineResource({
+  type: 'authors',
+  singular: 'author',
+  title: 'Author',
+  table: 'authors',
+  attributes: {
+    name: {
+      kind: 'string',
+      column: 'name',
+      required: true,
+      maxLength: 1000,
+      description: "The author's name.",
+    },
+  },
+  relationships: {
+    books: {
+      kind: 'to-many',
+      target: 'books',
+      inverse: 'author',
+      description: 'The books this author wrote.',
+    },
+  },
+  filters: {},
+  defaultInclude: ['books'],
+})

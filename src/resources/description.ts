@@ -1,0 +1,73 @@
+/**
+ * The declarative description of a resource type. One of these per type drives the routes,
+ * request validation, serialization, storage queries and the OpenAPI document.
+ */
+
+/** A string attribute, stored in one TEXT column. */
+export interface StringAttribute {
+  readonly kind: 'string'
+  readonly column: string
+  /** Required on create; on update an absent value is left as it is. */
+  readonly required: boolean
+  /** Maximum length in characters (Unicode code points, as JSON Schema counts). */
+  readonly maxLength: number
+  readonly description: string
+}
+
+export type AttributeDescription = StringAttribute
+
+/** A to-one relationship, stored as a foreign-key column on this type's table. */
+export interface ToOneRelationship {
+  readonly kind: 'to-one'
+  /** Plural type name of the related resource. */
+  readonly target: string
+  readonly column: string
+  /** A required relationship cannot be null: creating without it fails with "<Name> must exist". */
+  readonly required: boolean
+  /** The attribute alias clients may use instead of relationship linkage (`author_id`). */
+  readonly idAttribute: string
+  /** What deleting the related record does to this one. */
+  readonly onTargetDelete: 'restrict' | 'nullify'
+  readonly description: string
+}
+
+/** A to-many relationship: the inverse of a to-one relationship on the target type. */
+export interface ToManyRelationship {
+  readonly kind: 'to-many'
+  readonly target: string
+  /** Name of the to-one relationship on the target that points back here. */
+  readonly inverse: string
+  readonly description: string
+}
+
+export type RelationshipDescription = ToOneRelationship | ToManyRelationship
+
+/** A list filter given as a plain query parameter (`?author_id=1`), matching a to-one relationship. */
+export interface RelationshipFilter {
+  readonly relationship: string
+  readonly description: string
+}
+
+export interface ResourceDescription {
+  /** Plural type name, used in responses and paths (`book_collections`). */
+  readonly type: string
+  /** Singular name, accepted as `data.type` in requests (`book_collection`). */
+  readonly singular: string
+  /** Human name for documentation (`Book collection`). */
+  readonly title: string
+  readonly table: string
+  /** In field order: validation errors come out in this order. */
+  readonly attributes: Readonly<Record<string, AttributeDescription>>
+  readonly relationships: Readonly<Record<string, RelationshipDescription>>
+  readonly filters: Readonly<Record<string, RelationshipFilter>>
+  /** Relationships whose records a single-record GET puts in `included`. */
+  readonly defaultInclude: readonly string[]
+}
+
+export function defineResource<const R extends ResourceDescription>(description: R): R {
+  return description
+}
+
+export function isToOne(relationship: RelationshipDescription): relationship is ToOneRelationship {
+  return relationship.kind === 'to-one'
+}

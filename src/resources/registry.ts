@@ -1,0 +1,58 @@
+import { authors } from './authors'
+import { bookCollections } from './book-collections'
+import { books } from './books'
+import type { ResourceDescription, ToOneRelationship } from './description'
+
+/** All resource types the service serves, with look-ups by the names clients use. */
+export class ResourceRegistry {
+  readonly all: readonly ResourceDescription[]
+  private readonly byType = new Map<string, ResourceDescription>()
+
+  constructor(descriptions: readonly ResourceDescription[]) {
+    this.all = descriptions
+    for (const description of descriptions) this.byType.set(description.type, description)
+    for (const description of descriptions) this.checkReferences(description)
+  }
+
+  get(type: string): ResourceDescription {
+    const description = this.byType.get(type)
+    if (!description) throw new Error(`unknown resource type ${type}`)
+    return description
+  }
+
+  /** The to-one relationships of other types that point at `type` (what deleting one affects). */
+  dependents(type: string): { resource: ResourceDescription; name: string; relationship: ToOneRelationship }[] {
+    const found = []
+    for (const resource of this.all) {
+      for (const [name, relationship] of Object.entries(resource.relationships)) {
+        if (relationship.kind === 'to-one' && relationship.target === type) found.push({ resource, name, relationship })
+      }
+    }
+    return found
+  }
+
+  /** The to-one relationship on the target that a to-many relationship is the inverse of. */
+  inverseOf(resource: ResourceDescription, name: string): ToOneRelationship {
+    const relationship = resource.relationships[name]
+    if (relationship?.kind !== 'to-many') throw new Error(`${resource.type}.${name} is not a to-many relationship`)
+    const inverse = this.get(relationship.target).relationships[relationship.inverse]
+    if (inverse?.kind !== 'to-one') throw new Error(`${resource.type}.${name} has no to-one inverse`)
+    return inverse
+  }
+
+  private checkReferences(resource: ResourceDescription): void {
+    for (const [name, relationship] of Object.entries(resource.relationships)) {
+      this.get(relationship.target)
+      if (relationship.kind === 'to-many') this.inverseOf(resource, name)
+    }
+    for (const name of resource.defaultInclude) {
+      if (!resource.relationships[name]) throw new Error(`${resource.type} includes unknown ${name}`)
+    }
+    for (const filter of Object.values(resource.filters)) {
+      const relationship = resource.relationships[filter.relationship]
+      if (relationship?.kind !== 'to-one') throw new Error(`${resource.type} filters on ${filter.relationship}`)
+    }
+  }
+}
+
+export const resources = new ResourceRegistry([authors, bookCollections, books])

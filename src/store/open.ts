@@ -1,0 +1,33 @@
+import type { ResourceRegistry } from '../resources/registry'
+import { SqliteStore } from './sqlite'
+import type { Store } from './store'
+
+/** Where the data lives, as parsed from DATABASE_URL. */
+export type DatabaseLocation =
+  | { readonly kind: 'sqlite'; readonly path: string }
+  | { readonly kind: 'postgres'; readonly url: string }
+
+/**
+ * Parses `sqlite://relative/path.db`, `sqlite:///absolute/path.db`, `sqlite://:memory:` and
+ * `postgres://` / `postgresql://` URLs. Returns an error sentence for anything else.
+ */
+export function parseDatabaseUrl(url: string): DatabaseLocation | string {
+  if (url.startsWith('sqlite://')) {
+    const path = url.slice('sqlite://'.length)
+    if (path === '') return 'DATABASE_URL sqlite:// needs a file path, as in sqlite://data/catalogue.db'
+    return { kind: 'sqlite', path }
+  }
+  if (/^postgres(ql)?:\/\//.test(url)) return { kind: 'postgres', url }
+  return `DATABASE_URL must start with sqlite:// or postgres:// (got "${url}")`
+}
+
+export class StoreUnavailableError extends Error {}
+
+export async function openStore(location: DatabaseLocation, registry: ResourceRegistry): Promise<Store> {
+  switch (location.kind) {
+    case 'sqlite':
+      return SqliteStore.open(location.path, registry)
+    case 'postgres':
+      throw new StoreUnavailableError('the PostgreSQL store is not built yet; use a sqlite:// DATABASE_URL')
+  }
+}
