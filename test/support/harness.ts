@@ -1,0 +1,86 @@
+import { Database } from 'bun:sqlite'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createApp } from '../../src/http/app'
+import { createLogger, type LogLevel } from '../../src/logger'
+import { resources } from '../../src/resources/registry'
+import { SqliteStore } from '../../src/store/sqlite'
+
+export const JSON_API = 'application/vnd.api+json'
+
+export interface SentRequest {
+  /** A value to send as JSON, or a string sent as it is. */
+  readonly body?: unknown
+  readonly headers?: Record<string, string>
+}
+
+export interface Answer {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+  /** The parsed body, or undefined when there is none. */
+  // biome-ignore lint/suspicious/noExplicitAny: tests read documents of every shape
+  readonly json: any
+}
+
+/** The real app over a fresh SQLite file in its own temporary folder. */
+export interface TestApp {
+  readonly dbPath: string
+  readonly logs: string[]
+  request(method: string, path: string, options?: SentRequest): Promise<Answer>
+  get(path: string, headers?: Record<string, string>): Promise<Answer>
+  post(path: string, body: unknown, headers?: Record<string, string>): Promise<Answer>
+  /** Creates a record through the API and returns its id. */
+  create(type: string, attributes: Record<string, unknown>, relationships?: Record<string, unknown>): Promise<string>
+  /** Every stored row of a table, read straight from the database file. */
+  rows(table: string): Record<string, unknown>[]
+  close(): Promise<void>
+}
+
+export function openTestApp(options: { logLevel?: LogLevel; maxBodyBytes?: number } = {}): TestApp {
+  const dir = mkdtempSync(join(tmpdir(), 'catalogue-test-'))
+  const dbPath = join(dir, 'catalogue.db')
+  const store = SqliteStore.open(dbPath, resources)
+  const logs: string[] = []
+  const logger = createLogger(options.logLevel ?? 'silent', (line) => logs.push(line))
+  const app = createApp({ store, logger, maxBodyBytes: options.maxBodyBytes })
+  const inspector = new Database(dbPath, { readonly: true })
+
+  async function request(method: string, path: string, { body, headers }: SentRequest = {}): Promise<Answer> {
+    const init: RequestInit = { method, headers: { accept: JSON_API, ...headers } }
+    if (body !== undefined) {
+      init.body = typeof body === 'string' ? body : JSON.stringify(body)
+      init.headers = { 'content-type': JSON_API, ...init.headers }
+    }
+    const response = await app.handle(new Request(`http://localhost${path}`, init))
+    const text = await response.text()
+    return {
+      status: response.status,
+      headers: response.headers,
+      text,
+      json: text === '' ? undefined : JSON.parse(text),
+    }
+  }
+
+  return {
+    dbPath,
+    logs,
+    request,
+    get: (path, headers) => request('GET', path, { headers }),
+    post: (path, body, headers) => request('POST', path, { body, headers }),
+    async create(type, attributes, relationships) {
+      const data: Record<string, unknown> = { type, attributes }
+      if (relationships) data.relationships = relationships
+      const answer = await request('POST', `/api/v1/${type}`, { body: { data } })
+      if (answer.status !== 201) throw new Error(`create ${type} failed: ${answer.status} ${answer.text}`)
+      return answer.json.data.id
+    },
+    rows: (table) => inspector.query<Record<string, unknown>, []>(`SELECT * FROM ${table} ORDER BY id`).all(),
+    async close() {
+      inspector.close()
+      await store.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
