@@ -2,7 +2,7 @@ import { Database } from 'bun:sqlite'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createApp } from '../../src/http/app'
+import { type App, createApp } from '../../src/http/app'
 import { createLogger, type LogLevel } from '../../src/logger'
 import { resources } from '../../src/resources/registry'
 import { SqliteStore } from '../../src/store/sqlite'
@@ -19,13 +19,14 @@ export interface Answer {
   readonly status: number
   readonly headers: Headers
   readonly text: string
-  /** The parsed body, or undefined when there is none. */
+  /** The parsed body, or undefined when there is none or it is not JSON. */
   // biome-ignore lint/suspicious/noExplicitAny: tests read documents of every shape
   readonly json: any
 }
 
 /** The real app over a fresh SQLite file in its own temporary folder. */
 export interface TestApp {
+  readonly app: App
   readonly dbPath: string
   readonly logs: string[]
   request(method: string, path: string, options?: SentRequest): Promise<Answer>
@@ -59,11 +60,12 @@ export function openTestApp(options: { logLevel?: LogLevel; maxBodyBytes?: numbe
       status: response.status,
       headers: response.headers,
       text,
-      json: text === '' ? undefined : JSON.parse(text),
+      json: text !== '' && response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined,
     }
   }
 
   return {
+    app,
     dbPath,
     logs,
     request,

@@ -1,0 +1,248 @@
+import { describe, expect, it } from 'bun:test'
+import { type Config, ConfigError, helpText, parseConfig } from '../src/config'
+
+/** parseConfig for a run that must succeed. */
+function configOf(argv: string[], env: Record<string, string | undefined> = {}): Config {
+  const parsed = parseConfig(argv, env)
+  if (parsed === 'help') throw new Error('expected a configuration, got help')
+  return parsed
+}
+
+/** The ConfigError that parseConfig throws for these settings. */
+function errorOf(argv: string[], env: Record<string, string | undefined> = {}): ConfigError {
+  try {
+    parseConfig(argv, env)
+  } catch (error) {
+    if (error instanceof ConfigError) return error
+    throw new Error(`expected a ConfigError, got ${String(error)}`)
+  }
+  throw new Error('expected a ConfigError, but parseConfig succeeded')
+}
+
+describe('parseConfig defaults', () => {
+  it('listens on 0.0.0.0:3000 with sqlite://data/catalogue.db, info logs and a 1 MiB body limit', () => {
+    const config = configOf([], {})
+    expect(config.port).toBe(3000)
+    expect(config.host).toBe('0.0.0.0')
+    expect(config.databaseUrl).toBe('sqlite://data/catalogue.db')
+    expect(config.database).toEqual({ kind: 'sqlite', path: 'data/catalogue.db' })
+    expect(config.logLevel).toBe('info')
+    expect(config.maxBodyBytes).toBe(1024 * 1024)
+  })
+
+  it('ignores environment variables it does not know', () => {
+    expect(configOf([], { HOME: '/root', UNRELATED: 'x' }).port).toBe(3000)
+  })
+})
+
+describe('parseConfig from the environment', () => {
+  it('reads PORT, HOST, DATABASE_URL, LOG_LEVEL and MAX_BODY_BYTES', () => {
+    const config = configOf([], {
+      PORT: '8080',
+      HOST: '127.0.0.1',
+      DATABASE_URL: 'sqlite://other/place.db',
+      LOG_LEVEL: 'debug',
+      MAX_BODY_BYTES: '2048',
+    })
+    expect(config.port).toBe(8080)
+    expect(config.host).toBe('127.0.0.1')
+    expect(config.databaseUrl).toBe('sqlite://other/place.db')
+    expect(config.database).toEqual({ kind: 'sqlite', path: 'other/place.db' })
+    expect(config.logLevel).toBe('debug')
+    expect(config.maxBodyBytes).toBe(2048)
+  })
+
+  it('accepts PORT=0 (a free port) and PORT=65535', () => {
+    expect(configOf([], { PORT: '0' }).port).toBe(0)
+    expect(configOf([], { PORT: '65535' }).port).toBe(65535)
+  })
+
+  it('accepts every log level: debug, info, warn, error, silent', () => {
+    for (const level of ['debug', 'info', 'warn', 'error', 'silent']) {
+      expect(configOf([], { LOG_LEVEL: level }).logLevel).toBe(level as Config['logLevel'])
+    }
+  })
+})
+
+describe('parseConfig command-line flags', () => {
+  it('take "--flag value" form', () => {
+    const config = configOf([
+      '--port',
+      '4000',
+      '--host',
+      '127.0.0.1',
+      '--database-url',
+      'sqlite://:memory:',
+      '--log-level',
+      'warn',
+      '--max-body-bytes',
+      '100',
+    ])
+    expect(config.port).toBe(4000)
+    expect(config.host).toBe('127.0.0.1')
+    expect(config.database).toEqual({ kind: 'sqlite', path: ':memory:' })
+    expect(config.logLevel).toBe('warn')
+    expect(config.maxBodyBytes).toBe(100)
+  })
+
+  it('take "--flag=value" form', () => {
+    const config = configOf([
+      '--port=4001',
+      '--host=localhost',
+      '--database-url=sqlite:///tmp/x.db',
+      '--log-level=error',
+      '--max-body-bytes=200',
+    ])
+    expect(config.port).toBe(4001)
+    expect(config.host).toBe('localhost')
+    expect(config.database).toEqual({ kind: 'sqlite', path: '/tmp/x.db' })
+    expect(config.logLevel).toBe('error')
+    expect(config.maxBodyBytes).toBe(200)
+  })
+
+  it('keeps "=" inside a --flag=value value', () => {
+    expect(configOf(['--database-url=sqlite://a=b.db']).database).toEqual({ kind: 'sqlite', path: 'a=b.db' })
+  })
+
+  it('win over the environment', () => {
+    const env = { PORT: '1111', HOST: '10.0.0.1', DATABASE_URL: 'sqlite://env.db', LOG_LEVEL: 'debug' }
+    const config = configOf(
+      ['--port', '2222', '--host=127.0.0.1', '--database-url', 'sqlite://flag.db', '--log-level=silent'],
+      env,
+    )
+    expect(config.port).toBe(2222)
+    expect(config.host).toBe('127.0.0.1')
+    expect(config.databaseUrl).toBe('sqlite://flag.db')
+    expect(config.logLevel).toBe('silent')
+  })
+
+  it('win over a bad environment value', () => {
+    expect(configOf(['--port', '5000'], { PORT: 'abc' }).port).toBe(5000)
+  })
+
+  it('leave unset settings to the environment', () => {
+    const config = configOf(['--port', '2222'], { HOST: '127.0.0.1' })
+    expect(config.port).toBe(2222)
+    expect(config.host).toBe('127.0.0.1')
+  })
+})
+
+describe('parseConfig --help', () => {
+  it("returns 'help' for --help", () => {
+    expect(parseConfig(['--help'], {})).toBe('help')
+  })
+
+  it("returns 'help' for -h", () => {
+    expect(parseConfig(['-h'], {})).toBe('help')
+  })
+
+  it("returns 'help' even when other settings are bad", () => {
+    expect(parseConfig(['--port', '1', '--help'], { PORT: 'abc', LOG_LEVEL: 'loud' })).toBe('help')
+  })
+
+  it('documents every option and its environment variable', () => {
+    for (const word of ['--port', 'PORT', '--host', 'HOST', '--database-url', 'DATABASE_URL', '--log-level']) {
+      expect(helpText).toContain(word)
+    }
+    expect(helpText).toContain('LOG_LEVEL')
+    expect(helpText).toContain('--help')
+  })
+})
+
+describe('parseConfig bad values', () => {
+  it.each(['abc', '70000', '-1', '3.5', '', '65536'])('rejects PORT=%p naming PORT and the value', (value) => {
+    const error = errorOf([], { PORT: value })
+    expect(error.message).toContain('PORT')
+    expect(error.message).toContain(`"${value}"`)
+  })
+
+  it('rejects --port abc like PORT=abc', () => {
+    expect(errorOf(['--port', 'abc']).message).toContain('PORT must be an integer from 0 to 65535 (got "abc")')
+  })
+
+  it('rejects LOG_LEVEL=loud listing the accepted levels', () => {
+    const message = errorOf([], { LOG_LEVEL: 'loud' }).message
+    expect(message).toContain('LOG_LEVEL')
+    expect(message).toContain('"loud"')
+    for (const level of ['debug', 'info', 'warn', 'error', 'silent']) expect(message).toContain(level)
+  })
+
+  it('rejects DATABASE_URL=mysql://x naming the accepted schemes', () => {
+    const message = errorOf([], { DATABASE_URL: 'mysql://x' }).message
+    expect(message).toContain('DATABASE_URL')
+    expect(message).toContain('sqlite://')
+    expect(message).toContain('postgres://')
+    expect(message).toContain('mysql://x')
+  })
+
+  it('rejects DATABASE_URL=sqlite:// without a path', () => {
+    const message = errorOf([], { DATABASE_URL: 'sqlite://' }).message
+    expect(message).toContain('DATABASE_URL')
+    expect(message).toContain('path')
+  })
+
+  it('rejects an empty HOST', () => {
+    expect(errorOf([], { HOST: ' ' }).message).toContain('HOST')
+  })
+
+  it.each(['0', 'lots', String(1024 ** 3 + 1)])('rejects MAX_BODY_BYTES=%p', (value) => {
+    expect(errorOf([], { MAX_BODY_BYTES: value }).message).toContain('MAX_BODY_BYTES')
+  })
+
+  it('rejects an unknown flag, naming it and pointing at --help', () => {
+    const message = errorOf(['--colour', 'blue']).message
+    expect(message).toContain('--colour')
+    expect(message).toContain('--help')
+  })
+
+  it('rejects a bare positional argument as an unknown option', () => {
+    expect(errorOf(['serve']).message).toContain('"serve"')
+  })
+
+  it('rejects a flag without a value', () => {
+    expect(errorOf(['--port']).message).toBe('--port needs a value')
+  })
+
+  it('rejects a flag at the end of the line without a value after valid flags', () => {
+    expect(errorOf(['--host', '127.0.0.1', '--database-url']).message).toContain('--database-url needs a value')
+  })
+
+  it('gives one-line messages', () => {
+    const cases: [string[], Record<string, string>][] = [
+      [[], { PORT: 'abc' }],
+      [[], { LOG_LEVEL: 'loud' }],
+      [[], { DATABASE_URL: 'mysql://x' }],
+      [[], { DATABASE_URL: 'sqlite://' }],
+      [['--nope'], {}],
+      [['--port'], {}],
+    ]
+    for (const [argv, env] of cases) expect(errorOf(argv, env).message).not.toContain('\n')
+  })
+})
+
+describe('parseConfig DATABASE_URL forms', () => {
+  it('reads sqlite:///abs/path.db as the absolute path /abs/path.db', () => {
+    expect(configOf([], { DATABASE_URL: 'sqlite:///abs/path.db' }).database).toEqual({
+      kind: 'sqlite',
+      path: '/abs/path.db',
+    })
+  })
+
+  it('reads sqlite://relative/path.db as a relative path', () => {
+    expect(configOf([], { DATABASE_URL: 'sqlite://relative/path.db' }).database).toEqual({
+      kind: 'sqlite',
+      path: 'relative/path.db',
+    })
+  })
+
+  it('reads sqlite://:memory: as an in-memory database', () => {
+    expect(configOf([], { DATABASE_URL: 'sqlite://:memory:' }).database).toEqual({ kind: 'sqlite', path: ':memory:' })
+  })
+
+  it('reads postgres:// and postgresql:// URLs as postgres, keeping the whole URL', () => {
+    const url = 'postgres://user:pw@db.example:5432/catalogue'
+    expect(configOf([], { DATABASE_URL: url }).database).toEqual({ kind: 'postgres', url })
+    const long = 'postgresql://localhost/catalogue'
+    expect(configOf([], { DATABASE_URL: long }).database).toEqual({ kind: 'postgres', url: long })
+  })
+})

@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { DOCS_PATH, SPEC_PATH } from '../../src/http/openapi'
+import { openTestApp, type TestApp } from '../support/harness'
+
+type Operation = {
+  operationId: string
+  requestBody?: { content: Record<string, { schema: unknown }> }
+  responses: Record<string, { content?: Record<string, { schema: unknown }> }>
+  parameters?: { name: string; in: string }[]
+}
+
+describe(`GET ${SPEC_PATH}`, () => {
+  let t: TestApp
+  // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is read as plain JSON
+  let spec: any
+  beforeAll(async () => {
+    t = openTestApp()
+    const answer = await t.get(SPEC_PATH, { accept: 'application/json' })
+    expect(answer.status).toBe(200)
+    spec = answer.json
+  })
+  afterAll(() => t.close())
+
+  it('is an OpenAPI 3.1 document', () => {
+    expect(spec.openapi).toStartWith('3.1.')
+    expect(spec.info.title).toBe('Library catalogue')
+  })
+
+  it('describes every route the app serves and nothing else', () => {
+    const served = t.app.routes
+      .filter(
+        (route) => route.path !== DOCS_PATH && route.path !== SPEC_PATH && !route.path.startsWith(`${DOCS_PATH}/`),
+      )
+      .map((route) => `${route.method.toLowerCase()} ${route.path.replace(/:(\w+)/g, '{$1}')}`)
+      .sort()
+    const documented = Object.entries(spec.paths as Record<string, Record<string, unknown>>)
+      .flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method} ${path}`))
+      .sort()
+    expect(documented).toEqual(served)
+    expect(served).toHaveLength(18)
+  })
+
+  it('gives every operation a unique id and a JSON:API error response for each failure it can have', () => {
+    const ids = new Set<string>()
+    for (const [path, operations] of Object.entries(spec.paths as Record<string, Record<string, Operation>>)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        expect(ids.has(operation.operationId)).toBe(false)
+        ids.add(operation.operationId)
+        expect(operation.responses['406']).toBeDefined()
+        if (path.endsWith('{id}')) expect(operation.responses['404']).toBeDefined()
+        if (method === 'post' || method === 'put' || method === 'patch') {
+          expect(Object.keys(operation.requestBody?.content ?? {})).toContain('application/vnd.api+json')
+          for (const status of ['400', '409', '413', '415', '422']) {
+            expect(Object.keys(operation.responses[status]?.content ?? {})).toEqual(['application/vnd.api+json'])
+          }
+        }
+      }
+    }
+  })
+
+  it('documents the author_id filter on the book list and the id path parameter', () => {
+    const list = spec.paths['/api/v1/books'].get as Operation
+    expect(list.parameters?.map((p) => `${p.in}:${p.name}`)).toEqual(['query:author_id'])
+    const show = spec.paths['/api/v1/books/{id}'].get as Operation
+    expect(show.parameters?.map((p) => `${p.in}:${p.name}`)).toEqual(['path:id'])
+  })
+
+  it('describes the book body with the attribute rules the service enforces', () => {
+    const create = spec.paths['/api/v1/books'].post as Operation
+    // biome-ignore lint/suspicious/noExplicitAny: walking a JSON Schema
+    const schema: any = create.requestBody?.content['application/vnd.api+json']?.schema
+    const attributes = schema.properties.data.properties.attributes
+    expect(attributes.required).toEqual(['name'])
+    expect(attributes.properties.name).toMatchObject({ type: 'string', maxLength: 1000 })
+    expect(Object.keys(attributes.properties)).toEqual(['name', 'author_id', 'book_collection_id'])
+    expect(Object.keys(schema.properties.data.properties.relationships.properties)).toEqual([
+      'author',
+      'book_collection',
+    ])
+  })
+})
+
+describe(`GET ${DOCS_PATH}`, () => {
+  let t: TestApp
+  beforeAll(() => {
+    t = openTestApp()
+  })
+  afterAll(() => t.close())
+
+  it('serves an HTML page that loads the OpenAPI document', async () => {
+    const answer = await t.get(DOCS_PATH, { accept: 'text/html' })
+    expect(answer.status).toBe(200)
+    expect(answer.headers.get('content-type')).toContain('text/html')
+    expect(answer.text).toContain(SPEC_PATH)
+  })
+})

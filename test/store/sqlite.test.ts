@@ -1,0 +1,381 @@
+import { Database } from 'bun:sqlite'
+import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { resources } from '../../src/resources/registry'
+import { SqliteStore } from '../../src/store/sqlite'
+import { sqliteMigrations } from '../../src/store/sqlite-migrations'
+import type { StoredRecord, WriteResult } from '../../src/store/store'
+
+const authors = resources.get('authors')
+const collections = resources.get('book_collections')
+const books = resources.get('books')
+
+let dir: string
+let dbPath: string
+/** Every store and raw connection a test opens, closed after it even when it fails. */
+let opened: { close(): unknown }[]
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'catalogue-store-'))
+  dbPath = join(dir, 'catalogue.db')
+  opened = []
+})
+
+afterEach(async () => {
+  for (const handle of opened.reverse()) {
+    try {
+      await handle.close()
+    } catch {
+      // already closed by the test
+    }
+  }
+  rmSync(dir, { recursive: true, force: true })
+})
+
+function openStore(path = dbPath): SqliteStore {
+  const store = SqliteStore.open(path, resources)
+  opened.push(store)
+  return store
+}
+
+/** A separate plain bun:sqlite connection to the same file. */
+function inspect(path = dbPath): Database {
+  const db = new Database(path)
+  opened.push(db)
+  return db
+}
+
+function created(result: WriteResult | null): StoredRecord {
+  if (!result?.ok) throw new Error(`expected a successful write, got ${JSON.stringify(result)}`)
+  return result.record
+}
+
+async function author(store: SqliteStore, name: string): Promise<StoredRecord> {
+  return created(await store.create(authors, { attributes: { name }, toOne: {} }))
+}
+
+async function collection(store: SqliteStore, name: string): Promise<StoredRecord> {
+  return created(await store.create(collections, { attributes: { name }, toOne: {} }))
+}
+
+async function book(store: SqliteStore, name: string, authorId: number, collectionId?: number): Promise<StoredRecord> {
+  const toOne = collectionId === undefined ? { author: authorId } : { author: authorId, book_collection: collectionId }
+  return created(await store.create(books, { attributes: { name }, toOne }))
+}
+
+describe('SqliteStore migrations', () => {
+  it('creates the authors, book_collections and books tables in a new file', () => {
+    openStore()
+    const tables = inspect()
+      .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+      .all()
+      .map((row) => row.name)
+    expect(tables).toEqual(expect.arrayContaining(['authors', 'book_collections', 'books', 'schema_migrations']))
+  })
+
+  it('creates the folder of the database file when it is missing', () => {
+    const nested = join(dir, 'a', 'b', 'catalogue.db')
+    openStore(nested)
+    expect(existsSync(nested)).toBe(true)
+  })
+
+  it('records each applied migration once in schema_migrations, with name and time', () => {
+    openStore()
+    const rows = inspect()
+      .query<{ version: number; name: string; applied_at: string }, []>(
+        'SELECT version, name, applied_at FROM schema_migrations ORDER BY version',
+      )
+      .all()
+    expect(rows.map((row) => row.version)).toEqual(sqliteMigrations.map((m) => m.version))
+    expect(rows.map((row) => row.name)).toEqual(sqliteMigrations.map((m) => m.name))
+    for (const row of rows) expect(Number.isNaN(Date.parse(row.applied_at))).toBe(false)
+  })
+
+  it('does not re-apply migrations and keeps the data when the file is opened again', async () => {
+    const first = openStore()
+    const kept = await author(first, 'Ursula K. Le Guin')
+    await first.close()
+    const second = openStore()
+    expect(await second.find(authors, kept.id)).toEqual(kept)
+    await second.close()
+    const count = inspect().query<{ n: number }, []>('SELECT COUNT(*) AS n FROM schema_migrations').get()
+    expect(count?.n).toBe(sqliteMigrations.length)
+  })
+
+  it('refuses a database whose schema is newer than this build knows, naming both versions', () => {
+    openStore()
+    const latest = sqliteMigrations.at(-1)?.version ?? 0
+    const db = new Database(dbPath)
+    db.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+      latest + 1,
+      'from the future',
+      new Date().toISOString(),
+    )
+    db.close()
+    expect(() => SqliteStore.open(dbPath, resources)).toThrow(
+      `the database schema is at version ${latest + 1}, newer than this build knows (${latest})`,
+    )
+  })
+})
+
+describe('SqliteStore connection settings', () => {
+  it('puts the file in WAL journal mode (seen from a separate connection)', () => {
+    openStore()
+    const row = inspect().query<{ journal_mode: string }, []>('PRAGMA journal_mode').get()
+    expect(row?.journal_mode).toBe('wal')
+  })
+
+  it('enforces foreign keys on its own connection: a book cannot point at a missing author', async () => {
+    const store = openStore()
+    const result = await store.create(books, { attributes: { name: 'Orphan' }, toOne: { author: 999 } })
+    expect(result).toEqual({ ok: false, missing: ['author'] })
+    // The store's connection has foreign_keys = 1: deleting through SQL that bypasses its checks
+    // is refused by SQLite itself (ON DELETE RESTRICT).
+    const a = await author(store, 'A')
+    await book(store, 'B', a.id)
+    const raw = inspect()
+    raw.run('PRAGMA foreign_keys = ON')
+    expect(raw.query<{ foreign_keys: number }, []>('PRAGMA foreign_keys').get()?.foreign_keys).toBe(1)
+    expect(() => raw.run('DELETE FROM authors WHERE id = ?', [a.id])).toThrow()
+  })
+
+  it('reports foreign_keys = 1 and synchronous = FULL on the store connection', async () => {
+    // The settings are per connection; read them through the store's own handle.
+    const store = openStore()
+    const db = (store as unknown as { db: Database }).db
+    expect(db.query<{ foreign_keys: number }, []>('PRAGMA foreign_keys').get()?.foreign_keys).toBe(1)
+    expect(db.query<{ synchronous: number }, []>('PRAGMA synchronous').get()?.synchronous).toBe(2)
+  })
+})
+
+describe('SqliteStore create and find', () => {
+  it('assigns increasing integer ids and returns the stored record', async () => {
+    const store = openStore()
+    const first = await author(store, 'Octavia Butler')
+    const second = await author(store, 'N. K. Jemisin')
+    expect(first).toEqual({ id: 1, attributes: { name: 'Octavia Butler' }, toOne: {} })
+    expect(second.id).toBe(2)
+    expect(await store.find(authors, first.id)).toEqual(first)
+  })
+
+  it('stores a book with its author and collection, null collection when none is given', async () => {
+    const store = openStore()
+    const a = await author(store, 'Author')
+    const c = await collection(store, 'Shelf')
+    const withCollection = await book(store, 'One', a.id, c.id)
+    const without = await book(store, 'Two', a.id)
+    expect(withCollection.toOne).toEqual({ author: a.id, book_collection: c.id })
+    expect(without.toOne).toEqual({ author: a.id, book_collection: null })
+    expect(await store.find(books, withCollection.id)).toEqual(withCollection)
+  })
+
+  it('finds nothing for an unknown id', async () => {
+    const store = openStore()
+    expect(await store.find(authors, 42)).toBeNull()
+  })
+
+  it('keeps the text exactly, including quotes and non-ASCII', async () => {
+    const store = openStore()
+    const name = `O'Brien "Flann" — Ｔｅｓｔ 📚`
+    const a = await author(store, name)
+    expect((await store.find(authors, a.id))?.attributes.name).toBe(name)
+  })
+
+  it('returns missing author and stores nothing when the author does not exist', async () => {
+    const store = openStore()
+    const result = await store.create(books, { attributes: { name: 'Lost' }, toOne: { author: 7 } })
+    expect(result).toEqual({ ok: false, missing: ['author'] })
+    expect(await store.list(books, {}, { afterId: 0, limit: 100 })).toEqual([])
+    expect(inspect().query<{ n: number }, []>('SELECT COUNT(*) AS n FROM books').get()?.n).toBe(0)
+  })
+
+  it('reports a required author given as null as missing', async () => {
+    const store = openStore()
+    expect(await store.create(books, { attributes: { name: 'X' }, toOne: { author: null } })).toEqual({
+      ok: false,
+      missing: ['author'],
+    })
+  })
+
+  it('reports both a missing author and a missing collection', async () => {
+    const store = openStore()
+    const result = await store.create(books, { attributes: { name: 'X' }, toOne: { author: 5, book_collection: 6 } })
+    expect(result).toEqual({ ok: false, missing: ['author', 'book_collection'] })
+  })
+})
+
+describe('SqliteStore list', () => {
+  it('reads records in id order a batch at a time with afterId and limit', async () => {
+    const store = openStore()
+    const all: StoredRecord[] = []
+    for (let i = 1; i <= 7; i++) all.push(await author(store, `Author ${i}`))
+    const page = (afterId: number) => store.list(authors, {}, { afterId, limit: 3 })
+    expect(await page(0)).toEqual(all.slice(0, 3))
+    expect(await page(3)).toEqual(all.slice(3, 6))
+    expect(await page(6)).toEqual(all.slice(6))
+    expect(await page(7)).toEqual([])
+  })
+
+  it('filters books by their author', async () => {
+    const store = openStore()
+    const a = await author(store, 'A')
+    const b = await author(store, 'B')
+    const a1 = await book(store, 'A1', a.id)
+    await book(store, 'B1', b.id)
+    const a2 = await book(store, 'A2', a.id)
+    expect(await store.list(books, { author: a.id }, { afterId: 0, limit: 100 })).toEqual([a1, a2])
+    expect(await store.list(books, { author: a.id }, { afterId: a1.id, limit: 100 })).toEqual([a2])
+    expect(await store.list(books, { author: 999 }, { afterId: 0, limit: 100 })).toEqual([])
+  })
+
+  it('filters books by author and collection together', async () => {
+    const store = openStore()
+    const a = await author(store, 'A')
+    const c = await collection(store, 'C')
+    await book(store, 'no collection', a.id)
+    const inside = await book(store, 'in C', a.id, c.id)
+    expect(await store.list(books, { author: a.id, book_collection: c.id }, { afterId: 0, limit: 10 })).toEqual([
+      inside,
+    ])
+  })
+})
+
+describe('SqliteStore findRelated and missingReferences', () => {
+  it("lists an author's and a collection's books in id order", async () => {
+    const store = openStore()
+    const a = await author(store, 'A')
+    const other = await author(store, 'Other')
+    const c = await collection(store, 'C')
+    const one = await book(store, 'One', a.id, c.id)
+    const two = await book(store, 'Two', a.id)
+    const three = await book(store, 'Three', other.id, c.id)
+    expect(await store.findRelated(authors, a.id, 'books')).toEqual([one, two])
+    expect(await store.findRelated(collections, c.id, 'books')).toEqual([one, three])
+    expect(await store.findRelated(authors, 999, 'books')).toEqual([])
+  })
+
+  it('names the to-one references that point at nothing, without writing', async () => {
+    const store = openStore()
+    const a = await author(store, 'A')
+    const c = await collection(store, 'C')
+    expect(await store.missingReferences(books, { author: a.id, book_collection: c.id })).toEqual([])
+    expect(await store.missingReferences(books, { author: 99 })).toEqual(['author'])
+    expect(await store.missingReferences(books, { author: a.id, book_collection: 99 })).toEqual(['book_collection'])
+    expect(await store.missingReferences(books, { author: null, book_collection: null })).toEqual(['author'])
+    expect(await store.missingReferences(books, {})).toEqual([])
+  })
+})
+
+describe('SqliteStore update', () => {
+  it('changes only the fields given', async () => {
+    const store = openStore()
+    const a = await author(store, 'A')
+    const b = await author(store, 'B')
+    const c = await collection(store, 'C')
+    const original = await book(store, 'Old title', a.id, c.id)
+
+    const renamed = created(await store.update(books, original.id, { attributes: { name: 'New title' }, toOne: {} }))
+    expect(renamed).toEqual({ id: original.id, attributes: { name: 'New title' }, toOne: original.toOne })
+
+    const moved = created(await store.update(books, original.id, { attributes: {}, toOne: { author: b.id } }))
+    expect(moved).toEqual({
+      id: original.id,
+      attributes: { name: 'New title' },
+      toOne: { author: b.id, book_collection: c.id },
+    })
+
+    const cleared = created(
+      await store.update(books, original.id, { attributes: {}, toOne: { book_collection: null } }),
+    )
+    expect(cleared.toOne).toEqual({ author: b.id, book_collection: null })
+    expect(await store.find(books, original.id)).toEqual(cleared)
+  })
+
+  it('returns the record unchanged when nothing is given', async () => {
+    const store = openStore()
+    const a = await author(store, 'A')
+    expect(created(await store.update(authors, a.id, { attributes: {}, toOne: {} }))).toEqual(a)
+  })
+
+  it('returns null for an unknown id', async () => {
+    const store = openStore()
+    expect(await store.update(authors, 5, { attributes: { name: 'X' }, toOne: {} })).toBeNull()
+  })
+
+  it('refuses a missing author and changes nothing', async () => {
+    const store = openStore()
+    const a = await author(store, 'A')
+    const b = await book(store, 'Title', a.id)
+    const result = await store.update(books, b.id, { attributes: { name: 'Changed' }, toOne: { author: 404 } })
+    expect(result).toEqual({ ok: false, missing: ['author'] })
+    expect(await store.find(books, b.id)).toEqual(b)
+  })
+})
+
+describe('SqliteStore delete', () => {
+  it('deletes a record and then reports not-found', async () => {
+    const store = openStore()
+    const a = await author(store, 'A')
+    expect(await store.delete(authors, a.id)).toEqual({ status: 'deleted' })
+    expect(await store.find(authors, a.id)).toBeNull()
+    expect(await store.delete(authors, a.id)).toEqual({ status: 'not-found' })
+  })
+
+  it('refuses to delete an author who has books, with the count, and keeps everything', async () => {
+    const store = openStore()
+    const a = await author(store, 'A')
+    const one = await book(store, 'One', a.id)
+    const two = await book(store, 'Two', a.id)
+    const result = await store.delete(authors, a.id)
+    expect(result.status).toBe('restricted')
+    if (result.status !== 'restricted') return
+    expect(result.by.type).toBe('books')
+    expect(result.count).toBe(2)
+    expect(await store.find(authors, a.id)).toEqual(a)
+    expect(await store.findRelated(authors, a.id, 'books')).toEqual([one, two])
+  })
+
+  it('deletes an author once their books are gone', async () => {
+    const store = openStore()
+    const a = await author(store, 'A')
+    const b = await book(store, 'One', a.id)
+    expect(await store.delete(books, b.id)).toEqual({ status: 'deleted' })
+    expect(await store.delete(authors, a.id)).toEqual({ status: 'deleted' })
+  })
+
+  it("deletes a collection and sets its books' book_collection_id to null", async () => {
+    const store = openStore()
+    const a = await author(store, 'A')
+    const c = await collection(store, 'C')
+    const keep = await collection(store, 'Keep')
+    const one = await book(store, 'One', a.id, c.id)
+    const two = await book(store, 'Two', a.id, keep.id)
+    expect(await store.delete(collections, c.id)).toEqual({ status: 'deleted' })
+    expect((await store.find(books, one.id))?.toOne).toEqual({ author: a.id, book_collection: null })
+    expect((await store.find(books, two.id))?.toOne).toEqual({ author: a.id, book_collection: keep.id })
+    const raw = inspect()
+      .query<{ book_collection_id: number | null }, [number]>('SELECT book_collection_id FROM books WHERE id = ?')
+      .get(one.id)
+    expect(raw?.book_collection_id).toBeNull()
+  })
+
+  it('never hands out the id of a deleted last record again', async () => {
+    const store = openStore()
+    await author(store, 'First')
+    const last = await author(store, 'Last')
+    expect(await store.delete(authors, last.id)).toEqual({ status: 'deleted' })
+    const next = await author(store, 'Next')
+    expect(next.id).toBe(last.id + 1)
+  })
+
+  it('never reuses ids after the table is emptied and the file is reopened', async () => {
+    const first = openStore()
+    const only = await author(first, 'Only')
+    await first.delete(authors, only.id)
+    await first.close()
+    const second = openStore()
+    expect((await author(second, 'After')).id).toBe(only.id + 1)
+  })
+})
