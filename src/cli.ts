@@ -30,14 +30,6 @@ const store = await openStore(config.database, resources).catch((error: Error) =
   fail(`cannot open the database at ${config.databaseUrl}: ${error.message}`),
 )
 const app = createApp({ store, logger, maxBodyBytes: config.maxBodyBytes })
-try {
-  // Bun's own cap sits above ours so that our parser answers 413 with a JSON:API body.
-  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: config.maxBodyBytes + 64 * 1024 })
-} catch (error) {
-  await store.close()
-  fail(`cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`)
-}
-logger.log('info', 'listening', { url: app.server?.url.href, database: config.databaseUrl })
 
 let stopping = false
 async function shutdown(signal: string): Promise<void> {
@@ -46,9 +38,21 @@ async function shutdown(signal: string): Promise<void> {
   logger.log('info', 'stopping', { signal })
   // Stop accepting, let the requests in flight finish, then close the database.
   await app.stop(false)
+  // Elysia logs a request after its response, a turn later: let those lines out first.
+  await new Promise((resolve) => setImmediate(resolve))
   await store.close()
   logger.log('info', 'stopped')
   process.exit(0)
 }
+// Before listening: a signal that arrives the moment the port opens still shuts down cleanly.
 process.on('SIGTERM', () => void shutdown('SIGTERM'))
 process.on('SIGINT', () => void shutdown('SIGINT'))
+
+try {
+  // Bun's own cap sits above ours so that our parser answers 413 with a JSON:API body.
+  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: config.maxBodyBytes + 64 * 1024 })
+} catch (error) {
+  await store.close()
+  fail(`cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`)
+}
+logger.log('info', 'listening', { url: app.server?.url.href, database: config.databaseUrl })

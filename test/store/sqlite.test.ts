@@ -61,7 +61,8 @@ async function collection(store: SqliteStore, name: string): Promise<StoredRecor
 }
 
 async function book(store: SqliteStore, name: string, authorId: number, collectionId?: number): Promise<StoredRecord> {
-  const toOne = collectionId === undefined ? { author: authorId } : { author: authorId, book_collection: collectionId }
+  const toOne: Record<string, number> = { author: authorId }
+  if (collectionId !== undefined) toOne.book_collection = collectionId
   return created(await store.create(books, { attributes: { name }, toOne }))
 }
 
@@ -127,22 +128,18 @@ describe('SqliteStore connection settings', () => {
     expect(row?.journal_mode).toBe('wal')
   })
 
-  it('enforces foreign keys on its own connection: a book cannot point at a missing author', async () => {
+  it('declares the foreign keys in the schema: with foreign_keys on, SQLite refuses to orphan a book', async () => {
     const store = openStore()
-    const result = await store.create(books, { attributes: { name: 'Orphan' }, toOne: { author: 999 } })
-    expect(result).toEqual({ ok: false, missing: ['author'] })
-    // The store's connection has foreign_keys = 1: deleting through SQL that bypasses its checks
-    // is refused by SQLite itself (ON DELETE RESTRICT).
     const a = await author(store, 'A')
     await book(store, 'B', a.id)
     const raw = inspect()
     raw.run('PRAGMA foreign_keys = ON')
-    expect(raw.query<{ foreign_keys: number }, []>('PRAGMA foreign_keys').get()?.foreign_keys).toBe(1)
-    expect(() => raw.run('DELETE FROM authors WHERE id = ?', [a.id])).toThrow()
+    expect(() => raw.run('DELETE FROM authors WHERE id = ?', [a.id])).toThrow('FOREIGN KEY constraint failed')
   })
 
-  it('reports foreign_keys = 1 and synchronous = FULL on the store connection', async () => {
-    // The settings are per connection; read them through the store's own handle.
+  it('turns foreign_keys = 1 and synchronous = FULL on for its own connection', () => {
+    // Both settings are per connection, so a second connection cannot see them: read the store's own handle.
+    // (The nullify test below also shows foreign keys at work: ON DELETE SET NULL only runs with them on.)
     const store = openStore()
     const db = (store as unknown as { db: Database }).db
     expect(db.query<{ foreign_keys: number }, []>('PRAGMA foreign_keys').get()?.foreign_keys).toBe(1)
