@@ -73,8 +73,9 @@ export class ResourceController {
     return jsonApiResponse(200, included.length > 0 ? { ...document, included: unique(included) } : document)
   }
 
-  async create({ body }: HandlerInput): Promise<Response> {
+  async create({ url, body }: HandlerInput): Promise<Response> {
     const { resource, registry, store } = this
+    parseRecordQuery(url)
     const write = parseWriteDocument(registry, resource, documentOf(body), { kind: 'create' })
     await this.rejectInvalid(write)
     const result = await store.create(resource, write.input)
@@ -83,9 +84,10 @@ export class ResourceController {
     return jsonApiResponse(201, { data }, { location: `${this.basePath}/${resource.type}/${data.id}` })
   }
 
-  async update({ id, body }: HandlerInput): Promise<Response> {
+  async update({ url, id, body }: HandlerInput): Promise<Response> {
     const { resource, registry, store } = this
     const recordId = this.requireId(id)
+    parseRecordQuery(url)
     const write = parseWriteDocument(registry, resource, documentOf(body), { kind: 'update', id: recordId })
     if (write.errors.length > 0 || write.missing.size > 0) {
       if (!(await store.find(resource, recordId))) throw recordNotFound()
@@ -97,9 +99,10 @@ export class ResourceController {
     return jsonApiResponse(200, { data: unlinkedResource(resource, result.record) })
   }
 
-  async remove({ id }: HandlerInput): Promise<Response> {
+  async remove({ url, id }: HandlerInput): Promise<Response> {
     const { resource, store } = this
     const recordId = this.requireId(id)
+    parseRecordQuery(url)
     const result = await store.delete(resource, recordId)
     if (result.status === 'not-found') throw recordNotFound()
     if (result.status === 'restricted') {

@@ -19,7 +19,7 @@ function searchParams(url: string): URLSearchParams | null {
   return at === -1 || at === url.length - 1 ? null : new URLSearchParams(url.slice(at + 1))
 }
 
-/** A request for one record takes no query parameters yet; any given is refused with 400. */
+/** Requests other than lists take no query parameters yet; any given is refused with 400. */
 export function parseRecordQuery(url: string): void {
   const params = searchParams(url)
   if (params) rejectUnknown(params, new Set())

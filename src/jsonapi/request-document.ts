@@ -110,7 +110,8 @@ export function parseWriteDocument(
 
   // Relationship linkage first; an `author_id` attribute says the same thing in the original's words.
   for (const [name, object] of Object.entries(data.relationships ?? {})) {
-    const relationship = resource.relationships[name]
+    // Own properties only: a client's `constructor` or `__proto__` names nothing of ours.
+    const relationship = Object.hasOwn(resource.relationships, name) ? resource.relationships[name] : undefined
     const pointer = `/data/relationships/${name}`
     if (!relationship) {
       errors.push({ detail: messages.unknownRelationship(name), parameter: name, pointer: pointer.slice(1) })
@@ -137,7 +138,7 @@ export function parseWriteDocument(
   }
 
   for (const [name, attribute] of Object.entries(resource.attributes)) {
-    if (!(name in given)) {
+    if (!Object.hasOwn(given, name)) {
       if (mode.kind === 'create' && attribute.required)
         errors.push({ ...attributePointer(name), detail: messages.blank(name) })
       continue
@@ -148,7 +149,7 @@ export function parseWriteDocument(
   }
 
   for (const [name, value] of Object.entries(given)) {
-    if (name in resource.attributes) continue
+    if (Object.hasOwn(resource.attributes, name)) continue
     const relationshipName = idAliases.get(name)
     if (relationshipName === undefined) {
       errors.push({ ...attributePointer(name), detail: messages.unknownAttribute(name) })
