@@ -34,9 +34,7 @@ db.run('PRAGMA synchronous = FULL')
 db.run('PRAGMA foreign_keys = ON')
 db.run('PRAGMA busy_timeout = 5000')
 
-const bookById = db.query<BookRow, [number]>(
-  'SELECT id, name, author_id, book_collection_id FROM books WHERE id = ?',
-)
+const bookById = db.query<BookRow, [number]>('SELECT id, name, author_id, book_collection_id FROM books WHERE id = ?')
 const authorById = db.query<NamedRow, [number]>('SELECT id, name FROM authors WHERE id = ?')
 const collectionById = db.query<NamedRow, [number]>('SELECT id, name FROM book_collections WHERE id = ?')
 const insertBook = db.query<BookRow, [string, number]>(
@@ -75,7 +73,8 @@ function showBook(id: number): Response {
     relationships: {
       author: { data: { type: 'authors', id: String(book.author_id) } },
       book_collection: {
-        data: book.book_collection_id === null ? null : { type: 'book_collections', id: String(book.book_collection_id) },
+        data:
+          book.book_collection_id === null ? null : { type: 'book_collections', id: String(book.book_collection_id) },
       },
     },
   }

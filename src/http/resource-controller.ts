@@ -30,7 +30,14 @@ export class ResourceController {
     private readonly registry: ResourceRegistry,
     private readonly store: Store,
     private readonly basePath: string,
-  ) {}
+  ) {
+    this.loadedOnShow = Object.entries(resource.relationships)
+      .filter(([name, r]) => r.kind === 'to-many' || resource.defaultInclude.includes(name))
+      .map(([name]) => name)
+  }
+
+  /** A single GET needs the ids of every to-many relationship and the records it includes by default. */
+  private readonly loadedOnShow: readonly string[]
 
   async list({ url }: HandlerInput): Promise<Response> {
     const { resource, store } = this
@@ -51,25 +58,21 @@ export class ResourceController {
     const { resource, registry, store } = this
     const recordId = this.requireId(id)
     parseRecordQuery(url)
-    const record = await store.find(resource, recordId)
-    if (!record) throw recordNotFound()
+    const found = await store.findWithRelated(resource, recordId, this.loadedOnShow)
+    if (!found) throw recordNotFound()
 
     const toMany: Record<string, Id[]> = {}
     const included: ResourceObject[] = []
-    for (const [name, relationship] of Object.entries(resource.relationships)) {
-      const target = registry.get(relationship.target)
-      const include = resource.defaultInclude.includes(name)
-      if (relationship.kind === 'to-many') {
-        const related = await store.findRelated(resource, recordId, name)
-        toMany[name] = related.map((r) => r.id)
-        if (include) for (const r of related) included.push(unlinkedResource(target, r))
-      } else if (include) {
-        const targetId = record.toOne[name]
-        const related = targetId == null ? null : await store.find(target, targetId)
-        if (related) included.push(unlinkedResource(target, related))
+    for (const name of this.loadedOnShow) {
+      const relationship = resource.relationships[name]
+      const related = found.related[name] ?? []
+      if (relationship?.kind === 'to-many') toMany[name] = related.map((r) => r.id)
+      if (relationship && resource.defaultInclude.includes(name)) {
+        const target = registry.get(relationship.target)
+        for (const r of related) included.push(unlinkedResource(target, r))
       }
     }
-    const document: SingleDocument = { data: linkedResource(registry, resource, record, toMany) }
+    const document: SingleDocument = { data: linkedResource(registry, resource, found.record, toMany) }
     return jsonApiResponse(200, included.length > 0 ? { ...document, included: unique(included) } : document)
   }
 

@@ -90,7 +90,8 @@ export function checkContentType(header: string | null): JsonApiError | null {
  * text/html) are answered with JSON:API all the same, as HTTP allows.
  */
 export function checkAccept(header: string | null): JsonApiError | null {
-  if (!header) return null
+  // What nearly every client sends needs no parsing.
+  if (!header || header === JSON_API || header === '*/*' || header === 'application/json') return null
   let sawJsonApi = false
   for (const range of splitOutsideQuotes(header, ',')) {
     const { essence, params } = parseMediaType(range)

@@ -4,7 +4,17 @@ import { dirname } from 'node:path'
 import type { ResourceDescription, ToOneRelationship } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import { type Migration, sqliteMigrations } from './sqlite-migrations'
-import type { DeleteResult, Id, ListFilter, ListPage, RecordInput, Store, StoredRecord, WriteResult } from './store'
+import type {
+  DeleteResult,
+  Id,
+  ListFilter,
+  ListPage,
+  RecordInput,
+  RecordWithRelated,
+  Store,
+  StoredRecord,
+  WriteResult,
+} from './store'
 
 type Row = Record<string, string | number | null>
 type Bindings = SQLQueryBindings[]
@@ -13,6 +23,8 @@ type Bindings = SQLQueryBindings[]
 class Table {
   readonly name: string
   readonly columns: string
+  readonly findSql: string
+  readonly existsSql: string
   private readonly attributes: [name: string, column: string][]
   private readonly toOne: [name: string, relationship: ToOneRelationship][]
 
@@ -26,6 +38,8 @@ class Table {
     this.columns = ['id', ...this.attributes.map(([, c]) => c), ...this.toOne.map(([, r]) => r.column)]
       .map(quote)
       .join(', ')
+    this.findSql = `SELECT ${this.columns} FROM ${this.name} WHERE "id" = ?`
+    this.existsSql = `SELECT 1 AS found FROM ${this.name} WHERE "id" = ?`
   }
 
   column(relationship: string): string {
@@ -102,12 +116,33 @@ export class SqliteStore implements Store {
   }
 
   async findRelated(resource: ResourceDescription, id: Id, relationship: string): Promise<StoredRecord[]> {
-    const inverse = this.registry.inverseOf(resource, relationship)
-    const target = this.table(this.registry.get(resource.relationships[relationship]?.target ?? ''))
-    const rows = this.statement(
-      `SELECT ${target.columns} FROM ${target.name} WHERE ${quote(inverse.column)} = ? ORDER BY "id"`,
-    ).all(id)
-    return rows.map((row) => target.toRecord(row))
+    return this.relatedNow(resource, id, relationship)
+  }
+
+  async findWithRelated(
+    resource: ResourceDescription,
+    id: Id,
+    relationships: readonly string[],
+  ): Promise<RecordWithRelated | null> {
+    const table = this.table(resource)
+    // One read transaction: a consistent snapshot, and one WAL read lock instead of one per query.
+    return this.db.transaction((): RecordWithRelated | null => {
+      const record = this.findNow(table, id)
+      if (!record) return null
+      const related: Record<string, StoredRecord[]> = {}
+      for (const name of relationships) {
+        const relationship = resource.relationships[name]
+        if (relationship?.kind === 'to-many') {
+          related[name] = this.relatedNow(resource, id, name)
+        } else if (relationship) {
+          const targetId = record.toOne[name]
+          const found =
+            targetId == null ? null : this.findNow(this.table(this.registry.get(relationship.target)), targetId)
+          related[name] = found ? [found] : []
+        }
+      }
+      return { record, related }
+    })()
   }
 
   async missingReferences(resource: ResourceDescription, toOne: RecordInput['toOne']): Promise<string[]> {
@@ -184,12 +219,21 @@ export class SqliteStore implements Store {
   }
 
   private findNow(table: Table, id: Id): StoredRecord | null {
-    const row = this.statement(`SELECT ${table.columns} FROM ${table.name} WHERE "id" = ?`).get(id)
+    const row = this.statement(table.findSql).get(id)
     return row ? table.toRecord(row) : null
   }
 
   private existsNow(table: Table, id: Id): boolean {
-    return this.statement(`SELECT 1 AS found FROM ${table.name} WHERE "id" = ?`).get(id) !== null
+    return this.statement(table.existsSql).get(id) !== null
+  }
+
+  private relatedNow(resource: ResourceDescription, id: Id, relationship: string): StoredRecord[] {
+    const inverse = this.registry.inverseOf(resource, relationship)
+    const target = this.table(this.registry.get(resource.relationships[relationship]?.target ?? ''))
+    const rows = this.statement(
+      `SELECT ${target.columns} FROM ${target.name} WHERE ${quote(inverse.column)} = ? ORDER BY "id"`,
+    ).all(id)
+    return rows.map((row) => target.toRecord(row))
   }
 
   private missingNow(resource: ResourceDescription, toOne: RecordInput['toOne']): string[] {

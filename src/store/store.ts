@@ -26,6 +26,12 @@ export interface ListPage {
   readonly limit: number
 }
 
+/** A record and, for each relationship asked for, the records on its other side. */
+export interface RecordWithRelated {
+  readonly record: StoredRecord
+  readonly related: Readonly<Record<string, readonly StoredRecord[]>>
+}
+
 export type WriteResult =
   | { readonly ok: true; readonly record: StoredRecord }
   /** Names of the to-one relationships whose target does not exist (required ones given as null too). */
@@ -46,6 +52,12 @@ export interface Store {
   find(resource: ResourceDescription, id: Id): Promise<StoredRecord | null>
   /** The records on the other side of a to-many relationship of record `id`, in id order. */
   findRelated(resource: ResourceDescription, id: Id, relationship: string): Promise<StoredRecord[]>
+  /** A record with the related records of the named relationships, read as one consistent snapshot. */
+  findWithRelated(
+    resource: ResourceDescription,
+    id: Id,
+    relationships: readonly string[],
+  ): Promise<RecordWithRelated | null>
   /** Which of these to-one references point at nothing (read-only; used to report all errors at once). */
   missingReferences(resource: ResourceDescription, toOne: RecordInput['toOne']): Promise<string[]>
   create(resource: ResourceDescription, input: RecordInput): Promise<WriteResult>

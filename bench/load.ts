@@ -1,0 +1,139 @@
+/**
+ * The load generator: a fixed number of keep-alive connections, each sending its next request as
+ * soon as the previous answer is read, for a fixed time. Run in its own process so that it does
+ * not share an event loop (or, pinned, a core) with the server it measures:
+ *
+ *   bun bench/load.ts '<LoadPlan as JSON>'   (prints a LoadRound as JSON)
+ */
+
+export interface LoadPlan {
+  /** Origin of the server; only loopback is allowed. */
+  readonly origin: string
+  readonly method: 'GET' | 'POST'
+  /** `{n}` is replaced by a random integer from 1 to `randomMax` on every request. */
+  readonly path: string
+  /** As `path`, plus `{seq}`, a tag unique to the request (for distinct book names). */
+  readonly body?: string
+  readonly randomMax: number
+  readonly expectStatus: number
+  readonly concurrency: number
+  readonly warmupMs: number
+  readonly durationMs: number
+}
+
+/** One run of a plan: raw samples, so that several rounds can be merged before taking percentiles. */
+export interface LoadRound {
+  /** Latency of each request started in the measured window and answered as expected. */
+  readonly latenciesMs: number[]
+  /** From the end of the warm-up to the last measured answer. */
+  readonly seconds: number
+  readonly errors: number
+  readonly firstError?: string
+  /** Every answer, warm-up included: what the server's CPU time is divided by. */
+  readonly answered: number
+  /** CPU the load generator itself used, per second of its run: near 1 means it may be the limit. */
+  readonly clientCores: number
+}
+
+export interface LoadSummary {
+  readonly requests: number
+  readonly perSecond: number
+  readonly p50Ms: number
+  readonly p99Ms: number
+  readonly errors: number
+  readonly firstError?: string
+  readonly answered: number
+  readonly clientCores: number
+}
+
+/** A safety stop for each connection's loop, far above what a few seconds on loopback can reach. */
+const MAX_REQUESTS_PER_CONNECTION = 1_000_000
+
+/** Nearest-rank percentile of sorted values. */
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return Number.NaN
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] as number
+}
+
+/** Pools rounds: requests over total measured time, percentiles over every sample. */
+export function summarize(rounds: readonly LoadRound[]): LoadSummary {
+  const sorted = Float64Array.from(rounds.flatMap((r) => r.latenciesMs)).sort()
+  const seconds = rounds.reduce((sum, r) => sum + r.seconds, 0)
+  const firstError = rounds.find((r) => r.firstError !== undefined)?.firstError
+  return {
+    requests: sorted.length,
+    perSecond: seconds > 0 ? sorted.length / seconds : 0,
+    p50Ms: percentile(sorted, 0.5),
+    p99Ms: percentile(sorted, 0.99),
+    errors: rounds.reduce((sum, r) => sum + r.errors, 0),
+    ...(firstError === undefined ? {} : { firstError }),
+    answered: rounds.reduce((sum, r) => sum + r.answered, 0),
+    clientCores: Math.max(...rounds.map((r) => r.clientCores)),
+  }
+}
+
+export async function runLoad(plan: LoadPlan): Promise<LoadRound> {
+  if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(plan.origin))
+    throw new Error(`load: refusing a non-loopback target ${plan.origin}`)
+  const headers: Record<string, string> = { accept: 'application/vnd.api+json' }
+  if (plan.body !== undefined) headers['content-type'] = 'application/vnd.api+json'
+  const random = () => String(1 + Math.floor(Math.random() * plan.randomMax))
+
+  const cpuBefore = process.cpuUsage()
+  const start = performance.now()
+  const measureFrom = start + plan.warmupMs
+  const stopAt = measureFrom + plan.durationMs
+  const latenciesMs: number[] = []
+  let errors = 0
+  let firstError: string | undefined
+  let lastAnswer = measureFrom
+  let answered = 0
+
+  async function connection(index: number): Promise<void> {
+    for (let i = 0; i < MAX_REQUESTS_PER_CONNECTION; i++) {
+      const sent = performance.now()
+      if (sent >= stopAt) return
+      const n = random()
+      // No abort signal per request: it costs the client a quarter of its throughput. A hung round
+      // is ended from outside instead (measure.ts kills this process after a grace period).
+      const init: RequestInit = { method: plan.method, headers }
+      if (plan.body !== undefined) init.body = plan.body.replace('{n}', n).replace('{seq}', `${index}-${i}`)
+      let failure: string | undefined
+      try {
+        const response = await fetch(plan.origin + plan.path.replace('{n}', n), init)
+        // The whole body is read: a request is done when the client has every byte.
+        const body = await response.arrayBuffer()
+        if (response.status !== plan.expectStatus) {
+          failure = `${plan.method} ${plan.path}: ${response.status} ${new TextDecoder().decode(body).slice(0, 300)}`
+        }
+      } catch (error) {
+        failure = `${plan.method} ${plan.path}: ${(error as Error).message}`
+      }
+      const done = performance.now()
+      answered++
+      if (sent < measureFrom) continue
+      lastAnswer = Math.max(lastAnswer, done)
+      if (failure === undefined) latenciesMs.push(Math.round((done - sent) * 1000) / 1000)
+      else {
+        errors++
+        firstError ??= failure
+      }
+    }
+  }
+
+  await Promise.all(Array.from({ length: plan.concurrency }, (_, index) => connection(index)))
+  const cpu = process.cpuUsage(cpuBefore)
+  return {
+    latenciesMs,
+    seconds: (lastAnswer - measureFrom) / 1000,
+    errors,
+    ...(firstError === undefined ? {} : { firstError }),
+    answered,
+    clientCores: (cpu.user + cpu.system) / 1000 / (performance.now() - start),
+  }
+}
+
+if (import.meta.main) {
+  const plan = JSON.parse(Bun.argv[2] ?? '') as LoadPlan
+  console.log(JSON.stringify(await runLoad(plan)))
+}

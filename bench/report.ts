@@ -1,0 +1,121 @@
+import type { LoadSummary } from './load'
+
+export const RATIO_TARGET = 0.7
+export const P99_TARGET_MS = 5
+export const MODERATE_CONCURRENCY = 16
+/** Load-generator CPU, in cores, above which it rather than the server is taken to set req/s. */
+const CLIENT_BOUND_CORES = 0.9
+
+export interface ScenarioResult {
+  readonly name: string
+  readonly concurrency: number
+  /** Whether the "ratio >= 0.7" target covers this scenario (GET one book and POST). */
+  readonly ratioTarget: boolean
+  /** Whether the p99 target covers it: not the 10,000-record list, a 1.8 MB answer. */
+  readonly p99Target: boolean
+  readonly service: LoadSummary
+  readonly reference?: LoadSummary
+  /** Server CPU time (user + system) per answered request, in microseconds, where /proc has it. */
+  readonly serviceCpuUs?: number
+  readonly referenceCpuUs?: number
+}
+
+const rate = (value: number) => Math.round(value).toLocaleString('en-US')
+const clientBound = (load: LoadSummary) => load.clientCores >= CLIENT_BOUND_CORES
+const rateOf = (load: LoadSummary) => `${rate(load.perSecond)}${clientBound(load) ? '\\*' : ''}`
+const ms = (value: number) => value.toFixed(2)
+const cpu = (value: number | undefined) => (value === undefined ? '—' : Math.round(value).toLocaleString('en-US'))
+
+function label(result: ScenarioResult): string {
+  return `${result.name} (c=${result.concurrency})`
+}
+
+function ratioOf(result: ScenarioResult): number | undefined {
+  return result.reference ? result.service.perSecond / result.reference.perSecond : undefined
+}
+
+/**
+ * A markdown table with padded columns, the first column left-aligned and the rest right-aligned:
+ * the layout Biome's formatter gives, so that the written bench/results.md passes `bun run check`.
+ */
+function markdownTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((title, i) => Math.max(title.length, 3, ...rows.map((row) => (row[i] ?? '').length)))
+  const line = (cells: readonly string[]) =>
+    `| ${widths.map((w, i) => (i === 0 ? (cells[i] ?? '').padEnd(w) : (cells[i] ?? '').padStart(w))).join(' | ')} |`
+  const rule = `| ${widths.map((w, i) => (i === 0 ? '-'.repeat(w) : `${'-'.repeat(w - 1)}:`)).join(' | ')} |`
+  return [line(header), rule, ...rows.map(line)].join('\n')
+}
+
+export function table(results: readonly ScenarioResult[]): string {
+  const header = [
+    'scenario',
+    'service req/s',
+    'reference req/s',
+    'ratio (service/reference)',
+    'service p50 (ms)',
+    'service p99 (ms)',
+    'reference p99 (ms)',
+  ]
+  const rows = results.map((result) => {
+    const { service, reference } = result
+    const ratio = ratioOf(result)
+    return [
+      label(result),
+      rateOf(service),
+      reference ? rateOf(reference) : '—',
+      ratio === undefined ? '—' : ratio.toFixed(2),
+      ms(service.p50Ms),
+      ms(service.p99Ms),
+      reference ? ms(reference.p99Ms) : '—',
+    ]
+  })
+  const text = markdownTable(header, rows)
+  if (!results.some((r) => clientBound(r.service) || (r.reference && clientBound(r.reference)))) return text
+  return `${text}
+
+\\* The load generator was at least ${CLIENT_BOUND_CORES} of its core busy: it, not the server, set this rate (a reference held back this way makes the ratio flatter the service). The CPU table below compares what each server itself spends per request.`
+}
+
+/** Where the server's CPU goes per request: less noisy than req/s when the client shares the cores. */
+export function cpuTable(results: readonly ScenarioResult[]): string {
+  const header = [
+    'scenario',
+    'service CPU µs/req',
+    'reference CPU µs/req',
+    'load generator cores busy (service / reference)',
+  ]
+  const rows = results.map((result) => [
+    label(result),
+    cpu(result.serviceCpuUs),
+    cpu(result.referenceCpuUs),
+    [result.service, result.reference].map((r) => (r ? r.clientCores.toFixed(2) : '—')).join(' / '),
+  ])
+  return markdownTable(header, rows)
+}
+
+/** The target line, then one PASS/MISS line per scenario it covers. */
+export function targets(results: readonly ScenarioResult[]): string {
+  const lines = [
+    `target: ratio >= ${RATIO_TARGET} on GET one book and POST; p99 < ${P99_TARGET_MS} ms at moderate load (c=${MODERATE_CONCURRENCY})`,
+  ]
+  let missed = 0
+  let checked = 0
+  const check = (ok: boolean, text: string) => {
+    checked++
+    if (!ok) missed++
+    lines.push(`  ${ok ? 'PASS' : 'MISS'}  ${text}`)
+  }
+  for (const result of results) {
+    const ratio = ratioOf(result)
+    if (result.ratioTarget && ratio !== undefined) {
+      check(ratio >= RATIO_TARGET, `ratio ${ratio.toFixed(2)} on ${label(result)}`)
+    }
+  }
+  for (const result of results) {
+    if (result.p99Target && result.concurrency === MODERATE_CONCURRENCY) {
+      check(result.service.p99Ms < P99_TARGET_MS, `service p99 ${ms(result.service.p99Ms)} ms on ${label(result)}`)
+    }
+  }
+  lines.push(`  overall: ${missed === 0 ? 'PASS' : `MISS (${missed} of ${checked} checks missed)`}`)
+  return lines.join('\n')
+}
