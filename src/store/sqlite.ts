@@ -78,12 +78,21 @@ function quote(identifier: string): string {
 /** The embedded default store: one SQLite file in WAL mode, foreign keys on, every write one transaction. */
 export class SqliteStore implements Store {
   private readonly tables = new Map<string, Table>()
+  // Prepared once: bun:sqlite's db.transaction() builds a new wrapper on every call, which costs
+  // more than the reads of a single GET.
+  private readonly begin: Record<'read' | 'write', Statement>
+  private readonly commit: Statement
+  private readonly rollback: Statement
 
   private constructor(
     private readonly db: Database,
     private readonly registry: ResourceRegistry,
   ) {
     for (const resource of registry.all) this.tables.set(resource.type, new Table(resource))
+    // A write takes the write lock up front so that its reads and its write see the same state.
+    this.begin = { read: db.prepare('BEGIN DEFERRED'), write: db.prepare('BEGIN IMMEDIATE') }
+    this.commit = db.prepare('COMMIT')
+    this.rollback = db.prepare('ROLLBACK')
   }
 
   /** Opens (creating it and its folder if needed) and migrates the database at `path` or `:memory:`. */
@@ -126,7 +135,7 @@ export class SqliteStore implements Store {
   ): Promise<RecordWithRelated | null> {
     const table = this.table(resource)
     // One read transaction: a consistent snapshot, and one WAL read lock instead of one per query.
-    return this.db.transaction((): RecordWithRelated | null => {
+    return this.inTransaction('read', (): RecordWithRelated | null => {
       const record = this.findNow(table, id)
       if (!record) return null
       const related: Record<string, StoredRecord[]> = {}
@@ -142,7 +151,7 @@ export class SqliteStore implements Store {
         }
       }
       return { record, related }
-    })()
+    })
   }
 
   async missingReferences(resource: ResourceDescription, toOne: RecordInput['toOne']): Promise<string[]> {
@@ -151,60 +160,67 @@ export class SqliteStore implements Store {
 
   async create(resource: ResourceDescription, input: RecordInput): Promise<WriteResult> {
     const table = this.table(resource)
-    return this.db
-      .transaction((): WriteResult => {
-        const missing = this.missingNow(resource, input.toOne)
-        if (missing.length > 0) return { ok: false, missing }
-        const set = table.assignments(input)
-        const sql =
-          set.length === 0
-            ? `INSERT INTO ${table.name} DEFAULT VALUES RETURNING ${table.columns}`
-            : `INSERT INTO ${table.name} (${set.map(([c]) => quote(c)).join(', ')}) VALUES (${set.map(() => '?').join(', ')}) RETURNING ${table.columns}`
-        const row = this.statement(sql).get(...set.map(([, v]) => v)) as Row
-        return { ok: true, record: table.toRecord(row) }
-      })
-      .immediate()
+    return this.inTransaction('write', (): WriteResult => {
+      const missing = this.missingNow(resource, input.toOne)
+      if (missing.length > 0) return { ok: false, missing }
+      const set = table.assignments(input)
+      const sql =
+        set.length === 0
+          ? `INSERT INTO ${table.name} DEFAULT VALUES RETURNING ${table.columns}`
+          : `INSERT INTO ${table.name} (${set.map(([c]) => quote(c)).join(', ')}) VALUES (${set.map(() => '?').join(', ')}) RETURNING ${table.columns}`
+      const row = this.statement(sql).get(...set.map(([, v]) => v)) as Row
+      return { ok: true, record: table.toRecord(row) }
+    })
   }
 
   async update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null> {
     const table = this.table(resource)
-    return this.db
-      .transaction((): WriteResult | null => {
-        const current = this.findNow(table, id)
-        if (!current) return null
-        const missing = this.missingNow(resource, input.toOne)
-        if (missing.length > 0) return { ok: false, missing }
-        const set = table.assignments(input)
-        if (set.length === 0) return { ok: true, record: current }
-        const row = this.statement(
-          `UPDATE ${table.name} SET ${set.map(([c]) => `${quote(c)} = ?`).join(', ')} WHERE "id" = ? RETURNING ${table.columns}`,
-        ).get(...set.map(([, v]) => v), id) as Row
-        return { ok: true, record: table.toRecord(row) }
-      })
-      .immediate()
+    return this.inTransaction('write', (): WriteResult | null => {
+      const current = this.findNow(table, id)
+      if (!current) return null
+      const missing = this.missingNow(resource, input.toOne)
+      if (missing.length > 0) return { ok: false, missing }
+      const set = table.assignments(input)
+      if (set.length === 0) return { ok: true, record: current }
+      const row = this.statement(
+        `UPDATE ${table.name} SET ${set.map(([c]) => `${quote(c)} = ?`).join(', ')} WHERE "id" = ? RETURNING ${table.columns}`,
+      ).get(...set.map(([, v]) => v), id) as Row
+      return { ok: true, record: table.toRecord(row) }
+    })
   }
 
   async delete(resource: ResourceDescription, id: Id): Promise<DeleteResult> {
     const table = this.table(resource)
-    return this.db
-      .transaction((): DeleteResult => {
-        if (!this.existsNow(table, id)) return { status: 'not-found' }
-        for (const dependent of this.registry.dependents(resource.type)) {
-          if (dependent.relationship.onTargetDelete !== 'restrict') continue
-          const { count } = this.statement(
-            `SELECT COUNT(*) AS count FROM ${quote(dependent.resource.table)} WHERE ${quote(dependent.relationship.column)} = ?`,
-          ).get(id) as { count: number }
-          if (count > 0) return { status: 'restricted', by: dependent.resource, count }
-        }
-        // Relationships declared `nullify` are cleared by the foreign key's ON DELETE SET NULL.
-        this.statement(`DELETE FROM ${table.name} WHERE "id" = ?`).run(id)
-        return { status: 'deleted' }
-      })
-      .immediate()
+    return this.inTransaction('write', (): DeleteResult => {
+      if (!this.existsNow(table, id)) return { status: 'not-found' }
+      for (const dependent of this.registry.dependents(resource.type)) {
+        if (dependent.relationship.onTargetDelete !== 'restrict') continue
+        const { count } = this.statement(
+          `SELECT COUNT(*) AS count FROM ${quote(dependent.resource.table)} WHERE ${quote(dependent.relationship.column)} = ?`,
+        ).get(id) as { count: number }
+        if (count > 0) return { status: 'restricted', by: dependent.resource, count }
+      }
+      // Relationships declared `nullify` are cleared by the foreign key's ON DELETE SET NULL.
+      this.statement(`DELETE FROM ${table.name} WHERE "id" = ?`).run(id)
+      return { status: 'deleted' }
+    })
   }
 
   async close(): Promise<void> {
     this.db.close()
+  }
+
+  /** Runs `work` in one transaction: committed if it returns, rolled back if it throws. */
+  private inTransaction<T>(kind: 'read' | 'write', work: () => T): T {
+    this.begin[kind].run()
+    try {
+      const result = work()
+      this.commit.run()
+      return result
+    } catch (error) {
+      if (this.db.inTransaction) this.rollback.run()
+      throw error
+    }
   }
 
   private table(resource: ResourceDescription): Table {
