@@ -206,8 +206,10 @@ export class SqliteStore implements Store {
     })
   }
 
+  /** Closes the database; with every statement finalized SQLite checkpoints the WAL into the file. */
   async close(): Promise<void> {
-    this.db.close()
+    for (const statement of [this.begin.read, this.begin.write, this.commit, this.rollback]) statement.finalize()
+    this.db.close(true)
   }
 
   /** Runs `work` in one transaction: committed if it returns, rolled back if it throws. */

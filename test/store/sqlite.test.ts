@@ -105,6 +105,18 @@ describe('SqliteStore migrations', () => {
     expect(count?.n).toBe(sqliteMigrations.length)
   })
 
+  it('checkpoints everything into the database file on close, so the file alone holds the data', async () => {
+    const store = openStore()
+    const kept = await author(store, 'Octavia E. Butler')
+    await store.close()
+    expect(existsSync(`${dbPath}-wal`)).toBe(false)
+    const copy = join(dir, 'copy.db')
+    await Bun.write(copy, Bun.file(dbPath))
+    expect(inspect(copy).query('SELECT id, name FROM authors').all()).toEqual([
+      { id: kept.id, name: 'Octavia E. Butler' },
+    ])
+  })
+
   it('refuses a database whose schema is newer than this build knows, naming both versions', () => {
     openStore()
     const latest = sqliteMigrations.at(-1)?.version ?? 0
