@@ -42,6 +42,7 @@ async function shutdown(signal: string): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve))
   await store.close()
   logger.log('info', 'stopped')
+  logger.flush()
   process.exit(0)
 }
 // Before listening: a signal that arrives the moment the port opens still shuts down cleanly.

@@ -8,9 +8,39 @@ export interface Logger {
   readonly level: LogLevel
   enabled(level: Exclude<LogLevel, 'silent'>): boolean
   log(level: Exclude<LogLevel, 'silent'>, message: string, fields?: LogFields): void
+  /** Writes out what is buffered; call before exiting. */
+  flush(): void
 }
 
-export function createLogger(level: LogLevel, write: (line: string) => void = (line) => console.log(line)): Logger {
+export interface LogSink {
+  write(line: string): void
+  flush(): void
+}
+
+/**
+ * Standard output, written once per event-loop turn rather than once per line: under load one
+ * write carries many request lines.
+ */
+export function stdoutSink(): LogSink {
+  const writer = Bun.stdout.writer()
+  let scheduled = false
+  const flush = () => {
+    scheduled = false
+    writer.flush()
+  }
+  return {
+    write(line) {
+      writer.write(`${line}\n`)
+      if (!scheduled) {
+        scheduled = true
+        setImmediate(flush)
+      }
+    },
+    flush,
+  }
+}
+
+export function createLogger(level: LogLevel, sink: LogSink = stdoutSink()): Logger {
   const threshold = logLevels.indexOf(level)
   const enabled = (at: Exclude<LogLevel, 'silent'>) => logLevels.indexOf(at) >= threshold
   return {
@@ -18,7 +48,8 @@ export function createLogger(level: LogLevel, write: (line: string) => void = (l
     enabled,
     log(at, message, fields) {
       if (!enabled(at)) return
-      write(JSON.stringify({ time: new Date().toISOString(), level: at, msg: message, ...fields }))
+      sink.write(JSON.stringify({ time: new Date().toISOString(), level: at, msg: message, ...fields }))
     },
+    flush: () => sink.flush(),
   }
 }

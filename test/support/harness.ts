@@ -44,7 +44,7 @@ export function openTestApp(options: { logLevel?: LogLevel; maxBodyBytes?: numbe
   const dbPath = join(dir, 'catalogue.db')
   const store = SqliteStore.open(dbPath, resources)
   const logs: string[] = []
-  const logger = createLogger(options.logLevel ?? 'silent', (line) => logs.push(line))
+  const logger = createLogger(options.logLevel ?? 'silent', { write: (line) => logs.push(line), flush() {} })
   const app = createApp({ store, logger, maxBodyBytes: options.maxBodyBytes })
   const inspector = new Database(dbPath, { readonly: true })
 
