@@ -1,4 +1,10 @@
-import { linkedResource, type ResourceObject, type SingleDocument, unlinkedResource } from '../jsonapi/document'
+import {
+  linkedResource,
+  type ResourceObject,
+  type SingleDocument,
+  unlinkedResource,
+  unlinkedResourceJson,
+} from '../jsonapi/document'
 import { type FieldError, httpError, recordNotFound, unprocessable } from '../jsonapi/errors'
 import { parseId } from '../jsonapi/ids'
 import { humanize, messages } from '../jsonapi/messages'
@@ -8,7 +14,7 @@ import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import type { Id, Store, StoredRecord } from '../store/store'
 import type { ParsedBody } from './body-parser'
-import { jsonApiResponse, noContent, streamedDataResponse } from './responses'
+import { jsonApiResponse, jsonApiTextResponse, noContent, streamedDataResponse } from './responses'
 
 /** How many records a list reads from the store at a time while it streams. */
 const LIST_BATCH = 1000
@@ -42,9 +48,9 @@ export class ResourceController {
   async list({ url }: HandlerInput): Promise<Response> {
     const { resource, store } = this
     const filter = parseListQuery(resource, url)
-    const render = (records: StoredRecord[]) => records.map((record) => unlinkedResource(resource, record))
+    const render = (records: StoredRecord[]) => records.map((record) => unlinkedResourceJson(resource, record))
     const first = await store.list(resource, filter, { afterId: 0, limit: LIST_BATCH })
-    if (first.length < LIST_BATCH) return jsonApiResponse(200, { data: render(first) })
+    if (first.length < LIST_BATCH) return jsonApiTextResponse(200, `{"data":[${render(first).join(',')}]}`)
     let last = first.at(-1)?.id ?? 0
     return streamedDataResponse(render(first), async () => {
       if (last === -1) return null

@@ -11,6 +11,11 @@ export function jsonApiResponse(status: number, body: unknown, headers?: Readonl
   })
 }
 
+/** A JSON:API response whose body is already JSON text. */
+export function jsonApiTextResponse(status: number, json: string): Response {
+  return new Response(json, { status, headers: { 'content-type': RESPONSE_CONTENT_TYPE } })
+}
+
 export function errorResponse(
   status: number,
   errors: readonly ErrorObject[],
@@ -24,14 +29,14 @@ export function noContent(): Response {
 }
 
 /**
- * `{"data": [...]}` written a batch at a time: `next` is asked for each batch until it returns
- * null, so only one batch is ever held in memory however long the list.
+ * `{"data": [...]}` written a batch at a time from items already in JSON text: `next` is asked
+ * for each batch until it returns null, so only one batch is ever held in memory.
  */
 export function streamedDataResponse(
-  first: readonly unknown[],
-  next: () => Promise<readonly unknown[] | null>,
+  first: readonly string[],
+  next: () => Promise<readonly string[] | null>,
 ): Response {
-  const render = (batch: readonly unknown[]) => batch.map((item) => JSON.stringify(item)).join(',')
+  const render = (batch: readonly string[]) => batch.join(',')
   let started = false
   let written = first.length > 0
   const stream = new ReadableStream<Uint8Array>({

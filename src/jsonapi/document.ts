@@ -43,6 +43,36 @@ export function unlinkedResource(resource: ResourceDescription, record: StoredRe
   }
 }
 
+interface JsonTemplate {
+  readonly type: string
+  readonly attributeKeys: readonly [name: string, key: string][]
+  readonly tail: string
+}
+const templates = new Map<string, JsonTemplate>()
+
+/**
+ * The JSON text of `unlinkedResource(resource, record)`, assembled from fragments prepared once
+ * per type: a list renders thousands of these, and skipping the objects is several times faster.
+ */
+export function unlinkedResourceJson(resource: ResourceDescription, record: StoredRecord): string {
+  let template = templates.get(resource.type)
+  if (!template) {
+    template = {
+      type: JSON.stringify(resource.type),
+      attributeKeys: Object.keys(resource.attributes).map((name, i) => [
+        name,
+        `${i > 0 ? ',' : ''}${JSON.stringify(name)}:`,
+      ]),
+      tail: `},"relationships":${JSON.stringify(unlinked(resource))}}`,
+    }
+    templates.set(resource.type, template)
+  }
+  // Ids are integers: their text needs no escaping.
+  let json = `{"id":"${record.id}","type":${template.type},"attributes":{`
+  for (const [name, key] of template.attributeKeys) json += key + JSON.stringify(record.attributes[name])
+  return json + template.tail
+}
+
 /**
  * A resource object with linkage for every relationship (interface.md rule 2). `toMany` holds the
  * related ids of each to-many relationship.
