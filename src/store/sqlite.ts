@@ -75,24 +75,41 @@ function quote(identifier: string): string {
   return `"${identifier.replaceAll('"', '""')}"`
 }
 
+interface PendingWrite {
+  readonly work: () => unknown
+  readonly resolve: (value: unknown) => void
+  readonly reject: (error: unknown) => void
+}
+
 /** The embedded default store: one SQLite file in WAL mode, foreign keys on, every write one transaction. */
 export class SqliteStore implements Store {
   private readonly tables = new Map<string, Table>()
   // Prepared once: bun:sqlite's db.transaction() builds a new wrapper on every call, which costs
   // more than the reads of a single GET.
-  private readonly begin: Record<'read' | 'write', Statement>
+  private readonly beginRead: Statement
+  private readonly beginWrite: Statement
   private readonly commit: Statement
   private readonly rollback: Statement
+  private readonly savepoint: Record<'open' | 'release' | 'undo', Statement>
+  /** Writes waiting for the next group commit. */
+  private pending: PendingWrite[] = []
+  private commitScheduled = false
 
   private constructor(
     private readonly db: Database,
     private readonly registry: ResourceRegistry,
   ) {
     for (const resource of registry.all) this.tables.set(resource.type, new Table(resource))
-    // A write takes the write lock up front so that its reads and its write see the same state.
-    this.begin = { read: db.prepare('BEGIN DEFERRED'), write: db.prepare('BEGIN IMMEDIATE') }
+    // A write takes the write lock up front so that its reads and its writes see one state.
+    this.beginRead = db.prepare('BEGIN DEFERRED')
+    this.beginWrite = db.prepare('BEGIN IMMEDIATE')
     this.commit = db.prepare('COMMIT')
     this.rollback = db.prepare('ROLLBACK')
+    this.savepoint = {
+      open: db.prepare('SAVEPOINT one_write'),
+      release: db.prepare('RELEASE one_write'),
+      undo: db.prepare('ROLLBACK TO one_write'),
+    }
   }
 
   /** Opens (creating it and its folder if needed) and migrates the database at `path` or `:memory:`. */
@@ -135,7 +152,7 @@ export class SqliteStore implements Store {
   ): Promise<RecordWithRelated | null> {
     const table = this.table(resource)
     // One read transaction: a consistent snapshot, and one WAL read lock instead of one per query.
-    return this.inTransaction('read', (): RecordWithRelated | null => {
+    return this.readSnapshot((): RecordWithRelated | null => {
       const record = this.findNow(table, id)
       if (!record) return null
       const related: Record<string, StoredRecord[]> = {}
@@ -160,7 +177,7 @@ export class SqliteStore implements Store {
 
   async create(resource: ResourceDescription, input: RecordInput): Promise<WriteResult> {
     const table = this.table(resource)
-    return this.inTransaction('write', (): WriteResult => {
+    return this.write((): WriteResult => {
       const missing = this.missingNow(resource, input.toOne)
       if (missing.length > 0) return { ok: false, missing }
       const set = table.assignments(input)
@@ -175,7 +192,7 @@ export class SqliteStore implements Store {
 
   async update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null> {
     const table = this.table(resource)
-    return this.inTransaction('write', (): WriteResult | null => {
+    return this.write((): WriteResult | null => {
       const current = this.findNow(table, id)
       if (!current) return null
       const missing = this.missingNow(resource, input.toOne)
@@ -191,7 +208,7 @@ export class SqliteStore implements Store {
 
   async delete(resource: ResourceDescription, id: Id): Promise<DeleteResult> {
     const table = this.table(resource)
-    return this.inTransaction('write', (): DeleteResult => {
+    return this.write((): DeleteResult => {
       if (!this.existsNow(table, id)) return { status: 'not-found' }
       for (const dependent of this.registry.dependents(resource.type)) {
         if (dependent.relationship.onTargetDelete !== 'restrict') continue
@@ -206,15 +223,66 @@ export class SqliteStore implements Store {
     })
   }
 
-  /** Closes the database; with every statement finalized SQLite checkpoints the WAL into the file. */
+  /** Commits what is pending and closes; with every statement finalized SQLite checkpoints the WAL into the file. */
   async close(): Promise<void> {
-    for (const statement of [this.begin.read, this.begin.write, this.commit, this.rollback]) statement.finalize()
+    if (this.pending.length > 0) this.commitPending()
+    const prepared = [this.beginRead, this.beginWrite, this.commit, this.rollback, ...Object.values(this.savepoint)]
+    for (const statement of prepared) statement.finalize()
     this.db.close(true)
   }
 
-  /** Runs `work` in one transaction: committed if it returns, rolled back if it throws. */
-  private inTransaction<T>(kind: 'read' | 'write', work: () => T): T {
-    this.begin[kind].run()
+  /**
+   * Group commit: the writes that arrive in one event-loop turn run in one transaction, each in
+   * its own savepoint, and are answered after the single COMMIT has reached the disk. With
+   * synchronous=FULL every commit waits for the disk, so concurrent writers share that wait
+   * instead of queueing for one each. A write that throws is undone alone.
+   */
+  private write<T>(work: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ work, resolve: resolve as (value: unknown) => void, reject })
+      if (!this.commitScheduled) {
+        this.commitScheduled = true
+        setImmediate(() => this.commitPending())
+      }
+    })
+  }
+
+  private commitPending(): void {
+    this.commitScheduled = false
+    const batch = this.pending
+    // Already committed by close().
+    if (batch.length === 0) return
+    this.pending = []
+    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = []
+    try {
+      this.beginWrite.run()
+      for (const { work } of batch) {
+        this.savepoint.open.run()
+        try {
+          outcomes.push({ ok: true, value: work() })
+        } catch (error) {
+          this.savepoint.undo.run()
+          outcomes.push({ ok: false, error })
+        }
+        this.savepoint.release.run()
+      }
+      this.commit.run()
+    } catch (error) {
+      // The commit itself failed (disk full, I/O error): nothing of the batch is stored.
+      if (this.db.inTransaction) this.rollback.run()
+      for (const { reject } of batch) reject(error)
+      return
+    }
+    batch.forEach(({ resolve, reject }, i) => {
+      const outcome = outcomes[i]
+      if (outcome?.ok) resolve(outcome.value)
+      else reject(outcome?.error)
+    })
+  }
+
+  /** Runs `work` in one read transaction: a consistent snapshot. */
+  private readSnapshot<T>(work: () => T): T {
+    this.beginRead.run()
     try {
       const result = work()
       this.commit.run()

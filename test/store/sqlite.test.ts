@@ -388,3 +388,47 @@ describe('SqliteStore delete', () => {
     expect((await author(second, 'After')).id).toBe(only.id + 1)
   })
 })
+
+describe('SqliteStore group commit', () => {
+  it('commits concurrent writes together and answers each with its own record', async () => {
+    const store = openStore()
+    const writer = await author(store, 'Writer')
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        store.create(books, { attributes: { name: `B${i}` }, toOne: { author: writer.id } }),
+      ),
+    )
+    const ids = results.map((r) => created(r).id)
+    expect(new Set(ids).size).toBe(50)
+    expect(results.map((r) => created(r).attributes.name)).toEqual(Array.from({ length: 50 }, (_, i) => `B${i}`))
+    const stored = inspect().query<{ n: number }, []>('SELECT COUNT(*) AS n FROM books').get()
+    expect(stored?.n).toBe(50)
+  })
+
+  it('undoes only the write that fails, and stores the others of the same batch', async () => {
+    const store = openStore()
+    const writer = await author(store, 'Writer')
+    const [first, missing, broken, last] = await Promise.allSettled([
+      store.create(books, { attributes: { name: 'First' }, toOne: { author: writer.id } }),
+      store.create(books, { attributes: { name: 'Orphan' }, toOne: { author: 9999 } }),
+      // No name: the NOT NULL constraint throws inside the batch.
+      store.create(authors, { attributes: {}, toOne: {} }),
+      store.create(books, { attributes: { name: 'Last' }, toOne: { author: writer.id } }),
+    ])
+    expect(first.status === 'fulfilled' && first.value.ok).toBe(true)
+    expect(missing).toEqual({ status: 'fulfilled', value: { ok: false, missing: ['author'] } })
+    expect(broken.status).toBe('rejected')
+    expect(last.status === 'fulfilled' && last.value.ok).toBe(true)
+    const db = inspect()
+    expect(db.query('SELECT name FROM books ORDER BY id').all()).toEqual([{ name: 'First' }, { name: 'Last' }])
+    expect(db.query('SELECT name FROM authors').all()).toEqual([{ name: 'Writer' }])
+  })
+
+  it('commits what is pending when closed', async () => {
+    const store = openStore()
+    const pending = store.create(authors, { attributes: { name: 'Late' }, toOne: {} })
+    await store.close()
+    expect(created(await pending).attributes.name).toBe('Late')
+    expect(inspect().query('SELECT name FROM authors').all()).toEqual([{ name: 'Late' }])
+  })
+})
