@@ -23,18 +23,16 @@ export interface LogSink {
  */
 export function stdoutSink(): LogSink {
   const writer = Bun.stdout.writer()
-  let scheduled = false
+  let buffered: string[] = []
   const flush = () => {
-    scheduled = false
+    if (buffered.length === 0) return
+    writer.write(`${buffered.join('\n')}\n`)
+    buffered = []
     writer.flush()
   }
   return {
     write(line) {
-      writer.write(`${line}\n`)
-      if (!scheduled) {
-        scheduled = true
-        setImmediate(flush)
-      }
+      if (buffered.push(line) === 1) setImmediate(flush)
     },
     flush,
   }
