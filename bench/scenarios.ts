@@ -43,7 +43,8 @@ function serviceOnly(name: string, plan: Scenario['plan'], p99Target: boolean): 
 export const scenarios: readonly Scenario[] = [
   compared('GET one book', MODERATE_CONCURRENCY, getBook),
   compared('GET one book', HEAVY_CONCURRENCY, getBook),
-  serviceOnly(`GET books by author (~${SEED.books / SEED.authors} each)`, byAuthor, true),
+  // The issue holds GET one book and POST to the targets; the lists are reported beside them.
+  serviceOnly(`GET books by author (~${SEED.books / SEED.authors} each)`, byAuthor, false),
   // A 1.8 MB answer: reported, but not held to a latency meant for single records.
   serviceOnly(`GET all ${SEED.books.toLocaleString('en-US')} books`, allBooks, false),
   compared('POST a book', MODERATE_CONCURRENCY, postBook),
