@@ -1,129 +1,30 @@
 import { Database } from 'bun:sqlite'
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'bun:test'
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { afterAll, afterEach, describe, expect, it } from 'bun:test'
+import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Subprocess } from 'bun'
 import { sqliteMigrations } from '../src/store/sqlite-migrations'
+import { type ChildProcess, removeTempDirs, spawnChild, stopChildren, tempDir, WAIT_MS } from './support/process'
 
 const CLI = join(import.meta.dir, '..', 'src', 'cli.ts')
 const REPO = join(import.meta.dir, '..')
 const JSON_API = 'application/vnd.api+json'
-/** How long a process gets to start, answer or stop before a test gives up on it. */
-const WAIT_MS = 10_000
 /** Starts per signal in the race test: the race is lost often, but not every time. */
 const RACE_RUNS = 15
 
-type LogLine = { readonly msg: string; readonly level: string } & Readonly<Record<string, unknown>>
-
-/** A running `bun src/cli.ts`: its stdout read line by line as JSON logs, its stderr kept as text. */
-class CliProcess {
-  readonly logs: LogLine[] = []
-  stdout = ''
-  stderr = ''
-  private ended = false
-  private wake: () => void = () => {}
-  readonly drained: Promise<void>
-
-  constructor(readonly proc: Subprocess<'ignore', 'pipe', 'pipe'>) {
-    this.drained = Promise.all([this.readStdout(), this.readStderr()]).then(() => {
-      this.ended = true
-      this.wake()
-    })
-  }
-
-  private async readStdout(): Promise<void> {
-    const decoder = new TextDecoder()
-    let pending = ''
-    for await (const chunk of this.proc.stdout) {
-      const text = decoder.decode(chunk, { stream: true })
-      this.stdout += text
-      pending += text
-      let newline = pending.indexOf('\n')
-      while (newline !== -1) {
-        const line = pending.slice(0, newline)
-        pending = pending.slice(newline + 1)
-        try {
-          this.logs.push(JSON.parse(line))
-        } catch {
-          // not a log line (the help text, for instance): kept in `stdout` only
-        }
-        newline = pending.indexOf('\n')
-      }
-      this.wake()
-    }
-  }
-
-  private async readStderr(): Promise<void> {
-    this.stderr = await new Response(this.proc.stderr).text()
-  }
-
-  /** The first log line that matches, waiting for it up to `timeoutMs`. */
-  async waitForLog(predicate: (line: LogLine) => boolean, timeoutMs = WAIT_MS): Promise<LogLine> {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const found = this.logs.find(predicate)
-      if (found) return found
-      if (this.ended)
-        throw new Error(`the process ended without that log line.\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`)
-      const left = deadline - Date.now()
-      if (left <= 0)
-        throw new Error(`timed out waiting for a log line.\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`)
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left)
-        this.wake = () => {
-          clearTimeout(timer)
-          resolve()
-        }
-      })
-    }
-  }
-
-  /** The exit code, once the process has ended and its output has been read; fails after `timeoutMs`. */
-  async exitCode(timeoutMs = WAIT_MS): Promise<number> {
-    const code = await Promise.race([
-      this.proc.exited,
-      Bun.sleep(timeoutMs).then(() => {
-        throw new Error(
-          `the process did not exit within ${timeoutMs} ms.\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`,
-        )
-      }),
-    ])
-    await this.drained
-    return code
-  }
-}
-
-const running: CliProcess[] = []
-const tempDirs: string[] = []
-
-/** Environment for the child: only PATH and HOME from ours, so a DATABASE_URL set here cannot leak in. */
-function childEnv(env: Record<string, string>): Record<string, string> {
-  const base: Record<string, string> = {}
-  for (const name of ['PATH', 'HOME', 'TMPDIR']) {
-    const value = process.env[name]
-    if (value !== undefined) base[name] = value
-  }
-  return { ...base, ...env }
-}
-
-function spawnCli(options: { args?: string[]; env?: Record<string, string>; cwd?: string } = {}): CliProcess {
-  const proc = Bun.spawn(['bun', CLI, ...(options.args ?? [])], {
-    cwd: options.cwd ?? REPO,
-    env: childEnv(options.env ?? {}),
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  const cli = new CliProcess(proc)
-  running.push(cli)
-  return cli
+function spawnCli(options: { args?: string[]; env?: Record<string, string>; cwd?: string } = {}): ChildProcess {
+  return spawnChild(['bun', CLI, ...(options.args ?? [])], options.cwd ?? REPO, options.env ?? {})
 }
 
 interface Service {
-  readonly cli: CliProcess
+  readonly cli: ChildProcess
   /** `http://127.0.0.1:<port>`, the port read from the `listening` log line. */
   readonly base: string
+}
+
+/** A database file in a new temporary folder (not created yet), and its sqlite:// URL. */
+function tempDatabase(): { path: string; url: string } {
+  const path = join(tempDir('catalogue-cli-'), 'c.db')
+  return { path, url: `sqlite://${path}` }
 }
 
 /** Starts the service on a free port and waits for its `listening` line. */
@@ -133,12 +34,6 @@ async function startService(env: Record<string, string>, cwd?: string): Promise<
   const port = new URL(String(listening.url)).port
   expect(Number(port)).toBeGreaterThan(0)
   return { cli, base: `http://127.0.0.1:${port}` }
-}
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'catalogue-cli-'))
-  tempDirs.push(dir)
-  return dir
 }
 
 async function createAuthor(base: string, name: string, headers: Record<string, string> = {}): Promise<Response> {
@@ -176,7 +71,7 @@ async function getJson(url: string): Promise<{ status: number; headers: Headers;
 }
 
 /** What a start-up failure must look like: one `catalogue:` line on stderr, exit code 2, no stack. */
-async function expectStartupFailure(cli: CliProcess): Promise<string> {
+async function expectStartupFailure(cli: ChildProcess): Promise<string> {
   const code = await cli.exitCode()
   const lines = cli.stderr.split('\n').filter((line) => line !== '')
   expect({ code, lines: lines.length }).toEqual({ code: 2, lines: 1 })
@@ -186,21 +81,9 @@ async function expectStartupFailure(cli: CliProcess): Promise<string> {
   return lines[0] as string
 }
 
-beforeEach(() => {
-  running.length = 0
-})
+afterEach(stopChildren)
 
-afterEach(async () => {
-  for (const cli of running) {
-    if (cli.proc.exitCode === null && cli.proc.signalCode === null) cli.proc.kill('SIGKILL')
-    await Promise.race([cli.proc.exited, Bun.sleep(5_000)])
-  }
-  running.length = 0
-})
-
-afterAll(() => {
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
-})
+afterAll(removeTempDirs)
 
 describe('catalogue --help', () => {
   it('prints every option with its environment variable and exits 0', async () => {
@@ -260,7 +143,7 @@ describe('catalogue with a bad setting', () => {
   })
 
   it('prints one line and exits 2 when the database folder cannot be created', async () => {
-    const dir = tempDir()
+    const dir = tempDir('catalogue-cli-')
     await Bun.write(join(dir, 'a-file'), 'not a folder')
     const line = await expectStartupFailure(
       spawnCli({ env: { PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite://${join(dir, 'a-file', 'x.db')}` } }),
@@ -271,7 +154,7 @@ describe('catalogue with a bad setting', () => {
   it('prints one line and exits 2 when the port is taken', async () => {
     const blocker = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('busy') })
     try {
-      const dir = tempDir()
+      const dir = tempDir('catalogue-cli-')
       const line = await expectStartupFailure(
         spawnCli({
           env: { PORT: String(blocker.port), HOST: '127.0.0.1', DATABASE_URL: `sqlite://${join(dir, 'x.db')}` },
@@ -286,8 +169,7 @@ describe('catalogue with a bad setting', () => {
 
 describe('catalogue serving over HTTP', () => {
   it('creates an author over real HTTP and reads it back', async () => {
-    const dir = tempDir()
-    const { base } = await startService({ DATABASE_URL: `sqlite://${join(dir, 'c.db')}` })
+    const { base } = await startService({ DATABASE_URL: tempDatabase().url })
     const created = await createAuthor(base, 'Ursula K. Le Guin')
     expect(created.status).toBe(201)
     expect(created.headers.get('content-type')).toBe(`${JSON_API}; charset=utf-8`)
@@ -306,8 +188,7 @@ describe('catalogue serving over HTTP', () => {
   })
 
   it('logs the listening address and the database URL', async () => {
-    const dir = tempDir()
-    const url = `sqlite://${join(dir, 'c.db')}`
+    const { url } = tempDatabase()
     const { cli, base } = await startService({ DATABASE_URL: url })
     const listening = await cli.waitForLog((line) => line.msg === 'listening')
     expect(listening).toMatchObject({ level: 'info', database: url })
@@ -316,8 +197,7 @@ describe('catalogue serving over HTTP', () => {
   })
 
   it('logs one JSON line per request whose request_id is the X-Request-Id answered', async () => {
-    const dir = tempDir()
-    const { cli, base } = await startService({ DATABASE_URL: `sqlite://${join(dir, 'c.db')}` })
+    const { cli, base } = await startService({ DATABASE_URL: tempDatabase().url })
     const response = await fetch(`${base}/api/v1/books?author_id=1`, {
       headers: { accept: JSON_API },
       signal: AbortSignal.timeout(WAIT_MS),
@@ -335,16 +215,14 @@ describe('catalogue serving over HTTP', () => {
   })
 
   it('gives each request a different generated id', async () => {
-    const dir = tempDir()
-    const { base } = await startService({ DATABASE_URL: `sqlite://${join(dir, 'c.db')}` })
+    const { base } = await startService({ DATABASE_URL: tempDatabase().url })
     const first = await getJson(`${base}/api/v1/authors`)
     const second = await getJson(`${base}/api/v1/authors`)
     expect(first.headers.get('x-request-id')).not.toBe(second.headers.get('x-request-id'))
   })
 
   it('echoes the X-Request-Id the client sent, in the header and in the log', async () => {
-    const dir = tempDir()
-    const { cli, base } = await startService({ DATABASE_URL: `sqlite://${join(dir, 'c.db')}` })
+    const { cli, base } = await startService({ DATABASE_URL: tempDatabase().url })
     const response = await createAuthor(base, 'Traced', { 'x-request-id': 'client-trace-42' })
     expect(response.status).toBe(201)
     expect(response.headers.get('x-request-id')).toBe('client-trace-42')
@@ -353,8 +231,7 @@ describe('catalogue serving over HTTP', () => {
   })
 
   it('logs the status of a failed request (404)', async () => {
-    const dir = tempDir()
-    const { cli, base } = await startService({ DATABASE_URL: `sqlite://${join(dir, 'c.db')}` })
+    const { cli, base } = await startService({ DATABASE_URL: tempDatabase().url })
     const read = await getJson(`${base}/api/v1/authors/999`)
     expect(read.status).toBe(404)
     const id = read.headers.get('x-request-id')
@@ -363,13 +240,12 @@ describe('catalogue serving over HTTP', () => {
   })
 
   it('writes no info lines, request lines included, at LOG_LEVEL=warn', async () => {
-    const dir = tempDir()
     // Nothing announces the port at warn, so pick a free one first.
     const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
     const port = probe.port
     await probe.stop(true)
     const cli = spawnCli({
-      env: { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATABASE_URL: `sqlite://${join(dir, 'c.db')}` },
+      env: { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATABASE_URL: tempDatabase().url },
     })
     let status = 0
     for (let tries = 0; status === 0 && tries < 100; tries++) {
@@ -388,7 +264,7 @@ describe('catalogue serving over HTTP', () => {
 
 describe('catalogue default database', () => {
   it('creates data/catalogue.db relative to the working folder', async () => {
-    const cwd = tempDir()
+    const cwd = tempDir('catalogue-cli-')
     const { cli, base } = await startService({}, cwd)
     expect(statSync(join(cwd, 'data')).isDirectory()).toBe(true)
     expect(existsSync(join(cwd, 'data', 'catalogue.db'))).toBe(true)
@@ -406,8 +282,8 @@ describe('catalogue default database', () => {
 
 describe('catalogue shutdown', () => {
   it('on SIGTERM lets the request in flight finish, stores it, logs stopping and stopped, and exits 0', async () => {
-    const dir = tempDir()
-    const { cli, base } = await startService({ DATABASE_URL: `sqlite://${join(dir, 'c.db')}` })
+    const database = tempDatabase()
+    const { cli, base } = await startService({ DATABASE_URL: database.url })
     const inFlight = slowCreate(base, 'Slow writer', 'in-flight')
     await Bun.sleep(100)
     cli.proc.kill('SIGTERM')
@@ -423,7 +299,7 @@ describe('catalogue shutdown', () => {
     expect(cli.logs.at(-1)?.msg).toBe('stopped')
     expect(cli.stderr).toBe('')
 
-    const db = new Database(join(dir, 'c.db'), { readonly: true })
+    const db = new Database(database.path, { readonly: true })
     try {
       expect(db.query<{ name: string }, []>('SELECT name FROM authors').all()).toEqual([{ name: 'Slow writer' }])
     } finally {
@@ -432,8 +308,7 @@ describe('catalogue shutdown', () => {
   })
 
   it('on SIGTERM still logs the request line of the request that finished during shutdown', async () => {
-    const dir = tempDir()
-    const { cli, base } = await startService({ DATABASE_URL: `sqlite://${join(dir, 'c.db')}` })
+    const { cli, base } = await startService({ DATABASE_URL: tempDatabase().url })
     const inFlight = slowCreate(base, 'Logged writer', 'in-flight-logged')
     await Bun.sleep(100)
     cli.proc.kill('SIGTERM')
@@ -447,8 +322,7 @@ describe('catalogue shutdown', () => {
   })
 
   it('on SIGTERM when idle exits 0 after logging stopping and stopped', async () => {
-    const dir = tempDir()
-    const { cli, base } = await startService({ DATABASE_URL: `sqlite://${join(dir, 'c.db')}` })
+    const { cli, base } = await startService({ DATABASE_URL: tempDatabase().url })
     expect((await createAuthor(base, 'Before stop')).status).toBe(201)
     cli.proc.kill('SIGTERM')
     expect(await cli.exitCode()).toBe(0)
@@ -460,8 +334,7 @@ describe('catalogue shutdown', () => {
   })
 
   it('on SIGINT exits 0 after logging stopping and stopped', async () => {
-    const dir = tempDir()
-    const { cli, base } = await startService({ DATABASE_URL: `sqlite://${join(dir, 'c.db')}` })
+    const { cli, base } = await startService({ DATABASE_URL: tempDatabase().url })
     expect((await createAuthor(base, 'Before interrupt')).status).toBe(201)
     cli.proc.kill('SIGINT')
     expect(await cli.exitCode()).toBe(0)
@@ -475,8 +348,7 @@ describe('catalogue shutdown', () => {
       // A supervisor may signal as soon as the service says it is up; repeat to catch a race.
       const runs: { code: number; logs: string[] }[] = []
       for (let run = 0; run < RACE_RUNS; run++) {
-        const dir = tempDir()
-        const { cli } = await startService({ DATABASE_URL: `sqlite://${join(dir, 'c.db')}` })
+        const { cli } = await startService({ DATABASE_URL: tempDatabase().url })
         cli.proc.kill(signal)
         runs.push({ code: await cli.exitCode(), logs: cli.logs.map((line) => line.msg) })
       }
@@ -488,8 +360,7 @@ describe('catalogue shutdown', () => {
 
 describe('catalogue durability', () => {
   it('keeps a record answered 201 even when killed with SIGKILL right after', async () => {
-    const dir = tempDir()
-    const env = { DATABASE_URL: `sqlite://${join(dir, 'c.db')}` }
+    const env = { DATABASE_URL: tempDatabase().url }
     const first = await startService(env)
     const response = await createAuthor(first.base, 'Survivor')
     expect(response.status).toBe(201)
@@ -504,9 +375,8 @@ describe('catalogue durability', () => {
   })
 
   it('on a second start on the same file keeps the data and does not re-run migrations', async () => {
-    const dir = tempDir()
-    const dbPath = join(dir, 'c.db')
-    const env = { DATABASE_URL: `sqlite://${dbPath}` }
+    const { path: dbPath, url } = tempDatabase()
+    const env = { DATABASE_URL: url }
 
     const first = await startService(env)
     const created = await createAuthor(first.base, 'Kept')

@@ -6,25 +6,17 @@ import {
   expectUnprocessable,
   snapshot,
 } from '../support/expectations'
+import { seedLibrary } from '../support/fixtures'
 import { type Answer, openTestApp, type TestApp } from '../support/harness'
-import { openRawTestApp, type RawTestApp } from '../support/raw-app'
 
-let app: RawTestApp
+let app: TestApp
 let authorId: string
 let collectionId: string
 let bookId: string
 
 beforeEach(async () => {
-  app = openRawTestApp()
-  authorId = await app.create('authors', { name: 'Ursula K. Le Guin' })
-  collectionId = await app.create('book_collections', { name: 'Hainish Cycle' })
-  bookId = await app.create(
-    'books',
-    { name: 'The Left Hand of Darkness', author_id: Number(authorId) },
-    {
-      book_collection: { data: { type: 'book_collections', id: collectionId } },
-    },
-  )
+  app = openTestApp()
+  ;({ authorId, collectionId, bookId } = await seedLibrary(app))
 })
 
 afterEach(async () => {
@@ -285,7 +277,7 @@ describe('a body over the size limit (maxBodyBytes 1000)', () => {
   })
 
   it('rejects a streamed body without Content-Length with 413 once it passes the limit', async () => {
-    const raw = openRawTestApp({ maxBodyBytes: 1000 })
+    const raw = openTestApp({ maxBodyBytes: 1000 })
     try {
       const chunk = new TextEncoder().encode(' '.repeat(300))
       let sent = 0
@@ -310,7 +302,7 @@ describe('a body over the size limit (maxBodyBytes 1000)', () => {
   })
 
   it('accepts a streamed body without Content-Length within the limit', async () => {
-    const raw = openRawTestApp({ maxBodyBytes: 1000 })
+    const raw = openTestApp({ maxBodyBytes: 1000 })
     try {
       const parts = ['{"data":{"type":"author",', '"attributes":{"name":"Streamed"}}}']
       const body = new ReadableStream<Uint8Array>({

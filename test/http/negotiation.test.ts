@@ -1,17 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
 import { changesNothing, expectOneError, expectRecordNotFound, RESPONSE_CONTENT_TYPE } from '../support/expectations'
-import type { Answer } from '../support/harness'
-import { openRawTestApp, type RawTestApp } from '../support/raw-app'
+import { type Answer, openTestApp, type TestApp } from '../support/harness'
 
 const ATOMIC = 'https://jsonapi.org/ext/atomic'
 const authorDocument = (name: string) => ({ data: { type: 'author', attributes: { name } } })
 const encoded = (document: unknown) => new TextEncoder().encode(JSON.stringify(document))
 
-let app: RawTestApp
+let app: TestApp
 let authorId: string
 
 beforeEach(async () => {
-  app = openRawTestApp()
+  app = openTestApp()
   authorId = await app.create('authors', { name: 'Ursula K. Le Guin' })
 })
 
@@ -178,7 +177,7 @@ describe('response Content-Type', () => {
   })
 
   it('is exactly application/vnd.api+json; charset=utf-8 for a 413', async () => {
-    const small = openRawTestApp({ maxBodyBytes: 100 })
+    const small = openTestApp({ maxBodyBytes: 100 })
     try {
       const answer = await small.post('/api/v1/authors', authorDocument('x'.repeat(200)))
       expect(answer.status).toBe(413)

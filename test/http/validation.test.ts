@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
 import { changesNothing, expectUnprocessable, invalid } from '../support/expectations'
+import { seedLibrary } from '../support/fixtures'
 import { openTestApp, type TestApp } from '../support/harness'
 
 let app: TestApp
@@ -9,15 +10,7 @@ let bookId: string
 
 beforeEach(async () => {
   app = openTestApp()
-  authorId = await app.create('authors', { name: 'Ursula K. Le Guin' })
-  collectionId = await app.create('book_collections', { name: 'Hainish Cycle' })
-  bookId = await app.create(
-    'books',
-    { name: 'The Left Hand of Darkness', author_id: Number(authorId) },
-    {
-      book_collection: { data: { type: 'book_collections', id: collectionId } },
-    },
-  )
+  ;({ authorId, collectionId, bookId } = await seedLibrary(app))
 })
 
 afterEach(async () => {

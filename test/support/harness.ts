@@ -15,6 +15,12 @@ export interface SentRequest {
   readonly headers?: Record<string, string>
 }
 
+/** A request sent exactly as given: no default Accept or Content-Type, and the body's bytes untouched. */
+export interface RawRequest {
+  readonly headers?: Record<string, string>
+  readonly body?: RequestInit['body']
+}
+
 export interface Answer {
   readonly status: number
   readonly headers: Headers
@@ -29,6 +35,12 @@ export interface TestApp {
   readonly app: App
   readonly dbPath: string
   readonly logs: string[]
+  /**
+   * Sends exactly these headers and body bytes, for what `request` cannot express: a missing Accept or
+   * Content-Type, bytes that are not UTF-8, a streamed body without Content-Length.
+   */
+  send(method: string, path: string, request?: RawRequest): Promise<Answer>
+  /** Sends with `Accept: application/vnd.api+json` and, with a body, the JSON:API Content-Type. */
   request(method: string, path: string, options?: SentRequest): Promise<Answer>
   get(path: string, headers?: Record<string, string>): Promise<Answer>
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<Answer>
@@ -48,11 +60,11 @@ export function openTestApp(options: { logLevel?: LogLevel; maxBodyBytes?: numbe
   const app = createApp({ store, logger, maxBodyBytes: options.maxBodyBytes })
   const inspector = new Database(dbPath, { readonly: true })
 
-  async function request(method: string, path: string, { body, headers }: SentRequest = {}): Promise<Answer> {
-    const init: RequestInit = { method, headers: { accept: JSON_API, ...headers } }
-    if (body !== undefined) {
-      init.body = typeof body === 'string' ? body : JSON.stringify(body)
-      init.headers = { 'content-type': JSON_API, ...init.headers }
+  async function send(method: string, path: string, { headers, body }: RawRequest = {}): Promise<Answer> {
+    const init: RequestInit & { duplex?: 'half' } = { method, headers: headers ?? {} }
+    if (body !== undefined && body !== null) {
+      init.body = body
+      if (body instanceof ReadableStream) init.duplex = 'half'
     }
     const response = await app.handle(new Request(`http://localhost${path}`, init))
     const text = await response.text()
@@ -64,10 +76,19 @@ export function openTestApp(options: { logLevel?: LogLevel; maxBodyBytes?: numbe
     }
   }
 
+  function request(method: string, path: string, { body, headers }: SentRequest = {}): Promise<Answer> {
+    if (body === undefined) return send(method, path, { headers: { accept: JSON_API, ...headers } })
+    return send(method, path, {
+      headers: { 'content-type': JSON_API, accept: JSON_API, ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    })
+  }
+
   return {
     app,
     dbPath,
     logs,
+    send,
     request,
     get: (path, headers) => request('GET', path, { headers }),
     post: (path, body, headers) => request('POST', path, { body, headers }),
