@@ -187,6 +187,25 @@ describe('catalogue serving over HTTP', () => {
     })
   })
 
+  it('answers a body far over the limit with a JSON:API 413 and stores nothing', async () => {
+    const { path, url } = tempDatabase()
+    const { base } = await startService({ DATABASE_URL: url, MAX_BODY_BYTES: '1000' })
+    for (const size of [1001, 5_000_000]) {
+      const answer = await fetch(`${base}/api/v1/authors`, {
+        method: 'POST',
+        headers: { 'content-type': JSON_API },
+        body: JSON.stringify({ data: { type: 'author', attributes: { name: 'x'.repeat(size) } } }),
+        signal: AbortSignal.timeout(WAIT_MS),
+      })
+      expect(answer.status).toBe(413)
+      expect(answer.headers.get('content-type')).toBe(`${JSON_API}; charset=utf-8`)
+      expect(((await answer.json()) as { errors: { status: string }[] }).errors[0]?.status).toBe('413')
+    }
+    const db = new Database(path, { readonly: true })
+    expect(db.query('SELECT COUNT(*) AS n FROM authors').get()).toEqual({ n: 0 })
+    db.close()
+  })
+
   it('logs the listening address and the database URL', async () => {
     const { url } = tempDatabase()
     const { cli, base } = await startService({ DATABASE_URL: url })
