@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import { httpError, JsonApiError, recordNotFound } from '../jsonapi/errors'
 import type { Logger } from '../logger'
-import { errorResponse } from './responses'
+import { errorResponse, send } from './responses'
 
 /** The methods served at a path, for 405 answers; empty when no route has that path. */
 export type AllowedMethods = (path: string) => readonly string[]
@@ -42,18 +42,14 @@ function toJsonApiError(
 export function jsonApiErrors(logger: Logger, allowed: AllowedMethods) {
   return new Elysia({ name: 'jsonapi-errors' }).onError({ as: 'global' }, ({ code, error, path, set, request }) => {
     const known = toJsonApiError(code, error, path, allowed)
-    if (known) {
-      set.status = known.status
-      return errorResponse(known.status, known.errors, known.headers)
-    }
+    if (known) return send(set, errorResponse(known.status, known.errors, known.headers))
     logger.log('error', 'unhandled error', {
       method: request.method,
       path,
       error: error instanceof Error ? (error.stack ?? error.message) : String(error),
       request_id: String(set.headers['x-request-id'] ?? ''),
     })
-    set.status = 500
     const failure = httpError(500, 'The server failed to complete the request; it has been logged')
-    return errorResponse(500, failure.errors)
+    return send(set, errorResponse(500, failure.errors))
   })
 }

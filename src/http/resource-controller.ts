@@ -14,7 +14,7 @@ import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import type { Id, Store, StoredRecord } from '../store/store'
 import type { ParsedBody } from './body-parser'
-import { jsonApiResponse, jsonApiTextResponse, noContent, streamedDataResponse } from './responses'
+import { type ApiResponse, jsonApiResponse, jsonApiTextResponse, noContent, streamedDataResponse } from './responses'
 
 /** How many records a list reads from the store at a time while it streams. */
 const LIST_BATCH = 1000
@@ -45,7 +45,7 @@ export class ResourceController {
   /** A single GET needs the ids of every to-many relationship and the records it includes by default. */
   private readonly loadedOnShow: readonly string[]
 
-  async list({ url }: HandlerInput): Promise<Response> {
+  async list({ url }: HandlerInput): Promise<ApiResponse> {
     const { resource, store } = this
     const filter = parseListQuery(resource, url)
     const render = (records: StoredRecord[]) => records.map((record) => unlinkedResourceJson(resource, record))
@@ -60,7 +60,7 @@ export class ResourceController {
     })
   }
 
-  async show({ url, id }: HandlerInput): Promise<Response> {
+  async show({ url, id }: HandlerInput): Promise<ApiResponse> {
     const { resource, registry, store } = this
     const recordId = this.requireId(id)
     parseRecordQuery(url)
@@ -82,7 +82,7 @@ export class ResourceController {
     return jsonApiResponse(200, included.length > 0 ? { ...document, included: unique(included) } : document)
   }
 
-  async create({ url, body }: HandlerInput): Promise<Response> {
+  async create({ url, body }: HandlerInput): Promise<ApiResponse> {
     const { resource, registry, store } = this
     parseRecordQuery(url)
     const write = parseWriteDocument(registry, resource, documentOf(body), { kind: 'create' })
@@ -93,7 +93,7 @@ export class ResourceController {
     return jsonApiResponse(201, { data }, { location: `${this.basePath}/${resource.type}/${data.id}` })
   }
 
-  async update({ url, id, body }: HandlerInput): Promise<Response> {
+  async update({ url, id, body }: HandlerInput): Promise<ApiResponse> {
     const { resource, registry, store } = this
     const recordId = this.requireId(id)
     parseRecordQuery(url)
@@ -108,7 +108,7 @@ export class ResourceController {
     return jsonApiResponse(200, { data: unlinkedResource(resource, result.record) })
   }
 
-  async remove({ url, id }: HandlerInput): Promise<Response> {
+  async remove({ url, id }: HandlerInput): Promise<ApiResponse> {
     const { resource, store } = this
     const recordId = this.requireId(id)
     parseRecordQuery(url)

@@ -3,6 +3,7 @@ import type { ResourceRegistry } from '../resources/registry'
 import type { Store } from '../store/store'
 import { operationDocs } from './openapi'
 import { ResourceController } from './resource-controller'
+import { send } from './responses'
 
 /** Registers list, get, create, update (PUT and PATCH) and delete for every described resource. */
 export function resourceRoutes(registry: ResourceRegistry, store: Store, prefix: string) {
@@ -14,24 +15,48 @@ export function resourceRoutes(registry: ResourceRegistry, store: Store, prefix:
     const member = `${collection}/:id`
     const params = t.Object({ id: t.String({ description: `The ${resource.singular}'s id` }) })
     api
-      .get(collection, ({ request }) => controller.list({ url: request.url }), { detail: docs.list })
-      .get(member, ({ request, params }) => controller.show({ url: request.url, id: params.id }), {
-        params,
-        detail: docs.show,
+      .get(collection, async ({ request, set }) => send(set, await controller.list({ url: request.url })), {
+        detail: docs.list,
       })
-      .post(collection, ({ request, body }) => controller.create({ url: request.url, body }), { detail: docs.create })
-      .put(member, ({ request, params, body }) => controller.update({ url: request.url, id: params.id, body }), {
-        params,
-        detail: docs.update,
-      })
-      .patch(member, ({ request, params, body }) => controller.update({ url: request.url, id: params.id, body }), {
-        params,
-        detail: { ...docs.update, operationId: `patch_${resource.singular}` },
-      })
-      .delete(member, ({ request, params }) => controller.remove({ url: request.url, id: params.id }), {
-        params,
-        detail: docs.remove,
-      })
+      .get(
+        member,
+        async ({ request, params, set }) => send(set, await controller.show({ url: request.url, id: params.id })),
+        {
+          params,
+          detail: docs.show,
+        },
+      )
+      .post(
+        collection,
+        async ({ request, body, set }) => send(set, await controller.create({ url: request.url, body })),
+        { detail: docs.create },
+      )
+      .put(
+        member,
+        async ({ request, params, body, set }) =>
+          send(set, await controller.update({ url: request.url, id: params.id, body })),
+        {
+          params,
+          detail: docs.update,
+        },
+      )
+      .patch(
+        member,
+        async ({ request, params, body, set }) =>
+          send(set, await controller.update({ url: request.url, id: params.id, body })),
+        {
+          params,
+          detail: { ...docs.update, operationId: `patch_${resource.singular}` },
+        },
+      )
+      .delete(
+        member,
+        async ({ request, params, set }) => send(set, await controller.remove({ url: request.url, id: params.id })),
+        {
+          params,
+          detail: docs.remove,
+        },
+      )
   }
   return api
 }

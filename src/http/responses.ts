@@ -3,29 +3,56 @@ import { RESPONSE_CONTENT_TYPE } from '../jsonapi/media-type'
 
 const encoder = new TextEncoder()
 
-/** A JSON:API response with the service's content type. */
-export function jsonApiResponse(status: number, body: unknown, headers?: Readonly<Record<string, string>>): Response {
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { 'content-type': RESPONSE_CONTENT_TYPE, ...headers },
-  })
+/**
+ * What a handler answers: a status, a body and any headers beyond the content type. The route
+ * adapter hands it to Elysia's `set`, so Elysia builds the one Response, request id included;
+ * returning a ready Response instead makes Elysia copy headers into it on every request.
+ */
+export interface ApiResponse {
+  readonly status: number
+  /** JSON text, a stream of it, or null for no body. */
+  readonly body: string | ReadableStream<Uint8Array> | null
+  readonly headers?: Readonly<Record<string, string>>
 }
 
-/** A JSON:API response whose body is already JSON text. */
-export function jsonApiTextResponse(status: number, json: string): Response {
-  return new Response(json, { status, headers: { 'content-type': RESPONSE_CONTENT_TYPE } })
+/** A JSON:API document. */
+export function jsonApiResponse(
+  status: number,
+  document: unknown,
+  headers?: Readonly<Record<string, string>>,
+): ApiResponse {
+  return { status, body: JSON.stringify(document), headers }
+}
+
+/** A JSON:API document already in JSON text. */
+export function jsonApiTextResponse(status: number, json: string): ApiResponse {
+  return { status, body: json }
 }
 
 export function errorResponse(
   status: number,
   errors: readonly ErrorObject[],
   headers?: Readonly<Record<string, string>>,
-): Response {
+): ApiResponse {
   return jsonApiResponse(status, { errors }, headers)
 }
 
-export function noContent(): Response {
-  return new Response(null, { status: 204 })
+export function noContent(): ApiResponse {
+  return { status: 204, body: null }
+}
+
+/** Elysia's per-request response settings, as much of them as an ApiResponse fills in. */
+interface ResponseSettings {
+  status?: number | string
+  headers: Record<string, string | number>
+}
+
+/** Applies `response` to Elysia's `set` and returns the body for Elysia to send. */
+export function send(set: ResponseSettings, response: ApiResponse): string | ReadableStream<Uint8Array> | null {
+  set.status = response.status
+  if (response.body !== null) set.headers['content-type'] = RESPONSE_CONTENT_TYPE
+  if (response.headers) Object.assign(set.headers, response.headers)
+  return response.body
 }
 
 /**
@@ -35,7 +62,7 @@ export function noContent(): Response {
 export function streamedDataResponse(
   first: readonly string[],
   next: () => Promise<readonly string[] | null>,
-): Response {
+): ApiResponse {
   const render = (batch: readonly string[]) => batch.join(',')
   let started = false
   let written = first.length > 0
@@ -56,5 +83,5 @@ export function streamedDataResponse(
       }
     },
   })
-  return new Response(stream, { status: 200, headers: { 'content-type': RESPONSE_CONTENT_TYPE } })
+  return { status: 200, body: stream }
 }
