@@ -7,7 +7,7 @@ import {
 } from '../jsonapi/document'
 import { type FieldError, httpError, recordNotFound, unprocessable } from '../jsonapi/errors'
 import { parseId } from '../jsonapi/ids'
-import { humanize, messages } from '../jsonapi/messages'
+import { messages } from '../jsonapi/messages'
 import { parseListQuery, parseRecordQuery } from '../jsonapi/query'
 import { parseWriteDocument, type WriteRequest } from '../jsonapi/request-document'
 import type { ResourceDescription } from '../resources/description'
@@ -115,12 +115,8 @@ export class ResourceController {
     const result = await store.delete(resource, recordId)
     if (result.status === 'not-found') throw recordNotFound()
     if (result.status === 'restricted') {
-      const { count, by } = result
-      const them = count === 1 ? 'it' : 'them'
-      throw httpError(
-        409,
-        `${resource.title} ${recordId} still has ${count} ${count === 1 ? humanize(by.singular).toLowerCase() : by.type.replaceAll('_', ' ')}; delete ${them} or give ${them} another ${humanize(resource.singular).toLowerCase()} first`,
-      )
+      const dependent = { singular: result.by.singular, plural: result.by.type }
+      throw httpError(409, messages.stillReferenced(resource.singular, recordId, result.count, dependent))
     }
     return noContent()
   }

@@ -2,8 +2,34 @@ import { Elysia, t } from 'elysia'
 import type { ResourceRegistry } from '../resources/registry'
 import type { Store } from '../store/store'
 import { operationDocs } from './openapi'
-import { ResourceController } from './resource-controller'
-import { send } from './responses'
+import { type HandlerInput, ResourceController } from './resource-controller'
+import { type ApiResponse, type ResponseSettings, send } from './responses'
+
+/** The part of Elysia's context an operation reads and answers through. */
+interface OperationContext {
+  readonly request: Request
+  /** Absent on routes without path parameters. */
+  readonly params?: Readonly<Record<string, string | undefined>>
+  readonly body: unknown
+  readonly set: ResponseSettings
+}
+
+type Operation = (input: HandlerInput) => Promise<ApiResponse>
+
+/**
+ * Adapts a controller operation to an Elysia handler. Elysia reads a handler's source to decide
+ * what each request needs prepared, so a handler that never names `body` is kept for the
+ * operations without one: it makes GET measurably cheaper.
+ */
+function withoutBody(operation: Operation) {
+  return async ({ request, params, set }: Omit<OperationContext, 'body'>) =>
+    send(set, await operation({ url: request.url, id: params?.id }))
+}
+
+function withBody(operation: Operation) {
+  return async ({ request, params, body, set }: OperationContext) =>
+    send(set, await operation({ url: request.url, id: params?.id, body }))
+}
 
 /** Registers list, get, create, update (PUT and PATCH) and delete for every described resource. */
 export function resourceRoutes(registry: ResourceRegistry, store: Store, prefix: string) {
@@ -14,48 +40,29 @@ export function resourceRoutes(registry: ResourceRegistry, store: Store, prefix:
     const collection = `/${resource.type}`
     const member = `${collection}/:id`
     const params = t.Object({ id: t.String({ description: `The ${resource.singular}'s id` }) })
+    const update = withBody((input) => controller.update(input))
     api
-      .get(collection, async ({ request, set }) => send(set, await controller.list({ url: request.url })), {
-        detail: docs.list,
-      })
+      .get(
+        collection,
+        withoutBody((input) => controller.list(input)),
+        { detail: docs.list },
+      )
       .get(
         member,
-        async ({ request, params, set }) => send(set, await controller.show({ url: request.url, id: params.id })),
-        {
-          params,
-          detail: docs.show,
-        },
+        withoutBody((input) => controller.show(input)),
+        { params, detail: docs.show },
       )
       .post(
         collection,
-        async ({ request, body, set }) => send(set, await controller.create({ url: request.url, body })),
+        withBody((input) => controller.create(input)),
         { detail: docs.create },
       )
-      .put(
-        member,
-        async ({ request, params, body, set }) =>
-          send(set, await controller.update({ url: request.url, id: params.id, body })),
-        {
-          params,
-          detail: docs.update,
-        },
-      )
-      .patch(
-        member,
-        async ({ request, params, body, set }) =>
-          send(set, await controller.update({ url: request.url, id: params.id, body })),
-        {
-          params,
-          detail: { ...docs.update, operationId: `patch_${resource.singular}` },
-        },
-      )
+      .put(member, update, { params, detail: docs.update })
+      .patch(member, update, { params, detail: { ...docs.update, operationId: `patch_${resource.singular}` } })
       .delete(
         member,
-        async ({ request, params, set }) => send(set, await controller.remove({ url: request.url, id: params.id })),
-        {
-          params,
-          detail: docs.remove,
-        },
+        withoutBody((input) => controller.remove(input)),
+        { params, detail: docs.remove },
       )
   }
   return api

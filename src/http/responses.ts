@@ -42,7 +42,7 @@ export function noContent(): ApiResponse {
 }
 
 /** Elysia's per-request response settings, as much of them as an ApiResponse fills in. */
-interface ResponseSettings {
+export interface ResponseSettings {
   status?: number | string
   headers: Record<string, string | number>
 }

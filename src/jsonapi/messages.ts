@@ -13,4 +13,10 @@ export const messages = {
   mustExist: (relationship: string) => `${humanize(relationship)} must exist`,
   unknownAttribute: (field: string) => `${humanize(field)} is not a known attribute`,
   unknownRelationship: (field: string) => `${humanize(field)} is not a known relationship`,
+  /** `Author 3 still has 2 books; delete them or give them another author first`. */
+  stillReferenced: (owner: string, id: number, count: number, dependent: { singular: string; plural: string }) => {
+    const them = count === 1 ? 'it' : 'them'
+    const what = humanize(count === 1 ? dependent.singular : dependent.plural).toLowerCase()
+    return `${humanize(owner)} ${id} still has ${count} ${what}; delete ${them} or give ${them} another ${humanize(owner).toLowerCase()} first`
+  },
 }
