@@ -65,8 +65,8 @@ function validateString(name: string, attribute: StringAttribute, value: unknown
   return null
 }
 
-function attributePointer(name: string): FieldError {
-  return { detail: '', parameter: name, pointer: `data/attributes/${name}` }
+function attributeError(name: string, detail: string): FieldError {
+  return { detail, parameter: name, pointer: `data/attributes/${name}` }
 }
 
 /**
@@ -139,12 +139,11 @@ export function parseWriteDocument(
 
   for (const [name, attribute] of Object.entries(resource.attributes)) {
     if (!Object.hasOwn(given, name)) {
-      if (mode.kind === 'create' && attribute.required)
-        errors.push({ ...attributePointer(name), detail: messages.blank(name) })
+      if (mode.kind === 'create' && attribute.required) errors.push(attributeError(name, messages.blank(name)))
       continue
     }
     const detail = validateString(name, attribute, given[name])
-    if (detail) errors.push({ ...attributePointer(name), detail })
+    if (detail) errors.push(attributeError(name, detail))
     else attributes[name] = given[name] as string
   }
 
@@ -152,7 +151,7 @@ export function parseWriteDocument(
     if (Object.hasOwn(resource.attributes, name)) continue
     const relationshipName = idAliases.get(name)
     if (relationshipName === undefined) {
-      errors.push({ ...attributePointer(name), detail: messages.unknownAttribute(name) })
+      errors.push(attributeError(name, messages.unknownAttribute(name)))
       continue
     }
     const id = value === null ? null : (parseId(value) ?? 'invalid')
