@@ -8,6 +8,7 @@ export interface Config {
   readonly database: DatabaseLocation
   readonly logLevel: LogLevel
   readonly maxBodyBytes: number
+  readonly maxPageSize: number
 }
 
 /** A bad setting: reported as one line, exit code 2. */
@@ -35,6 +36,12 @@ const settings = {
     env: 'MAX_BODY_BYTES',
     fallback: String(1024 * 1024),
     help: 'largest request body accepted, in bytes (413 above it)',
+  },
+  maxPageSize: {
+    flag: '--max-page-size',
+    env: 'MAX_PAGE_SIZE',
+    fallback: '100',
+    help: 'largest page[size] a list accepts (400 above it)',
   },
 } satisfies Record<keyof Omit<Config, 'database'>, Setting>
 
@@ -86,5 +93,6 @@ export function parseConfig(
     throw new ConfigError(`LOG_LEVEL must be one of ${logLevels.join(', ')} (got "${logLevel}")`)
   }
   const maxBodyBytes = integer(settings.maxBodyBytes.env, read(settings.maxBodyBytes), 1, 1024 ** 3)
-  return { port, host, databaseUrl, database, logLevel, maxBodyBytes }
+  const maxPageSize = integer(settings.maxPageSize.env, read(settings.maxPageSize), 1, 100_000)
+  return { port, host, databaseUrl, database, logLevel, maxBodyBytes, maxPageSize }
 }

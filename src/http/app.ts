@@ -13,11 +13,15 @@ import { resourceRoutes } from './resource-routes'
 export const API_PREFIX = '/api/v1'
 /** 1 MiB, the default limit on a request body. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+/** Page sizes: 20 when a client asks for a page without a size; 100 at most by default. */
+export const DEFAULT_PAGE_SIZE = 20
+export const DEFAULT_MAX_PAGE_SIZE = 100
 
 export interface AppOptions {
   readonly store: Store
   readonly logger: Logger
   readonly maxBodyBytes?: number
+  readonly maxPageSize?: number
   readonly registry?: ResourceRegistry
 }
 
@@ -37,8 +41,15 @@ function methodsByPath(routes: readonly { method: string; path: string }[]): (pa
 }
 
 /** The whole HTTP service, ready for `app.handle(request)` or `app.listen(...)`. */
-export function createApp({ store, logger, maxBodyBytes = DEFAULT_MAX_BODY_BYTES, registry = resources }: AppOptions) {
-  const api = resourceRoutes(registry, store, API_PREFIX)
+export function createApp({
+  store,
+  logger,
+  maxBodyBytes = DEFAULT_MAX_BODY_BYTES,
+  maxPageSize = DEFAULT_MAX_PAGE_SIZE,
+  registry = resources,
+}: AppOptions) {
+  const pageLimits = { defaultSize: Math.min(DEFAULT_PAGE_SIZE, maxPageSize), maxSize: maxPageSize }
+  const api = resourceRoutes(registry, store, API_PREFIX, pageLimits)
   return new Elysia()
     .use(requestLog(logger))
     .use(jsonApiErrors(logger, methodsByPath(api.routes)))

@@ -37,13 +37,13 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
   const tags = [humanize(resource.type)]
   const plural = humanize(resource.type).toLowerCase()
   const single = humanize(resource.singular).toLowerCase()
-  const queryParameters = Object.entries(resource.filters).map(([name, filter]) => ({
+  const query = (name: string, description: string, pattern?: string) => ({
     name,
     in: 'query' as const,
     required: false,
-    description: filter.description,
-    schema: { type: 'string' as const, pattern: '^[1-9][0-9]*$' },
-  }))
+    description,
+    schema: { type: 'string' as const, ...(pattern ? { pattern } : {}) },
+  })
   const included = resource.defaultInclude.join(' and ')
   const write = (update: boolean) => ({
     required: true,
@@ -57,11 +57,10 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
       tags,
       operationId: `list_${resource.type}`,
       summary: `List ${plural}`,
-      description: `Every ${single}, in id order, streamed. Relationships carry \`meta.included = false\`. An unknown query parameter is refused with 400.`,
-      parameters: queryParameters,
+      description: `The ${plural}, in id order unless sorted. Without page[...] every record, streamed; with it a page, with links and meta.total. Relationships carry \`meta.included = false\` unless included.`,
       responses: {
         200: body(`All ${plural}`, listDocumentSchema(registry, resource)),
-        400: failure('An unknown or repeated query parameter, or a filter value that is not an id'),
+        400: failure('An unknown or repeated query parameter, or a malformed include, fields, sort, filter or page'),
         ...negotiation,
       },
     },
@@ -72,7 +71,7 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
       description: `The ${single} with linkage for every relationship, and its ${included} in \`included\` (left out when there are none).`,
       responses: {
         200: body(`The ${single}`, singleDocumentSchema(registry, resource, true)),
-        400: failure('A query parameter was given; none is supported yet'),
+        400: failure('A malformed include or fields parameter, or a parameter a single record does not take'),
         404: notFound,
         ...negotiation,
       },

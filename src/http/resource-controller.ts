@@ -1,18 +1,12 @@
-import {
-  linkedResource,
-  type ResourceObject,
-  type SingleDocument,
-  unlinkedResource,
-  unlinkedResourceJson,
-} from '../jsonapi/document'
+import { resourceObject, unlinkedResource, unlinkedResourceJson } from '../jsonapi/document'
 import { type FieldError, httpError, recordNotFound, unprocessable } from '../jsonapi/errors'
 import { parseId } from '../jsonapi/ids'
 import { messages } from '../jsonapi/messages'
-import { parseListQuery, parseRecordQuery } from '../jsonapi/query'
+import { type IncludeTree, type Page, type PageLimits, parseFetchQuery } from '../jsonapi/query'
 import { parseWriteDocument, type WriteRequest } from '../jsonapi/request-document'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
-import type { Id, Store, StoredRecord } from '../store/store'
+import type { Id, IncludeNode, IncludePlan, RecordGraph, Store, StoredRecord } from '../store/store'
 import type { ParsedBody } from './body-parser'
 import { type ApiResponse, jsonApiResponse, jsonApiTextResponse, noContent, streamedDataResponse } from './responses'
 
@@ -26,65 +20,125 @@ export interface HandlerInput {
   readonly body?: unknown
 }
 
+const nothing: IncludePlan = new Map()
+
+/**
+ * The store's plan for an include tree. `linkAll` adds every relationship of the top level for
+ * its linkage alone: a single-record GET renders linkage for all of them (interface.md rule 2).
+ */
+function planOf(resource: ResourceDescription, tree: IncludeTree, linkAll: boolean): IncludePlan {
+  const plan = new Map<string, IncludeNode>()
+  const nested = (subtree: IncludeTree): IncludePlan =>
+    new Map([...subtree].map(([name, children]) => [name, { include: true, children: nested(children) }]))
+  for (const name of Object.keys(resource.relationships)) {
+    const subtree = tree.get(name)
+    if (subtree) plan.set(name, { include: true, children: nested(subtree) })
+    else if (linkAll) plan.set(name, { include: false, children: nothing })
+  }
+  return plan
+}
+
+/** The page links of a paginated list: the request's own URL with page[number] and page[size] set. */
+function pageLinks(url: string, page: Page, total: number): Record<string, string> {
+  const parsed = new URL(url)
+  const last = Math.max(1, Math.ceil(total / page.size))
+  const link = (number: number) => {
+    const params = new URLSearchParams(parsed.search)
+    params.set('page[number]', String(number))
+    params.set('page[size]', String(page.size))
+    return `${parsed.pathname}?${params}`
+  }
+  const links: Record<string, string> = { self: link(page.number), first: link(1) }
+  if (page.number > 1) links.prev = link(page.number - 1)
+  if (page.number < last) links.next = link(page.number + 1)
+  links.last = link(last)
+  return links
+}
+
 /**
  * The five operations for any resource type, driven by its description: one controller,
  * instantiated once per type.
  */
 export class ResourceController {
+  /** The plans of a single GET and of a list without `include`, made once. */
+  private readonly defaultPlans: { readonly record: IncludePlan; readonly list: IncludePlan }
+
   constructor(
     private readonly resource: ResourceDescription,
     private readonly registry: ResourceRegistry,
     private readonly store: Store,
     private readonly basePath: string,
+    private readonly pageLimits: PageLimits,
   ) {
-    this.loadedOnShow = Object.entries(resource.relationships)
-      .filter(([name, r]) => r.kind === 'to-many' || resource.defaultInclude.includes(name))
-      .map(([name]) => name)
+    const defaultInclude: IncludeTree = new Map(resource.defaultInclude.map((name) => [name, new Map()]))
+    this.defaultPlans = { record: planOf(resource, defaultInclude, true), list: nothing }
   }
 
-  /** A single GET needs the ids of every to-many relationship and the records it includes by default. */
-  private readonly loadedOnShow: readonly string[]
-
   async list({ url }: HandlerInput): Promise<ApiResponse> {
-    const { resource, store } = this
-    const filter = parseListQuery(resource, url)
-    const render = (records: StoredRecord[]) => records.map((record) => unlinkedResourceJson(resource, record))
-    const first = await store.list(resource, filter, { afterId: 0, limit: LIST_BATCH })
-    if (first.length < LIST_BATCH) return jsonApiTextResponse(200, `{"data":[${render(first).join(',')}]}`)
-    let last = first.at(-1)?.id ?? 0
-    return streamedDataResponse(render(first), async () => {
-      if (last === -1) return null
-      const batch = await store.list(resource, filter, { afterId: last, limit: LIST_BATCH })
-      last = batch.length < LIST_BATCH ? -1 : (batch.at(-1)?.id ?? -1)
-      return batch.length === 0 ? null : render(batch)
+    const { resource, registry, store } = this
+    const query = parseFetchQuery(registry, resource, url, 'list', this.pageLimits)
+    const plan = query.include ? planOf(resource, query.include, false) : this.defaultPlans.list
+    const { filters, sort, page } = query
+    const plain = plan.size === 0 && query.fields.size === 0
+    const render = (records: StoredRecord[], graph: RecordGraph) =>
+      plain
+        ? records.map((record) => unlinkedResourceJson(resource, record))
+        : records.map((record) =>
+            JSON.stringify(resourceObject({ registry, graph, fields: query.fields }, resource, record)),
+          )
+    const included = (graph: RecordGraph) =>
+      graph.included.map((r) =>
+        JSON.stringify(resourceObject({ registry, graph, fields: query.fields }, r.resource, r.record)),
+      )
+    const document = (data: string[], graph: RecordGraph, extra = '') => {
+      const include = graph.included.length > 0 ? `,"included":[${included(graph).join(',')}]` : ''
+      return `{"data":[${data.join(',')}]${include}${extra}}`
+    }
+
+    if (page) {
+      const [{ records, graph }, total] = await Promise.all([
+        store.list(resource, { filters, sort, limit: page.size, offset: (page.number - 1) * page.size }, plan),
+        store.count(resource, filters),
+      ])
+      const extra = `,"meta":${JSON.stringify({ total })},"links":${JSON.stringify(pageLinks(url, page, total))}`
+      return jsonApiTextResponse(200, document(render(records, graph), graph, extra))
+    }
+    if (plan.size > 0) {
+      // `included` follows `data`, so a list with includes is gathered whole rather than streamed.
+      const { records, graph } = await store.list(resource, { filters, sort, limit: -1 }, plan)
+      return jsonApiTextResponse(200, document(render(records, graph), graph))
+    }
+    const sortValues = (record: StoredRecord) =>
+      sort.map((key) => (key.field === 'id' ? record.id : (record.attributes[key.field] as string)))
+    const first = await store.list(resource, { filters, sort, limit: LIST_BATCH }, plan)
+    if (first.records.length < LIST_BATCH)
+      return jsonApiTextResponse(200, document(render(first.records, first.graph), first.graph))
+    let after: (string | number)[] | null = sortValues(first.records.at(-1) as StoredRecord)
+    return streamedDataResponse(render(first.records, first.graph), async () => {
+      if (after === null) return null
+      const batch = await store.list(resource, { filters, sort, limit: LIST_BATCH, after }, plan)
+      const last = batch.records.at(-1)
+      after = batch.records.length < LIST_BATCH || !last ? null : sortValues(last)
+      return batch.records.length === 0 ? null : render(batch.records, batch.graph)
     })
   }
 
   async show({ url, id }: HandlerInput): Promise<ApiResponse> {
     const { resource, registry, store } = this
     const recordId = this.requireId(id)
-    parseRecordQuery(url)
-    const found = await store.findWithRelated(resource, recordId, this.loadedOnShow)
+    const query = parseFetchQuery(registry, resource, url, 'record', this.pageLimits)
+    const plan = query.include ? planOf(resource, query.include, true) : this.defaultPlans.record
+    const found = await store.findWithRelated(resource, recordId, plan)
     if (!found) throw recordNotFound()
-
-    const toMany: Record<string, Id[]> = {}
-    const included: ResourceObject[] = []
-    for (const name of this.loadedOnShow) {
-      const relationship = resource.relationships[name]
-      const related = found.related[name] ?? []
-      if (relationship?.kind === 'to-many') toMany[name] = related.map((r) => r.id)
-      if (relationship && resource.defaultInclude.includes(name)) {
-        const target = registry.get(relationship.target)
-        for (const r of related) included.push(unlinkedResource(target, r))
-      }
-    }
-    const document: SingleDocument = { data: linkedResource(registry, resource, found.record, toMany) }
-    return jsonApiResponse(200, included.length > 0 ? { ...document, included: unique(included) } : document)
+    const context = { registry, graph: found.graph, fields: query.fields }
+    const data = resourceObject(context, resource, found.record)
+    const included = found.graph.included.map((r) => resourceObject(context, r.resource, r.record))
+    return jsonApiResponse(200, included.length > 0 ? { data, included } : { data })
   }
 
   async create({ url, body }: HandlerInput): Promise<ApiResponse> {
     const { resource, registry, store } = this
-    parseRecordQuery(url)
+    rejectQuery(url)
     const write = parseWriteDocument(registry, resource, documentOf(body), { kind: 'create' })
     await this.rejectInvalid(write)
     const result = await store.create(resource, write.input)
@@ -96,7 +150,7 @@ export class ResourceController {
   async update({ url, id, body }: HandlerInput): Promise<ApiResponse> {
     const { resource, registry, store } = this
     const recordId = this.requireId(id)
-    parseRecordQuery(url)
+    rejectQuery(url)
     const write = parseWriteDocument(registry, resource, documentOf(body), { kind: 'update', id: recordId })
     if (write.errors.length > 0 || write.missing.size > 0) {
       if (!(await store.find(resource, recordId))) throw recordNotFound()
@@ -111,7 +165,7 @@ export class ResourceController {
   async remove({ url, id }: HandlerInput): Promise<ApiResponse> {
     const { resource, store } = this
     const recordId = this.requireId(id)
-    parseRecordQuery(url)
+    rejectQuery(url)
     const result = await store.delete(resource, recordId)
     if (result.status === 'not-found') throw recordNotFound()
     if (result.status === 'restricted') {
@@ -149,13 +203,10 @@ function documentOf(body: unknown): unknown {
   return (body as ParsedBody | undefined)?.document
 }
 
-/** Each included record once, in first-seen order. */
-function unique(objects: ResourceObject[]): ResourceObject[] {
-  const seen = new Set<string>()
-  return objects.filter((o) => {
-    const key = `${o.type}:${o.id}`
-    if (seen.has(key)) return false
-    seen.add(key)
-    return true
-  })
+/** Writes take no query parameters: any given is refused with 400. */
+function rejectQuery(url: string): void {
+  const at = url.indexOf('?')
+  if (at === -1 || at === url.length - 1) return
+  const [name] = new URLSearchParams(url.slice(at + 1)).keys()
+  if (name !== undefined) throw httpError(400, `Unknown query parameter "${name}"`, { parameter: name })
 }

@@ -1,4 +1,6 @@
 import { Elysia, t } from 'elysia'
+import type { PageLimits } from '../jsonapi/query'
+import { fetchQuerySchema } from '../jsonapi/schemas'
 import type { ResourceRegistry } from '../resources/registry'
 import type { Store } from '../store/store'
 import { operationDocs } from './openapi'
@@ -32,10 +34,10 @@ function withBody(operation: Operation) {
 }
 
 /** Registers list, get, create, update (PUT and PATCH) and delete for every described resource. */
-export function resourceRoutes(registry: ResourceRegistry, store: Store, prefix: string) {
+export function resourceRoutes(registry: ResourceRegistry, store: Store, prefix: string, pageLimits: PageLimits) {
   const api = new Elysia({ prefix })
   for (const resource of registry.all) {
-    const controller = new ResourceController(resource, registry, store, prefix)
+    const controller = new ResourceController(resource, registry, store, prefix, pageLimits)
     const docs = operationDocs(registry, resource)
     const collection = `/${resource.type}`
     const member = `${collection}/:id`
@@ -45,12 +47,13 @@ export function resourceRoutes(registry: ResourceRegistry, store: Store, prefix:
       .get(
         collection,
         withoutBody((input) => controller.list(input)),
-        { detail: docs.list },
+        // For the OpenAPI document: the controller reads the raw query itself, and these all pass.
+        { query: fetchQuerySchema(registry, resource, 'list'), detail: docs.list },
       )
       .get(
         member,
         withoutBody((input) => controller.show(input)),
-        { params, detail: docs.show },
+        { params, query: fetchQuerySchema(registry, resource, 'record'), detail: docs.show },
       )
       .post(
         collection,

@@ -1,6 +1,6 @@
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
-import type { Id, StoredRecord } from '../store/store'
+import type { Id, RecordGraph, StoredRecord } from '../store/store'
 
 export interface ResourceIdentifier {
   readonly type: string
@@ -73,30 +73,39 @@ export function unlinkedResourceJson(resource: ResourceDescription, record: Stor
   return json + template.tail
 }
 
-/**
- * A resource object with linkage for every relationship (interface.md rule 2). `toMany` holds the
- * related ids of each to-many relationship.
- */
-export function linkedResource(
-  registry: ResourceRegistry,
-  resource: ResourceDescription,
-  record: StoredRecord,
-  toMany: Readonly<Record<string, readonly Id[]>>,
-): ResourceObject {
-  const relationships: Record<string, RelationshipObject> = {}
-  for (const [name, relationship] of Object.entries(resource.relationships)) {
-    const type = registry.get(relationship.target).type
-    if (relationship.kind === 'to-one') {
-      const id = record.toOne[name]
-      relationships[name] = { data: id === null || id === undefined ? null : { type, id: String(id) } }
-    } else {
-      relationships[name] = { data: (toMany[name] ?? []).map((id) => ({ type, id: String(id) })) }
-    }
-  }
-  return { id: String(record.id), type: resource.type, attributes: record.attributes, relationships }
+/** What rendering a record needs beyond the record: the linkage read with it and the sparse fieldsets. */
+export interface RenderContext {
+  readonly registry: ResourceRegistry
+  readonly graph: RecordGraph
+  /** Plural type -> the attributes and relationships to render; a type not named renders all. */
+  readonly fields: ReadonlyMap<string, ReadonlySet<string>>
 }
 
-export interface SingleDocument {
-  readonly data: ResourceObject
-  readonly included?: readonly ResourceObject[]
+/**
+ * A resource object: a relationship the graph holds linkage for renders `data`, any other
+ * `{"meta": {"included": false}}`; only the fields its type's sparse fieldset names appear.
+ */
+export function resourceObject(
+  context: RenderContext,
+  resource: ResourceDescription,
+  record: StoredRecord,
+): ResourceObject {
+  const only = context.fields.get(resource.type)
+  const attributes: Record<string, string> = {}
+  for (const [name, value] of Object.entries(record.attributes)) if (!only || only.has(name)) attributes[name] = value
+  const relationships: Record<string, RelationshipObject> = {}
+  for (const [name, relationship] of Object.entries(resource.relationships)) {
+    if (only && !only.has(name)) continue
+    const linkage = context.graph.linkage(resource.type, record.id, name)
+    if (linkage === undefined) {
+      relationships[name] = notIncluded
+      continue
+    }
+    const type = context.registry.get(relationship.target).type
+    const identifier = (id: Id) => ({ type, id: String(id) })
+    relationships[name] = {
+      data: linkage === null ? null : typeof linkage === 'number' ? identifier(linkage) : linkage.map(identifier),
+    }
+  }
+  return { id: String(record.id), type: resource.type, attributes, relationships }
 }

@@ -1,44 +1,165 @@
 import type { ResourceDescription } from '../resources/description'
-import type { ListFilter } from '../store/store'
-import { httpError } from './errors'
+import type { ResourceRegistry } from '../resources/registry'
+import type { SortKey, StoreFilter } from '../store/store'
+import { httpError, type JsonApiError } from './errors'
 import { parseId } from './ids'
 
-function rejectUnknown(params: URLSearchParams, known: ReadonlySet<string>): void {
-  const seen = new Set<string>()
-  for (const name of params.keys()) {
-    if (!known.has(name)) {
-      throw httpError(400, `Unknown query parameter "${name}"`, { parameter: name })
-    }
-    if (seen.has(name)) throw httpError(400, `Query parameter "${name}" is given more than once`, { parameter: name })
-    seen.add(name)
-  }
+/** Relationship paths to include, as a tree: `books.book_collection` is books -> book_collection. */
+export type IncludeTree = ReadonlyMap<string, IncludeTree>
+
+export interface Page {
+  readonly number: number
+  readonly size: number
 }
 
-function searchParams(url: string): URLSearchParams | null {
+/** The JSON:API query parameters of a fetch, checked against the resource descriptions. */
+export interface FetchQuery {
+  /** Null when `include` was not given: the endpoint's default applies. */
+  readonly include: IncludeTree | null
+  /** Sparse fieldsets: plural type -> the attributes and relationships to render. */
+  readonly fields: ReadonlyMap<string, ReadonlySet<string>>
+  /** Always ends with `id`, so the order is total. */
+  readonly sort: readonly SortKey[]
+  readonly filters: readonly StoreFilter[]
+  readonly page: Page | null
+}
+
+export interface PageLimits {
+  readonly defaultSize: number
+  readonly maxSize: number
+}
+
+const byId: SortKey = { field: 'id', descending: false }
+const bracketed = /^(fields|filter|page)\[([^\]]*)\]$/
+
+function invalid(parameter: string, detail: string): JsonApiError {
+  return httpError(400, detail, { parameter })
+}
+
+function parseInclude(registry: ResourceRegistry, resource: ResourceDescription, value: string): IncludeTree {
+  const tree = new Map<string, Map<string, unknown>>()
+  if (value === '') return tree as IncludeTree
+  for (const path of value.split(',')) {
+    let type = resource
+    let level = tree
+    for (const name of path.split('.')) {
+      const relationship = Object.hasOwn(type.relationships, name) ? type.relationships[name] : undefined
+      if (!relationship) {
+        throw invalid('include', `${type.type} has no relationship "${name}" (in include path "${path}")`)
+      }
+      let next = level.get(name) as Map<string, Map<string, unknown>> | undefined
+      if (!next) {
+        next = new Map()
+        level.set(name, next)
+      }
+      level = next
+      type = registry.get(relationship.target)
+    }
+  }
+  return tree as IncludeTree
+}
+
+function parseFields(registry: ResourceRegistry, parameter: string, type: string, value: string): ReadonlySet<string> {
+  const resource = registry.all.find((r) => r.type === type)
+  if (!resource) throw invalid(parameter, `There is no resource type "${type}"`)
+  const names = value === '' ? [] : value.split(',')
+  for (const name of names) {
+    if (!Object.hasOwn(resource.attributes, name) && !Object.hasOwn(resource.relationships, name)) {
+      throw invalid(parameter, `${type} has no attribute or relationship "${name}"`)
+    }
+  }
+  return new Set(names)
+}
+
+function parseSort(resource: ResourceDescription, value: string): SortKey[] {
+  const keys: SortKey[] = []
+  for (const part of value.split(',')) {
+    const descending = part.startsWith('-')
+    const field = descending ? part.slice(1) : part
+    if (field !== 'id' && !resource.sortable.includes(field)) {
+      throw invalid(
+        'sort',
+        `${resource.type} cannot be sorted by "${part}"; sort keys: id, ${resource.sortable.join(', ')}`,
+      )
+    }
+    if (keys.some((k) => k.field === field)) throw invalid('sort', `sort names "${field}" twice`)
+    keys.push({ field, descending })
+  }
+  return keys.some((k) => k.field === 'id') ? keys : [...keys, byId]
+}
+
+function parseFilter(resource: ResourceDescription, parameter: string, name: string, value: string): StoreFilter {
+  const filter = Object.hasOwn(resource.filters, name) ? resource.filters[name] : undefined
+  if (!filter) throw invalid(parameter, `${resource.type} has no filter "${name}"`)
+  if (filter.kind === 'attribute') return { kind: 'attribute', attribute: filter.attribute, value }
+  const relationship = resource.relationships[filter.relationship]
+  const nullable = relationship?.kind === 'to-one' && !relationship.required
+  const ids: number[] = []
+  let orNone = false
+  for (const part of value.split(',')) {
+    const id = parseId(part)
+    if (id !== null) ids.push(id)
+    else if (part === 'null' && nullable) orNone = true
+    else {
+      throw invalid(
+        parameter,
+        `${parameter} takes record ids separated by commas${nullable ? ', or null' : ''} (got "${value}")`,
+      )
+    }
+  }
+  return { kind: 'relationship', relationship: filter.relationship, ids, orNone }
+}
+
+function parsePositive(parameter: string, value: string, max?: number): number {
+  const number = parseId(value)
+  if (number === null) throw invalid(parameter, `${parameter} must be a positive integer (got "${value}")`)
+  if (max !== undefined && number > max) throw invalid(parameter, `${parameter} is at most ${max} (got ${number})`)
+  return number
+}
+
+/**
+ * Reads the query string of a GET. `list` takes include, fields, sort, filters and pages; a
+ * single record takes include and fields. Anything else, or anything malformed, is a 400 naming
+ * the parameter.
+ */
+export function parseFetchQuery(
+  registry: ResourceRegistry,
+  resource: ResourceDescription,
+  url: string,
+  target: 'list' | 'record',
+  limits: PageLimits,
+): FetchQuery {
   const at = url.indexOf('?')
-  return at === -1 || at === url.length - 1 ? null : new URLSearchParams(url.slice(at + 1))
-}
-
-/** Requests other than lists take no query parameters yet; any given is refused with 400. */
-export function parseRecordQuery(url: string): void {
-  const params = searchParams(url)
-  if (params) rejectUnknown(params, new Set())
-}
-
-/** The filters of a list request (`?author_id=3` on books), each naming a record id. */
-export function parseListQuery(resource: ResourceDescription, url: string): ListFilter {
-  const params = searchParams(url)
-  if (!params) return {}
-  rejectUnknown(params, new Set(Object.keys(resource.filters)))
-  const filter: Record<string, number> = {}
-  for (const [name, value] of params) {
-    const description = resource.filters[name]
-    if (!description) continue
-    const id = parseId(value)
-    if (id === null) {
-      throw httpError(400, `${name} must be a record id, a positive integer (got "${value}")`, { parameter: name })
-    }
-    filter[description.relationship] = id
+  const query: { include: IncludeTree | null; fields: Map<string, ReadonlySet<string>>; sort: SortKey[] } = {
+    include: null,
+    fields: new Map(),
+    sort: [byId],
   }
-  return filter
+  const filters: StoreFilter[] = []
+  let pageNumber: number | undefined
+  let pageSize: number | undefined
+  if (at === -1 || at === url.length - 1) return { ...query, filters, page: null }
+
+  const seen = new Set<string>()
+  for (const [name, value] of new URLSearchParams(url.slice(at + 1))) {
+    if (seen.has(name)) throw invalid(name, `Query parameter "${name}" is given more than once`)
+    seen.add(name)
+    const [, family, key = ''] = bracketed.exec(name) ?? []
+    const listOnly =
+      family === 'filter' || family === 'page' || name === 'sort' || Object.hasOwn(resource.plainFilters, name)
+    if (listOnly && target === 'record') throw invalid(name, `"${name}" applies to lists only`)
+
+    if (name === 'include') query.include = parseInclude(registry, resource, value)
+    else if (name === 'sort') query.sort = parseSort(resource, value)
+    else if (family === 'fields') query.fields.set(key, parseFields(registry, name, key, value))
+    else if (family === 'filter') filters.push(parseFilter(resource, name, key, value))
+    else if (Object.hasOwn(resource.plainFilters, name)) {
+      filters.push(parseFilter(resource, name, resource.plainFilters[name] as string, value))
+    } else if (family === 'page' && key === 'number') pageNumber = parsePositive(name, value)
+    else if (family === 'page' && key === 'size') pageSize = parsePositive(name, value, limits.maxSize)
+    else throw invalid(name, `Unknown query parameter "${name}"`)
+  }
+  const paged = pageNumber !== undefined || pageSize !== undefined
+  const page = paged ? { number: pageNumber ?? 1, size: pageSize ?? limits.defaultSize } : null
+  return { ...query, filters, page }
 }

@@ -129,3 +129,34 @@ export const errorDocumentSchema = t.Object(
   },
   { title: 'Error document' },
 )
+
+/**
+ * The query parameters of a GET, for the OpenAPI document. Every one is an optional string here
+ * (additional ones pass too): the controller reads and checks the raw query itself, so that its
+ * 400s name the parameter exactly as sent.
+ */
+export function fetchQuerySchema(registry: ResourceRegistry, resource: ResourceDescription, target: 'list' | 'record') {
+  // No pattern or format: Elysia would enforce it before the controller could name the parameter.
+  const text = (description: string) => t.Optional(t.String({ description }))
+  const properties: Record<string, TSchema> = {
+    include: text(
+      `Relationship paths to include, comma-separated and dot-nested (from ${resource.type}: ${Object.keys(resource.relationships).join(', ')}).`,
+    ),
+  }
+  for (const r of registry.all) {
+    properties[`fields[${r.type}]`] = text(`Sparse fieldset: the attributes and relationships of ${r.type} to render.`)
+  }
+  if (target === 'list') {
+    properties.sort = text(
+      `Sort keys, comma-separated, - for descending: id, ${resource.sortable.join(', ')}. Ties break by id.`,
+    )
+    for (const [name, filter] of Object.entries(resource.filters))
+      properties[`filter[${name}]`] = text(filter.description)
+    for (const [name, filter] of Object.entries(resource.plainFilters)) {
+      properties[name] = text(`The original interface's form of filter[${filter}]: one id.`)
+    }
+    properties['page[number]'] = text('Page number, from 1; with it or page[size] the list is paginated.')
+    properties['page[size]'] = text('Records a page: 20 unless given, at most the configured maximum (100 by default).')
+  }
+  return t.Object(properties, { additionalProperties: true })
+}

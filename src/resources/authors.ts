@@ -22,6 +22,10 @@ export const authors = defineResource({
       description: 'The books this author wrote.',
     },
   },
-  filters: {},
+  filters: {
+    name: { kind: 'attribute', attribute: 'name', description: 'Only the records with exactly this name.' },
+  },
+  plainFilters: {},
+  sortable: ['name'],
   defaultInclude: ['books'],
 })

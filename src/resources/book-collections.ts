@@ -22,6 +22,10 @@ export const bookCollections = defineResource({
       description: 'The books in this collection.',
     },
   },
-  filters: {},
+  filters: {
+    name: { kind: 'attribute', attribute: 'name', description: 'Only the records with exactly this name.' },
+  },
+  plainFilters: {},
+  sortable: ['name'],
   defaultInclude: ['books'],
 })

@@ -35,7 +35,15 @@ export const books = defineResource({
     },
   },
   filters: {
-    author_id: { relationship: 'author', description: 'Only the books of this author (an id).' },
+    name: { kind: 'attribute', attribute: 'name', description: 'Only the records with exactly this name.' },
+    author: { kind: 'relationship', relationship: 'author', description: 'Only the books of these authors (ids).' },
+    book_collection: {
+      kind: 'relationship',
+      relationship: 'book_collection',
+      description: 'Only the books in these collections (ids; `null` for books in none).',
+    },
   },
+  plainFilters: { author_id: 'author' },
+  sortable: ['name'],
   defaultInclude: ['author', 'book_collection'],
 })

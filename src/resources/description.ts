@@ -42,11 +42,13 @@ export interface ToManyRelationship {
 
 export type RelationshipDescription = ToOneRelationship | ToManyRelationship
 
-/** A list filter given as a plain query parameter (`?author_id=1`), matching a to-one relationship. */
-export interface RelationshipFilter {
-  readonly relationship: string
-  readonly description: string
-}
+/**
+ * A list filter, `filter[<name>]=...`: an attribute that equals the value exactly, or a to-one
+ * relationship that points at any of the comma-separated ids (`null` for none, where allowed).
+ */
+export type FilterDescription =
+  | { readonly kind: 'attribute'; readonly attribute: string; readonly description: string }
+  | { readonly kind: 'relationship'; readonly relationship: string; readonly description: string }
 
 export interface ResourceDescription {
   /** Plural type name, used in responses and paths (`book_collections`). */
@@ -59,7 +61,11 @@ export interface ResourceDescription {
   /** In field order: validation errors come out in this order. */
   readonly attributes: Readonly<Record<string, AttributeDescription>>
   readonly relationships: Readonly<Record<string, RelationshipDescription>>
-  readonly filters: Readonly<Record<string, RelationshipFilter>>
+  readonly filters: Readonly<Record<string, FilterDescription>>
+  /** Filters the original interface takes as plain query parameters: `?author_id=1` is `filter[author]=1`. */
+  readonly plainFilters: Readonly<Record<string, string>>
+  /** Attributes a list can be sorted by (`id` always can). */
+  readonly sortable: readonly string[]
   /** Relationships whose records a single-record GET puts in `included`. */
   readonly defaultInclude: readonly string[]
 }

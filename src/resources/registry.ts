@@ -49,8 +49,17 @@ export class ResourceRegistry {
       if (!resource.relationships[name]) throw new Error(`${resource.type} includes unknown ${name}`)
     }
     for (const filter of Object.values(resource.filters)) {
-      const relationship = resource.relationships[filter.relationship]
-      if (relationship?.kind !== 'to-one') throw new Error(`${resource.type} filters on ${filter.relationship}`)
+      const known =
+        filter.kind === 'attribute'
+          ? Object.hasOwn(resource.attributes, filter.attribute)
+          : resource.relationships[filter.relationship]?.kind === 'to-one'
+      if (!known) throw new Error(`${resource.type} has a filter on nothing it has`)
+    }
+    for (const name of Object.values(resource.plainFilters)) {
+      if (!resource.filters[name]) throw new Error(`${resource.type} has a plain filter for unknown ${name}`)
+    }
+    for (const name of resource.sortable) {
+      if (!Object.hasOwn(resource.attributes, name)) throw new Error(`${resource.type} sorts by unknown ${name}`)
     }
   }
 }

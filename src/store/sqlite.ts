@@ -3,16 +3,19 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { ResourceDescription, ToOneRelationship } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
+import { GraphBuilder } from './record-graph'
 import { type Migration, sqliteMigrations } from './sqlite-migrations'
 import type {
   DeleteResult,
   Id,
-  ListFilter,
-  ListPage,
+  IncludePlan,
+  ListQuery,
+  RecordGraph,
   RecordInput,
-  RecordWithRelated,
+  SortKey,
   Store,
   StoredRecord,
+  StoreFilter,
   WriteResult,
 } from './store'
 
@@ -40,6 +43,17 @@ class Table {
       .join(', ')
     this.findSql = `SELECT ${this.columns} FROM ${this.name} WHERE "id" = ?`
     this.existsSql = `SELECT 1 AS found FROM ${this.name} WHERE "id" = ?`
+  }
+
+  attributeColumn(attribute: string): string {
+    const found = this.attributes.find(([name]) => name === attribute)
+    if (!found) throw new Error(`${this.resource.type} has no attribute ${attribute}`)
+    return quote(found[1])
+  }
+
+  /** `id` or an attribute, as a sort key names it. */
+  sortColumn(field: string): string {
+    return field === 'id' ? '"id"' : this.attributeColumn(field)
   }
 
   column(relationship: string): string {
@@ -73,6 +87,33 @@ class Table {
 
 function quote(identifier: string): string {
   return `"${identifier.replaceAll('"', '""')}"`
+}
+
+function whereClause(where: readonly string[]): string {
+  return where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`
+}
+
+/**
+ * Keyset condition: the rows after the one whose sort values are `after`, in `sort` order
+ * (sort values compared left to right, each key in its own direction).
+ */
+function keysetCondition(
+  table: Table,
+  sort: readonly SortKey[],
+  after: readonly (string | number)[],
+  params: Bindings,
+): string {
+  const alternatives: string[] = []
+  for (let i = 0; i < sort.length; i++) {
+    const parts: string[] = []
+    for (let j = 0; j <= i; j++) {
+      const key = sort[j] as SortKey
+      parts.push(`${table.sortColumn(key.field)} ${j < i ? '=' : key.descending ? '<' : '>'} ?`)
+      params.push(after[j] as string | number)
+    }
+    alternatives.push(`(${parts.join(' AND ')})`)
+  }
+  return `(${alternatives.join(' OR ')})`
 }
 
 interface PendingWrite {
@@ -125,49 +166,56 @@ export class SqliteStore implements Store {
     return new SqliteStore(db, registry)
   }
 
-  async list(resource: ResourceDescription, filter: ListFilter, page: ListPage): Promise<StoredRecord[]> {
+  async list(
+    resource: ResourceDescription,
+    query: ListQuery,
+    plan: IncludePlan,
+  ): Promise<{ records: StoredRecord[]; graph: RecordGraph }> {
     const table = this.table(resource)
-    const names = Object.keys(filter).sort()
-    const where = ['"id" > ?', ...names.map((name) => `${table.column(name)} = ?`)].join(' AND ')
-    const rows = this.statement(`SELECT ${table.columns} FROM ${table.name} WHERE ${where} ORDER BY "id" LIMIT ?`).all(
-      page.afterId,
-      ...names.map((name) => filter[name] as Id),
-      page.limit,
-    )
-    return rows.map((row) => table.toRecord(row))
+    const read = () => {
+      const { where, params } = this.conditions(table, query.filters)
+      if (query.after) where.push(keysetCondition(table, query.sort, query.after, params))
+      const order = query.sort.map((k) => `${table.sortColumn(k.field)} ${k.descending ? 'DESC' : 'ASC'}`).join(', ')
+      const sql = `SELECT ${table.columns} FROM ${table.name}${whereClause(where)} ORDER BY ${order} LIMIT ? OFFSET ?`
+      const records = this.statement(sql)
+        .all(...params, query.limit, query.offset ?? 0)
+        .map((row) => table.toRecord(row))
+      const graph = new GraphBuilder(
+        resource.type,
+        records.map((r) => r.id),
+      )
+      this.follow(resource, records, plan, graph)
+      return { records, graph }
+    }
+    return plan.size === 0 ? read() : this.readSnapshot(read)
+  }
+
+  async count(resource: ResourceDescription, filters: readonly StoreFilter[]): Promise<number> {
+    const table = this.table(resource)
+    const { where, params } = this.conditions(table, filters)
+    const [count] = this.db
+      .query<unknown[], Bindings>(`SELECT COUNT(*) FROM ${table.name}${whereClause(where)}`)
+      .values(...params)[0] as [number]
+    return count
   }
 
   async find(resource: ResourceDescription, id: Id): Promise<StoredRecord | null> {
     return this.findNow(this.table(resource), id)
   }
 
-  async findRelated(resource: ResourceDescription, id: Id, relationship: string): Promise<StoredRecord[]> {
-    return this.relatedNow(resource, id, relationship)
-  }
-
   async findWithRelated(
     resource: ResourceDescription,
     id: Id,
-    relationships: readonly string[],
-  ): Promise<RecordWithRelated | null> {
+    plan: IncludePlan,
+  ): Promise<{ record: StoredRecord; graph: RecordGraph } | null> {
     const table = this.table(resource)
     // One read transaction: a consistent snapshot, and one WAL read lock instead of one per query.
-    return this.readSnapshot((): RecordWithRelated | null => {
+    return this.readSnapshot(() => {
       const record = this.findNow(table, id)
       if (!record) return null
-      const related: Record<string, StoredRecord[]> = {}
-      for (const name of relationships) {
-        const relationship = resource.relationships[name]
-        if (relationship?.kind === 'to-many') {
-          related[name] = this.relatedNow(resource, id, name)
-        } else if (relationship) {
-          const targetId = record.toOne[name]
-          const found =
-            targetId == null ? null : this.findNow(this.table(this.registry.get(relationship.target)), targetId)
-          related[name] = found ? [found] : []
-        }
-      }
-      return { record, related }
+      const graph = new GraphBuilder(resource.type, [id])
+      this.follow(resource, [record], plan, graph)
+      return { record, graph }
     })
   }
 
@@ -313,13 +361,88 @@ export class SqliteStore implements Store {
     return this.statement(table.existsSql).get(id) !== null
   }
 
-  private relatedNow(resource: ResourceDescription, id: Id, relationship: string): StoredRecord[] {
-    const inverse = this.registry.inverseOf(resource, relationship)
-    const target = this.table(this.registry.get(resource.relationships[relationship]?.target ?? ''))
-    const rows = this.statement(
-      `SELECT ${target.columns} FROM ${target.name} WHERE ${quote(inverse.column)} = ? ORDER BY "id"`,
-    ).all(id)
-    return rows.map((row) => target.toRecord(row))
+  /** Follows `plan` from `records`: one query per relationship and level, never one per record. */
+  private follow(
+    resource: ResourceDescription,
+    records: readonly StoredRecord[],
+    plan: IncludePlan,
+    graph: GraphBuilder,
+  ): void {
+    for (const [name, node] of plan) {
+      const relationship = resource.relationships[name]
+      if (!relationship) continue
+      const target = this.registry.get(relationship.target)
+      const targetTable = this.table(target)
+      let reached: StoredRecord[]
+      if (relationship.kind === 'to-one') {
+        for (const record of records) graph.link(resource.type, record.id, name, record.toOne[name] ?? null)
+        if (!node.include && node.children.size === 0) continue
+        const ids = new Set<Id>()
+        for (const record of records) {
+          const id = record.toOne[name]
+          if (id != null) ids.add(id)
+        }
+        reached = this.findManyNow(targetTable, [...ids])
+      } else {
+        const inverse = this.registry.inverseOf(resource, name)
+        reached = this.whereInNow(
+          targetTable,
+          inverse.column,
+          records.map((r) => r.id),
+        )
+        const owned = new Map<Id, Id[]>()
+        for (const child of reached) {
+          const owner = child.toOne[relationship.inverse]
+          if (owner == null) continue
+          const ids = owned.get(owner)
+          if (ids) ids.push(child.id)
+          else owned.set(owner, [child.id])
+        }
+        for (const record of records) graph.link(resource.type, record.id, name, owned.get(record.id) ?? [])
+      }
+      if (node.include) for (const record of reached) graph.include(target, record)
+      if (node.children.size > 0) this.follow(target, reached, node.children, graph)
+    }
+  }
+
+  private findManyNow(table: Table, ids: readonly Id[]): StoredRecord[] {
+    if (ids.length === 1) {
+      const found = this.findNow(table, ids[0] as Id)
+      return found ? [found] : []
+    }
+    return this.whereInNow(table, 'id', ids)
+  }
+
+  /** Records whose `column` is one of `ids`, in id order; the ids travel as one JSON parameter. */
+  private whereInNow(table: Table, column: string, ids: readonly Id[]): StoredRecord[] {
+    if (ids.length === 0) return []
+    return this.statement(
+      `SELECT ${table.columns} FROM ${table.name} WHERE ${quote(column)} IN (SELECT value FROM json_each(?)) ORDER BY "id"`,
+    )
+      .all(JSON.stringify(ids))
+      .map((row) => table.toRecord(row))
+  }
+
+  /** SQL conditions and their parameters for list filters. */
+  private conditions(table: Table, filters: readonly StoreFilter[]): { where: string[]; params: Bindings } {
+    const where: string[] = []
+    const params: Bindings = []
+    for (const filter of filters) {
+      if (filter.kind === 'attribute') {
+        where.push(`${table.attributeColumn(filter.attribute)} = ?`)
+        params.push(filter.value)
+        continue
+      }
+      const column = table.column(filter.relationship)
+      const any: string[] = []
+      if (filter.ids.length > 0) {
+        any.push(`${column} IN (SELECT value FROM json_each(?))`)
+        params.push(JSON.stringify(filter.ids))
+      }
+      if (filter.orNone) any.push(`${column} IS NULL`)
+      where.push(any.length === 0 ? '0' : `(${any.join(' OR ')})`)
+    }
+    return { where, params }
   }
 
   private missingNow(resource: ResourceDescription, toOne: RecordInput['toOne']): string[] {

@@ -17,19 +17,53 @@ export interface RecordInput {
   readonly toOne: Readonly<Record<string, Id | null>>
 }
 
-/** Equality on to-one relationships: `{ author: 3 }` lists the books of author 3. */
-export type ListFilter = Readonly<Record<string, Id>>
+/** One condition on a list; a list matches all of its filters. */
+export type StoreFilter =
+  /** The attribute equals the value exactly. */
+  | { readonly kind: 'attribute'; readonly attribute: string; readonly value: string }
+  /** The to-one relationship points at one of `ids`, or at nothing when `orNone`. */
+  | {
+      readonly kind: 'relationship'
+      readonly relationship: string
+      readonly ids: readonly Id[]
+      readonly orNone: boolean
+    }
 
-export interface ListPage {
-  /** Only records with a greater id: the list is read in id order, a batch at a time. */
-  readonly afterId: Id
-  readonly limit: number
+/** `id` or an attribute name. */
+export interface SortKey {
+  readonly field: string
+  readonly descending: boolean
 }
 
-/** A record and, for each relationship asked for, the records on its other side. */
-export interface RecordWithRelated {
-  readonly record: StoredRecord
-  readonly related: Readonly<Record<string, readonly StoredRecord[]>>
+export interface ListQuery {
+  readonly filters: readonly StoreFilter[]
+  /** Ends with `id` so that the order is total. */
+  readonly sort: readonly SortKey[]
+  readonly limit: number
+  readonly offset?: number
+  /** Keyset: only the records after the one whose sort values these are, in `sort` order. */
+  readonly after?: readonly (string | number)[]
+}
+
+/**
+ * Which relationships to follow from a set of records. `include` puts the related records in the
+ * graph's `included`; without it only the linkage (the related ids) is read.
+ */
+export interface IncludeNode {
+  readonly include: boolean
+  readonly children: IncludePlan
+}
+export type IncludePlan = ReadonlyMap<string, IncludeNode>
+
+/** The ids on the other side of a relationship: one (or null) for to-one, a list for to-many. */
+export type Linkage = Id | null | readonly Id[]
+
+/** Records reached from others along an include plan, read in the same snapshot as they. */
+export interface RecordGraph {
+  /** Linkage of a relationship the plan followed from this record, else undefined. */
+  linkage(type: string, id: Id, relationship: string): Linkage | undefined
+  /** Each included record once, in first-seen order. */
+  readonly included: readonly { readonly resource: ResourceDescription; readonly record: StoredRecord }[]
 }
 
 export type WriteResult =
@@ -48,16 +82,21 @@ export type DeleteResult =
  * database is in use. Each write runs in a single transaction.
  */
 export interface Store {
-  list(resource: ResourceDescription, filter: ListFilter, page: ListPage): Promise<StoredRecord[]>
+  /** A page of records and what the plan reaches from them, in one consistent snapshot. */
+  list(
+    resource: ResourceDescription,
+    query: ListQuery,
+    plan: IncludePlan,
+  ): Promise<{ records: StoredRecord[]; graph: RecordGraph }>
+  /** How many records match the filters. */
+  count(resource: ResourceDescription, filters: readonly StoreFilter[]): Promise<number>
   find(resource: ResourceDescription, id: Id): Promise<StoredRecord | null>
-  /** The records on the other side of a to-many relationship of record `id`, in id order. */
-  findRelated(resource: ResourceDescription, id: Id, relationship: string): Promise<StoredRecord[]>
-  /** A record with the related records of the named relationships, read as one consistent snapshot. */
+  /** A record and what the plan reaches from it, in one consistent snapshot; null when no record has the id. */
   findWithRelated(
     resource: ResourceDescription,
     id: Id,
-    relationships: readonly string[],
-  ): Promise<RecordWithRelated | null>
+    plan: IncludePlan,
+  ): Promise<{ record: StoredRecord; graph: RecordGraph } | null>
   /** Which of these to-one references point at nothing (read-only; used to report all errors at once). */
   missingReferences(resource: ResourceDescription, toOne: RecordInput['toOne']): Promise<string[]>
   create(resource: ResourceDescription, input: RecordInput): Promise<WriteResult>

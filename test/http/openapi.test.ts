@@ -58,11 +58,22 @@ describe(`GET ${SPEC_PATH}`, () => {
     }
   })
 
-  it('documents the author_id filter on the book list and the id path parameter', () => {
+  it('documents every query parameter of the book list and of a single book', () => {
+    const fields = ['query:fields[authors]', 'query:fields[book_collections]', 'query:fields[books]']
     const list = spec.paths['/api/v1/books'].get as Operation
-    expect(list.parameters?.map((p) => `${p.in}:${p.name}`)).toEqual(['query:author_id'])
+    expect(list.parameters?.map((p) => `${p.in}:${p.name}`)).toEqual([
+      'query:include',
+      ...fields,
+      'query:sort',
+      'query:filter[name]',
+      'query:filter[author]',
+      'query:filter[book_collection]',
+      'query:author_id',
+      'query:page[number]',
+      'query:page[size]',
+    ])
     const show = spec.paths['/api/v1/books/{id}'].get as Operation
-    expect(show.parameters?.map((p) => `${p.in}:${p.name}`)).toEqual(['path:id'])
+    expect(show.parameters?.map((p) => `${p.in}:${p.name}`)).toEqual(['path:id', 'query:include', ...fields])
   })
 
   it('describes the book body with the attribute rules the service enforces', () => {

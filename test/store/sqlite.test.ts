@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { resources } from '../../src/resources/registry'
 import { SqliteStore } from '../../src/store/sqlite'
 import { sqliteMigrations } from '../../src/store/sqlite-migrations'
-import type { StoredRecord, WriteResult } from '../../src/store/store'
+import type { IncludePlan, ListQuery, StoredRecord, WriteResult } from '../../src/store/store'
 
 const authors = resources.get('authors')
 const collections = resources.get('book_collections')
@@ -45,6 +45,22 @@ function inspect(path = dbPath): Database {
   const db = new Database(path)
   opened.push(db)
   return db
+}
+
+const byId = [{ field: 'id', descending: false }] as const
+const noPlan: IncludePlan = new Map()
+
+/** The records a list query returns, with no includes. */
+async function listed(
+  store: SqliteStore,
+  resource: typeof authors,
+  query: Partial<ListQuery> = {},
+): Promise<StoredRecord[]> {
+  return (await store.list(resource, { filters: [], sort: byId, limit: 100, ...query }, noPlan)).records
+}
+
+function authorIs(...ids: number[]) {
+  return { kind: 'relationship', relationship: 'author', ids, orNone: false } as const
 }
 
 function created(result: WriteResult | null): StoredRecord {
@@ -196,7 +212,7 @@ describe('SqliteStore create and find', () => {
     const store = openStore()
     const result = await store.create(books, { attributes: { name: 'Lost' }, toOne: { author: 7 } })
     expect(result).toEqual({ ok: false, missing: ['author'] })
-    expect(await store.list(books, {}, { afterId: 0, limit: 100 })).toEqual([])
+    expect(await listed(store, books)).toEqual([])
     expect(inspect().query<{ n: number }, []>('SELECT COUNT(*) AS n FROM books').get()?.n).toBe(0)
   })
 
@@ -216,43 +232,68 @@ describe('SqliteStore create and find', () => {
 })
 
 describe('SqliteStore list', () => {
-  it('reads records in id order a batch at a time with afterId and limit', async () => {
+  it('reads records in id order a batch at a time with a keyset and a limit', async () => {
     const store = openStore()
     const all: StoredRecord[] = []
     for (let i = 1; i <= 7; i++) all.push(await author(store, `Author ${i}`))
-    const page = (afterId: number) => store.list(authors, {}, { afterId, limit: 3 })
-    expect(await page(0)).toEqual(all.slice(0, 3))
+    const page = (after: number) => listed(store, authors, { limit: 3, after: [after] })
+    expect(await listed(store, authors, { limit: 3 })).toEqual(all.slice(0, 3))
     expect(await page(3)).toEqual(all.slice(3, 6))
     expect(await page(6)).toEqual(all.slice(6))
     expect(await page(7)).toEqual([])
   })
 
-  it('filters books by their author', async () => {
+  it('sorts by several keys in their own directions and continues after a keyset in that order', async () => {
+    const store = openStore()
+    const [b1, a1, b2, a2] = [
+      await author(store, 'B'),
+      await author(store, 'A'),
+      await author(store, 'B'),
+      await author(store, 'A'),
+    ] as StoredRecord[]
+    const sort = [
+      { field: 'name', descending: true },
+      { field: 'id', descending: false },
+    ]
+    expect(await listed(store, authors, { sort })).toEqual([b1, b2, a1, a2] as StoredRecord[])
+    expect(await listed(store, authors, { sort, after: ['B', b2?.id as number] })).toEqual([a1, a2] as StoredRecord[])
+    expect(await listed(store, authors, { sort, limit: 2, offset: 1 })).toEqual([b2, a1] as StoredRecord[])
+  })
+
+  it('filters books by their author, any of several, and counts what matches', async () => {
     const store = openStore()
     const a = await author(store, 'A')
     const b = await author(store, 'B')
+    const c = await author(store, 'C')
     const a1 = await book(store, 'A1', a.id)
-    await book(store, 'B1', b.id)
+    const b1 = await book(store, 'B1', b.id)
     const a2 = await book(store, 'A2', a.id)
-    expect(await store.list(books, { author: a.id }, { afterId: 0, limit: 100 })).toEqual([a1, a2])
-    expect(await store.list(books, { author: a.id }, { afterId: a1.id, limit: 100 })).toEqual([a2])
-    expect(await store.list(books, { author: 999 }, { afterId: 0, limit: 100 })).toEqual([])
+    await book(store, 'C1', c.id)
+    expect(await listed(store, books, { filters: [authorIs(a.id)] })).toEqual([a1, a2])
+    expect(await listed(store, books, { filters: [authorIs(a.id, b.id)] })).toEqual([a1, b1, a2])
+    expect(await listed(store, books, { filters: [authorIs(999)] })).toEqual([])
+    expect(await store.count(books, [authorIs(a.id, b.id)])).toBe(3)
+    expect(await store.count(books, [])).toBe(4)
   })
 
-  it('filters books by author and collection together', async () => {
+  it('filters by an exact attribute value and by no collection, together with other filters', async () => {
     const store = openStore()
     const a = await author(store, 'A')
     const c = await collection(store, 'C')
-    await book(store, 'no collection', a.id)
-    const inside = await book(store, 'in C', a.id, c.id)
-    expect(await store.list(books, { author: a.id, book_collection: c.id }, { afterId: 0, limit: 10 })).toEqual([
-      inside,
-    ])
+    const loose = await book(store, 'Same', a.id)
+    const inside = await book(store, 'Same', a.id, c.id)
+    await book(store, 'same', a.id)
+    const none = { kind: 'relationship', relationship: 'book_collection', ids: [], orNone: true } as const
+    const inC = { kind: 'relationship', relationship: 'book_collection', ids: [c.id], orNone: false } as const
+    const named = { kind: 'attribute', attribute: 'name', value: 'Same' } as const
+    expect(await listed(store, books, { filters: [named] })).toEqual([loose, inside])
+    expect(await listed(store, books, { filters: [named, none] })).toEqual([loose])
+    expect(await listed(store, books, { filters: [authorIs(a.id), inC] })).toEqual([inside])
   })
 })
 
-describe('SqliteStore findRelated and missingReferences', () => {
-  it("lists an author's and a collection's books in id order", async () => {
+describe('SqliteStore findWithRelated and missingReferences', () => {
+  it("reads an author's and a collection's books along the plan, with their linkage", async () => {
     const store = openStore()
     const a = await author(store, 'A')
     const other = await author(store, 'Other')
@@ -260,9 +301,39 @@ describe('SqliteStore findRelated and missingReferences', () => {
     const one = await book(store, 'One', a.id, c.id)
     const two = await book(store, 'Two', a.id)
     const three = await book(store, 'Three', other.id, c.id)
-    expect(await store.findRelated(authors, a.id, 'books')).toEqual([one, two])
-    expect(await store.findRelated(collections, c.id, 'books')).toEqual([one, three])
-    expect(await store.findRelated(authors, 999, 'books')).toEqual([])
+    const books = new Map([['books', { include: true, children: noPlan }]])
+    const byAuthor = await store.findWithRelated(authors, a.id, books)
+    expect(byAuthor?.graph.included.map((r) => r.record)).toEqual([one, two])
+    expect(byAuthor?.graph.linkage('authors', a.id, 'books')).toEqual([one.id, two.id])
+    const byCollection = await store.findWithRelated(collections, c.id, books)
+    expect(byCollection?.graph.included.map((r) => r.record)).toEqual([one, three])
+    expect(await store.findWithRelated(authors, 999, books)).toBeNull()
+  })
+
+  it('follows nested paths, includes each record once, and reads linkage alone where not included', async () => {
+    const store = openStore()
+    const a = await author(store, 'A')
+    const c = await collection(store, 'C')
+    const one = await book(store, 'One', a.id, c.id)
+    const two = await book(store, 'Two', a.id, c.id)
+    const plan: IncludePlan = new Map([
+      ['books', { include: true, children: new Map([['book_collection', { include: true, children: noPlan }]]) }],
+    ])
+    const found = await store.findWithRelated(authors, a.id, plan)
+    expect(found?.graph.included.map((r) => `${r.resource.type}:${r.record.id}`)).toEqual([
+      `books:${one.id}`,
+      `books:${two.id}`,
+      `book_collections:${c.id}`,
+    ])
+    expect(found?.graph.linkage('books', two.id, 'book_collection')).toBe(c.id)
+    expect(found?.graph.linkage('books', two.id, 'author')).toBeUndefined()
+    const linkOnly = await store.findWithRelated(
+      books,
+      one.id,
+      new Map([['author', { include: false, children: noPlan }]]),
+    )
+    expect(linkOnly?.graph.linkage('books', one.id, 'author')).toBe(a.id)
+    expect(linkOnly?.graph.included).toEqual([])
   })
 
   it('names the to-one references that point at nothing, without writing', async () => {
@@ -343,7 +414,7 @@ describe('SqliteStore delete', () => {
     expect(result.by.type).toBe('books')
     expect(result.count).toBe(2)
     expect(await store.find(authors, a.id)).toEqual(a)
-    expect(await store.findRelated(authors, a.id, 'books')).toEqual([one, two])
+    expect(await listed(store, books, { filters: [authorIs(a.id)] })).toEqual([one, two])
   })
 
   it('deletes an author once their books are gone', async () => {
