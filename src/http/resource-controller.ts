@@ -1,12 +1,13 @@
+import { type CursorValues, encodeCursor } from '../jsonapi/cursor'
 import { resourceObject, unlinkedResource, unlinkedResourceJson } from '../jsonapi/document'
 import { type FieldError, httpError, recordNotFound, unprocessable } from '../jsonapi/errors'
 import { parseId } from '../jsonapi/ids'
 import { messages } from '../jsonapi/messages'
-import { type IncludeTree, type Page, type PageLimits, parseFetchQuery } from '../jsonapi/query'
+import { type IncludeTree, type PageLimits, parseFetchQuery } from '../jsonapi/query'
 import { parseWriteDocument, type WriteRequest } from '../jsonapi/request-document'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
-import type { Id, IncludeNode, IncludePlan, RecordGraph, Store, StoredRecord } from '../store/store'
+import type { Id, IncludeNode, IncludePlan, RecordGraph, SortKey, Store, StoredRecord } from '../store/store'
 import type { ParsedBody } from './body-parser'
 import { type ApiResponse, jsonApiResponse, jsonApiTextResponse, noContent, streamedDataResponse } from './responses'
 
@@ -38,21 +39,30 @@ function planOf(resource: ResourceDescription, tree: IncludeTree, linkAll: boole
   return plan
 }
 
-/** The page links of a paginated list: the request's own URL with page[number] and page[size] set. */
-function pageLinks(url: string, page: Page, total: number): Record<string, string> {
-  const parsed = new URL(url)
-  const last = Math.max(1, Math.ceil(total / page.size))
-  const link = (number: number) => {
-    const params = new URLSearchParams(parsed.search)
-    params.set('page[number]', String(number))
-    params.set('page[size]', String(page.size))
-    return `${parsed.pathname}?${params}`
+/** The request's own URL, relative, with some query parameters set (or, for null, removed). */
+function linkTo(url: URL, changes: Readonly<Record<string, string | null>>): string {
+  const params = new URLSearchParams(url.search)
+  for (const [name, value] of Object.entries(changes)) {
+    if (value === null) params.delete(name)
+    else params.set(name, value)
   }
+  return `${url.pathname}?${params}`
+}
+
+/** Links of a numbered page: self, first, prev and next where they exist, last. */
+function numberLinks(url: URL, page: { number: number; size: number }, total: number): Record<string, string> {
+  const last = Math.max(1, Math.ceil(total / page.size))
+  const link = (number: number) => linkTo(url, { 'page[number]': String(number), 'page[size]': String(page.size) })
   const links: Record<string, string> = { self: link(page.number), first: link(1) }
   if (page.number > 1) links.prev = link(page.number - 1)
   if (page.number < last) links.next = link(page.number + 1)
   links.last = link(last)
   return links
+}
+
+/** Sort keys turned around: a page before a cursor is read backwards from it. */
+function reversed(sort: readonly SortKey[]): SortKey[] {
+  return sort.map((key) => ({ field: key.field, descending: !key.descending }))
 }
 
 /**
@@ -95,25 +105,61 @@ export class ResourceController {
       return `{"data":[${data.join(',')}]${include}${extra}}`
     }
 
-    if (page) {
+    const sortValues = (record: StoredRecord): CursorValues =>
+      sort.map((key) => (key.field === 'id' ? record.id : (record.attributes[key.field] as string)))
+    const paginated = (total: number, links: Record<string, string>) =>
+      `,"meta":${JSON.stringify({ total })},"links":${JSON.stringify(links)}`
+
+    if (page?.kind === 'number') {
       const [{ records, graph }, total] = await Promise.all([
         store.list(resource, { filters, sort, limit: page.size, offset: (page.number - 1) * page.size }, plan),
         store.count(resource, filters),
       ])
-      const extra = `,"meta":${JSON.stringify({ total })},"links":${JSON.stringify(pageLinks(url, page, total))}`
-      return jsonApiTextResponse(200, document(render(records, graph), graph, extra))
+      const links = numberLinks(new URL(url), page, total)
+      return jsonApiTextResponse(200, document(render(records, graph), graph, paginated(total, links)))
+    }
+    if (page?.kind === 'cursor') {
+      const backwards = page.before !== undefined
+      const order = backwards ? reversed(sort) : sort
+      // An empty position is the start (after) or the end (before) of the list.
+      const from = page.before ?? page.after
+      const position = from && from.length > 0 ? from : undefined
+      const [{ records, graph }, total] = await Promise.all([
+        store.list(resource, { filters, sort: order, limit: page.size, after: position }, plan),
+        store.count(resource, filters),
+      ])
+      // Whether the list goes on past this page, in reading order: one more record is enough to know.
+      const end = records.at(-1)
+      const more =
+        end !== undefined &&
+        (await store.list(resource, { filters, sort: order, limit: 1, after: sortValues(end) }, nothing)).records
+          .length > 0
+      if (backwards) records.reverse()
+      const parsed = new URL(url)
+      const first = records[0]
+      const last = records.at(-1)
+      const at = (values: CursorValues) => encodeCursor(resource.type, sort, values)
+      const links: Record<string, string> = {
+        self: linkTo(parsed, {}),
+        first: linkTo(parsed, { 'page[after]': '', 'page[before]': null, 'page[size]': String(page.size) }),
+      }
+      const earlier = backwards ? more : position !== undefined
+      const later = backwards ? position !== undefined : more
+      const before = first ? sortValues(first) : position
+      const after = last ? sortValues(last) : position
+      if (earlier && before) links.prev = linkTo(parsed, { 'page[after]': null, 'page[before]': at(before) })
+      if (later && after) links.next = linkTo(parsed, { 'page[before]': null, 'page[after]': at(after) })
+      return jsonApiTextResponse(200, document(render(records, graph), graph, paginated(total, links)))
     }
     if (plan.size > 0) {
       // `included` follows `data`, so a list with includes is gathered whole rather than streamed.
       const { records, graph } = await store.list(resource, { filters, sort, limit: -1 }, plan)
       return jsonApiTextResponse(200, document(render(records, graph), graph))
     }
-    const sortValues = (record: StoredRecord) =>
-      sort.map((key) => (key.field === 'id' ? record.id : (record.attributes[key.field] as string)))
     const first = await store.list(resource, { filters, sort, limit: LIST_BATCH }, plan)
     if (first.records.length < LIST_BATCH)
       return jsonApiTextResponse(200, document(render(first.records, first.graph), first.graph))
-    let after: (string | number)[] | null = sortValues(first.records.at(-1) as StoredRecord)
+    let after: CursorValues | null = sortValues(first.records.at(-1) as StoredRecord)
     return streamedDataResponse(render(first.records, first.graph), async () => {
       if (after === null) return null
       const batch = await store.list(resource, { filters, sort, limit: LIST_BATCH, after }, plan)

@@ -1,16 +1,17 @@
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import type { SortKey, StoreFilter } from '../store/store'
+import { type CursorValues, decodeCursor } from './cursor'
 import { httpError, type JsonApiError } from './errors'
 import { parseId } from './ids'
 
 /** Relationship paths to include, as a tree: `books.book_collection` is books -> book_collection. */
 export type IncludeTree = ReadonlyMap<string, IncludeTree>
 
-export interface Page {
-  readonly number: number
-  readonly size: number
-}
+/** Page-number pagination, or cursor pagination after or before a record's position. */
+export type Page =
+  | { readonly kind: 'number'; readonly number: number; readonly size: number }
+  | { readonly kind: 'cursor'; readonly size: number; readonly after?: CursorValues; readonly before?: CursorValues }
 
 /** The JSON:API query parameters of a fetch, checked against the resource descriptions. */
 export interface FetchQuery {
@@ -138,6 +139,7 @@ export function parseFetchQuery(
   const filters: StoreFilter[] = []
   let pageNumber: number | undefined
   let pageSize: number | undefined
+  const cursors: { after?: string; before?: string } = {}
   if (at === -1 || at === url.length - 1) return { ...query, filters, page: null }
 
   const seen = new Set<string>()
@@ -157,9 +159,32 @@ export function parseFetchQuery(
       filters.push(parseFilter(resource, name, resource.plainFilters[name] as string, value))
     } else if (family === 'page' && key === 'number') pageNumber = parsePositive(name, value)
     else if (family === 'page' && key === 'size') pageSize = parsePositive(name, value, limits.maxSize)
+    else if (family === 'page' && (key === 'after' || key === 'before')) cursors[key] = value
     else throw invalid(name, `Unknown query parameter "${name}"`)
   }
+  const size = pageSize ?? limits.defaultSize
+  if (cursors.after !== undefined || cursors.before !== undefined) {
+    if (pageNumber !== undefined)
+      throw invalid('page[number]', 'page[number] cannot be combined with page[after] or page[before]')
+    if (cursors.after !== undefined && cursors.before !== undefined) {
+      throw invalid('page[before]', 'Give page[after] or page[before], not both')
+    }
+    const position = (key: 'after' | 'before'): CursorValues | undefined => {
+      const cursor = cursors[key]
+      // An empty cursor starts cursor paging at the start (after) or at the end (before) of the list.
+      if (cursor === undefined) return undefined
+      if (cursor === '') return []
+      const values = decodeCursor(resource.type, query.sort, cursor)
+      if (!values) {
+        throw invalid(
+          `page[${key}]`,
+          `page[${key}] is not a cursor of this list (with this sort); take cursors from its links`,
+        )
+      }
+      return values
+    }
+    return { ...query, filters, page: { kind: 'cursor', size, after: position('after'), before: position('before') } }
+  }
   const paged = pageNumber !== undefined || pageSize !== undefined
-  const page = paged ? { number: pageNumber ?? 1, size: pageSize ?? limits.defaultSize } : null
-  return { ...query, filters, page }
+  return { ...query, filters, page: paged ? { kind: 'number', number: pageNumber ?? 1, size } : null }
 }

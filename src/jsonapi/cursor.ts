@@ -1,0 +1,39 @@
+import type { SortKey } from '../store/store'
+
+/** The sort values of one record, in sort-key order: where a cursor page starts after (or before). */
+export type CursorValues = readonly (string | number)[]
+
+interface CursorPayload {
+  /** The type and the sort the cursor was made for: a cursor only fits the list it came from. */
+  readonly t: string
+  readonly s: string
+  readonly v: CursorValues
+}
+
+function sortSpec(sort: readonly SortKey[]): string {
+  return sort.map((k) => (k.descending ? `-${k.field}` : k.field)).join(',')
+}
+
+/**
+ * An opaque cursor: base64url of the record's sort values with the type and sort they belong to.
+ * Keyset cursors name a position, not an offset, so inserts and deletes elsewhere do not shift it.
+ */
+export function encodeCursor(type: string, sort: readonly SortKey[], values: CursorValues): string {
+  const payload: CursorPayload = { t: type, s: sortSpec(sort), v: values }
+  return Buffer.from(JSON.stringify(payload)).toString('base64url')
+}
+
+/** The sort values a cursor holds, or null when it is malformed or made for another list. */
+export function decodeCursor(type: string, sort: readonly SortKey[], cursor: string): CursorValues | null {
+  let payload: unknown
+  try {
+    payload = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
+  } catch {
+    return null
+  }
+  if (typeof payload !== 'object' || payload === null) return null
+  const { t, s, v } = payload as Partial<CursorPayload>
+  if (t !== type || s !== sortSpec(sort) || !Array.isArray(v) || v.length !== sort.length) return null
+  const fits = sort.every((key, i) => (key.field === 'id' ? Number.isSafeInteger(v[i]) : typeof v[i] === 'string'))
+  return fits ? v : null
+}
