@@ -89,6 +89,9 @@ export class ResourceController {
     const query = parseFetchQuery(registry, resource, url, 'list', this.pageLimits)
     const plan = query.include ? planOf(resource, query.include, false) : this.defaultPlans.list
     const { filters, sort, page } = query
+    // A search without a sort comes most relevant first; cursors keep to the id order, since
+    // relevance shifts as the catalogue changes.
+    const ranked = !query.sorted && page?.kind !== 'cursor' && filters.some((f) => f.kind === 'search')
     const plain = plan.size === 0 && query.fields.size === 0
     const render = (records: StoredRecord[], graph: RecordGraph) =>
       plain
@@ -112,7 +115,7 @@ export class ResourceController {
 
     if (page?.kind === 'number') {
       const [{ records, graph }, total] = await Promise.all([
-        store.list(resource, { filters, sort, limit: page.size, offset: (page.number - 1) * page.size }, plan),
+        store.list(resource, { filters, sort, ranked, limit: page.size, offset: (page.number - 1) * page.size }, plan),
         store.count(resource, filters),
       ])
       const links = numberLinks(new URL(url), page, total)
@@ -153,17 +156,23 @@ export class ResourceController {
     }
     if (plan.size > 0) {
       // `included` follows `data`, so a list with includes is gathered whole rather than streamed.
-      const { records, graph } = await store.list(resource, { filters, sort, limit: -1 }, plan)
+      const { records, graph } = await store.list(resource, { filters, sort, ranked, limit: -1 }, plan)
       return jsonApiTextResponse(200, document(render(records, graph), graph))
     }
-    const first = await store.list(resource, { filters, sort, limit: LIST_BATCH }, plan)
-    if (first.records.length < LIST_BATCH)
+    // Streamed a batch at a time: by keyset in sort order, or by offset when ranked by relevance,
+    // which has no keyset.
+    const first = await store.list(resource, { filters, sort, ranked, limit: LIST_BATCH }, plan)
+    if (first.records.length < LIST_BATCH) {
       return jsonApiTextResponse(200, document(render(first.records, first.graph), first.graph))
+    }
+    let read = first.records.length
     let after: CursorValues | null = sortValues(first.records.at(-1) as StoredRecord)
     return streamedDataResponse(render(first.records, first.graph), async () => {
       if (after === null) return null
-      const batch = await store.list(resource, { filters, sort, limit: LIST_BATCH, after }, plan)
+      const position = ranked ? { offset: read } : { after }
+      const batch = await store.list(resource, { filters, sort, ranked, limit: LIST_BATCH, ...position }, plan)
       const last = batch.records.at(-1)
+      read += batch.records.length
       after = batch.records.length < LIST_BATCH || !last ? null : sortValues(last)
       return batch.records.length === 0 ? null : render(batch.records, batch.graph)
     })

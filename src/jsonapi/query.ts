@@ -21,6 +21,8 @@ export interface FetchQuery {
   readonly fields: ReadonlyMap<string, ReadonlySet<string>>
   /** Always ends with `id`, so the order is total. */
   readonly sort: readonly SortKey[]
+  /** Whether the client gave `sort`; a search without one is ranked by relevance. */
+  readonly sorted: boolean
   readonly filters: readonly StoreFilter[]
   readonly page: Page | null
 }
@@ -93,6 +95,10 @@ function parseFilter(resource: ResourceDescription, parameter: string, name: str
   const filter = Object.hasOwn(resource.filters, name) ? resource.filters[name] : undefined
   if (!filter) throw invalid(parameter, `${resource.type} has no filter "${name}"`)
   if (filter.kind === 'attribute') return { kind: 'attribute', attribute: filter.attribute, value }
+  if (filter.kind === 'search') {
+    if (!/[\p{L}\p{N}]/u.test(value)) throw invalid(parameter, `${parameter} needs at least one word to search for`)
+    return { kind: 'search', text: value }
+  }
   const relationship = resource.relationships[filter.relationship]
   const nullable = relationship?.kind === 'to-one' && !relationship.required
   const ids: number[] = []
@@ -131,11 +137,12 @@ export function parseFetchQuery(
   limits: PageLimits,
 ): FetchQuery {
   const at = url.indexOf('?')
-  const query: { include: IncludeTree | null; fields: Map<string, ReadonlySet<string>>; sort: SortKey[] } = {
-    include: null,
-    fields: new Map(),
-    sort: [byId],
-  }
+  const query: {
+    include: IncludeTree | null
+    fields: Map<string, ReadonlySet<string>>
+    sort: SortKey[]
+    sorted: boolean
+  } = { include: null, fields: new Map(), sort: [byId], sorted: false }
   const filters: StoreFilter[] = []
   let pageNumber: number | undefined
   let pageSize: number | undefined
@@ -152,8 +159,10 @@ export function parseFetchQuery(
     if (listOnly && target === 'record') throw invalid(name, `"${name}" applies to lists only`)
 
     if (name === 'include') query.include = parseInclude(registry, resource, value)
-    else if (name === 'sort') query.sort = parseSort(resource, value)
-    else if (family === 'fields') query.fields.set(key, parseFields(registry, name, key, value))
+    else if (name === 'sort') {
+      query.sort = parseSort(resource, value)
+      query.sorted = true
+    } else if (family === 'fields') query.fields.set(key, parseFields(registry, name, key, value))
     else if (family === 'filter') filters.push(parseFilter(resource, name, key, value))
     else if (Object.hasOwn(resource.plainFilters, name)) {
       filters.push(parseFilter(resource, name, resource.plainFilters[name] as string, value))

@@ -24,6 +24,10 @@ export const bookCollections = defineResource({
   },
   filters: {
     name: { kind: 'attribute', attribute: 'name', description: 'Only the records with exactly this name.' },
+    search: {
+      kind: 'search',
+      description: 'Full-text search of the name: word prefixes, any case and accents, ranked.',
+    },
   },
   plainFilters: {},
   sortable: ['name'],

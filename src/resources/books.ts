@@ -36,6 +36,11 @@ export const books = defineResource({
   },
   filters: {
     name: { kind: 'attribute', attribute: 'name', description: 'Only the records with exactly this name.' },
+    search: {
+      kind: 'search',
+      description:
+        "Full-text search of the title, the author's name and the collection's name: word prefixes, any case and accents, ranked.",
+    },
     author: { kind: 'relationship', relationship: 'author', description: 'Only the books of these authors (ids).' },
     book_collection: {
       kind: 'relationship',

@@ -43,12 +43,15 @@ export interface ToManyRelationship {
 export type RelationshipDescription = ToOneRelationship | ToManyRelationship
 
 /**
- * A list filter, `filter[<name>]=...`: an attribute that equals the value exactly, or a to-one
- * relationship that points at any of the comma-separated ids (`null` for none, where allowed).
+ * A list filter, `filter[<name>]=...`: an attribute that equals the value exactly, a to-one
+ * relationship that points at any of the comma-separated ids (`null` for none, where allowed),
+ * or a full-text search.
  */
 export type FilterDescription =
   | { readonly kind: 'attribute'; readonly attribute: string; readonly description: string }
   | { readonly kind: 'relationship'; readonly relationship: string; readonly description: string }
+  /** Full-text search: word prefixes, case and accents folded, ranked by relevance. */
+  | { readonly kind: 'search'; readonly description: string }
 
 export interface ResourceDescription {
   /** Plural type name, used in responses and paths (`book_collections`). */

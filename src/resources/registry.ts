@@ -50,9 +50,10 @@ export class ResourceRegistry {
     }
     for (const filter of Object.values(resource.filters)) {
       const known =
-        filter.kind === 'attribute'
+        filter.kind === 'search' ||
+        (filter.kind === 'attribute'
           ? Object.hasOwn(resource.attributes, filter.attribute)
-          : resource.relationships[filter.relationship]?.kind === 'to-one'
+          : resource.relationships[filter.relationship]?.kind === 'to-one')
       if (!known) throw new Error(`${resource.type} has a filter on nothing it has`)
     }
     for (const name of Object.values(resource.plainFilters)) {

@@ -32,4 +32,68 @@ export const sqliteMigrations: readonly Migration[] = [
       CREATE INDEX books_book_collection_id ON books (book_collection_id);
     `,
   },
+  {
+    version: 2,
+    name: 'full-text search of authors, collections and books',
+    // unicode61 with remove_diacritics folds case and accents: "emile" finds "Émile". Triggers keep
+    // the indexes in step inside the very transaction (and savepoint) of each write, renames of an
+    // author or a collection included; a collection's delete reaches books_search through the
+    // foreign key's SET NULL, which fires the books update trigger.
+    sql: `
+      CREATE VIRTUAL TABLE authors_search USING fts5(name, tokenize = 'unicode61 remove_diacritics 2');
+      CREATE VIRTUAL TABLE book_collections_search USING fts5(name, tokenize = 'unicode61 remove_diacritics 2');
+      CREATE VIRTUAL TABLE books_search USING fts5(
+        name, author_name, collection_name, tokenize = 'unicode61 remove_diacritics 2'
+      );
+      -- Relevance: a match in the title counts most, then the author's name, then the collection's.
+      INSERT INTO books_search (books_search, rank) VALUES ('rank', 'bm25(10.0, 2.0, 1.0)');
+      INSERT INTO authors_search (rowid, name) SELECT id, name FROM authors;
+      INSERT INTO book_collections_search (rowid, name) SELECT id, name FROM book_collections;
+      INSERT INTO books_search (rowid, name, author_name, collection_name)
+        SELECT b.id, b.name, a.name, c.name FROM books AS b
+        JOIN authors AS a ON a.id = b.author_id
+        LEFT JOIN book_collections AS c ON c.id = b.book_collection_id;
+
+      CREATE TRIGGER authors_search_insert AFTER INSERT ON authors BEGIN
+        INSERT INTO authors_search (rowid, name) VALUES (new.id, new.name);
+      END;
+      CREATE TRIGGER authors_search_update AFTER UPDATE OF name ON authors BEGIN
+        UPDATE authors_search SET name = new.name WHERE rowid = new.id;
+        UPDATE books_search SET author_name = new.name WHERE rowid IN (SELECT id FROM books WHERE author_id = new.id);
+      END;
+      CREATE TRIGGER authors_search_delete AFTER DELETE ON authors BEGIN
+        DELETE FROM authors_search WHERE rowid = old.id;
+      END;
+
+      CREATE TRIGGER book_collections_search_insert AFTER INSERT ON book_collections BEGIN
+        INSERT INTO book_collections_search (rowid, name) VALUES (new.id, new.name);
+      END;
+      CREATE TRIGGER book_collections_search_update AFTER UPDATE OF name ON book_collections BEGIN
+        UPDATE book_collections_search SET name = new.name WHERE rowid = new.id;
+        UPDATE books_search SET collection_name = new.name
+          WHERE rowid IN (SELECT id FROM books WHERE book_collection_id = new.id);
+      END;
+      CREATE TRIGGER book_collections_search_delete AFTER DELETE ON book_collections BEGIN
+        DELETE FROM book_collections_search WHERE rowid = old.id;
+      END;
+
+      CREATE TRIGGER books_search_insert AFTER INSERT ON books BEGIN
+        INSERT INTO books_search (rowid, name, author_name, collection_name) VALUES (
+          new.id, new.name,
+          (SELECT name FROM authors WHERE id = new.author_id),
+          (SELECT name FROM book_collections WHERE id = new.book_collection_id)
+        );
+      END;
+      CREATE TRIGGER books_search_update AFTER UPDATE ON books BEGIN
+        UPDATE books_search SET
+          name = new.name,
+          author_name = (SELECT name FROM authors WHERE id = new.author_id),
+          collection_name = (SELECT name FROM book_collections WHERE id = new.book_collection_id)
+        WHERE rowid = new.id;
+      END;
+      CREATE TRIGGER books_search_delete AFTER DELETE ON books BEGIN
+        DELETE FROM books_search WHERE rowid = old.id;
+      END;
+    `,
+  },
 ]

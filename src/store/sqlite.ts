@@ -28,6 +28,8 @@ class Table {
   readonly columns: string
   readonly findSql: string
   readonly existsSql: string
+  /** The full-text index of the table (migration 2): `<table>_search`, rowid = id. */
+  readonly search: string
   private readonly attributes: [name: string, column: string][]
   private readonly toOne: [name: string, relationship: ToOneRelationship][]
 
@@ -43,6 +45,7 @@ class Table {
       .join(', ')
     this.findSql = `SELECT ${this.columns} FROM ${this.name} WHERE "id" = ?`
     this.existsSql = `SELECT 1 AS found FROM ${this.name} WHERE "id" = ?`
+    this.search = quote(`${resource.table}_search`)
   }
 
   attributeColumn(attribute: string): string {
@@ -87,6 +90,15 @@ class Table {
 
 function quote(identifier: string): string {
   return `"${identifier.replaceAll('"', '""')}"`
+}
+
+/**
+ * An FTS5 query for the words of `text`: each word a quoted prefix, all of them required. Quoting
+ * keeps FTS5's own syntax (AND, NEAR, *, column filters) out of the client's hands.
+ */
+function matchExpression(text: string): string {
+  const words = text.normalize('NFKC').match(/[\p{L}\p{N}]+/gu) ?? []
+  return words.map((word) => `"${word}"*`).join(' ')
 }
 
 function whereClause(where: readonly string[]): string {
@@ -173,10 +185,20 @@ export class SqliteStore implements Store {
   ): Promise<{ records: StoredRecord[]; graph: RecordGraph }> {
     const table = this.table(resource)
     const read = () => {
-      const { where, params } = this.conditions(table, query.filters)
+      const search = query.ranked ? query.filters.find((f) => f.kind === 'search') : undefined
+      // Ranked: the search joins in with its relevance instead of filtering through a subquery.
+      const from = search
+        ? `${table.name} JOIN (SELECT rowid AS hit, rank AS relevance FROM ${table.search} WHERE ${table.search} MATCH ?) ON hit = "id"`
+        : table.name
+      const { where, params } = this.conditions(
+        table,
+        search ? query.filters.filter((f) => f !== search) : query.filters,
+      )
+      if (search) params.unshift(matchExpression(search.text))
       if (query.after) where.push(keysetCondition(table, query.sort, query.after, params))
-      const order = query.sort.map((k) => `${table.sortColumn(k.field)} ${k.descending ? 'DESC' : 'ASC'}`).join(', ')
-      const sql = `SELECT ${table.columns} FROM ${table.name}${whereClause(where)} ORDER BY ${order} LIMIT ? OFFSET ?`
+      const keys = query.sort.map((k) => `${table.sortColumn(k.field)} ${k.descending ? 'DESC' : 'ASC'}`)
+      const order = (search ? ['relevance', ...keys] : keys).join(', ')
+      const sql = `SELECT ${table.columns} FROM ${from}${whereClause(where)} ORDER BY ${order} LIMIT ? OFFSET ?`
       const records = this.statement(sql)
         .all(...params, query.limit, query.offset ?? 0)
         .map((row) => table.toRecord(row))
@@ -428,6 +450,11 @@ export class SqliteStore implements Store {
     const where: string[] = []
     const params: Bindings = []
     for (const filter of filters) {
+      if (filter.kind === 'search') {
+        where.push(`"id" IN (SELECT rowid FROM ${table.search} WHERE ${table.search} MATCH ?)`)
+        params.push(matchExpression(filter.text))
+        continue
+      }
       if (filter.kind === 'attribute') {
         where.push(`${table.attributeColumn(filter.attribute)} = ?`)
         params.push(filter.value)

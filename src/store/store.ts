@@ -28,6 +28,8 @@ export type StoreFilter =
       readonly ids: readonly Id[]
       readonly orNone: boolean
     }
+  /** Full-text search of the words of `text`, each as a prefix, case and accents folded. */
+  | { readonly kind: 'search'; readonly text: string }
 
 /** `id` or an attribute name. */
 export interface SortKey {
@@ -43,6 +45,8 @@ export interface ListQuery {
   readonly offset?: number
   /** Keyset: only the records after the one whose sort values these are, in `sort` order. */
   readonly after?: readonly (string | number)[]
+  /** With a search filter: most relevant first, then `sort`. Not with `after`: relevance moves as data changes. */
+  readonly ranked?: boolean
 }
 
 /**

@@ -66,6 +66,7 @@ describe(`GET ${SPEC_PATH}`, () => {
       ...fields,
       'query:sort',
       'query:filter[name]',
+      'query:filter[search]',
       'query:filter[author]',
       'query:filter[book_collection]',
       'query:author_id',

@@ -121,6 +121,19 @@ describe('SqliteStore migrations', () => {
     expect(count?.n).toBe(sqliteMigrations.length)
   })
 
+  it('indexes for search the records a database had before the search migration', async () => {
+    const old = SqliteStore.open(dbPath, resources, sqliteMigrations.slice(0, 1))
+    const a = await author(old, 'Émile Zola')
+    await book(old, 'Germinal', a.id)
+    await old.close()
+    const store = openStore()
+    const search = (text: string) => ({ kind: 'search', text }) as const
+    expect((await listed(store, books, { filters: [search('emile')] })).map((b) => b.attributes.name)).toEqual([
+      'Germinal',
+    ])
+    expect((await listed(store, authors, { filters: [search('zola')] })).map((r) => r.id)).toEqual([a.id])
+  })
+
   it('checkpoints everything into the database file on close, so the file alone holds the data', async () => {
     const store = openStore()
     const kept = await author(store, 'Octavia E. Butler')
