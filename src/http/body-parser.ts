@@ -25,6 +25,11 @@ export interface ParsedBody {
   readonly document: unknown
 }
 
+/** The document a request carried, as the body parser left it. */
+export function documentOf(body: unknown): unknown {
+  return (body as ParsedBody | undefined)?.document
+}
+
 /**
  * Every request body goes through here: a JSON:API or JSON media type (415), within the size
  * limit (413), UTF-8 JSON (400). Elysia's own parsers never see a body.

@@ -2,7 +2,14 @@ import { openapi } from '@elysiajs/openapi'
 import type { TSchema } from '@sinclair/typebox'
 import { JSON_API } from '../jsonapi/media-type'
 import { humanize } from '../jsonapi/messages'
-import { errorDocumentSchema, listDocumentSchema, singleDocumentSchema, writeDocumentSchema } from '../jsonapi/schemas'
+import {
+  errorDocumentSchema,
+  listDocumentSchema,
+  relationshipDocumentSchema,
+  relationshipRequestSchema,
+  singleDocumentSchema,
+  writeDocumentSchema,
+} from '../jsonapi/schemas'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 
@@ -114,6 +121,67 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
         ...negotiation,
       },
     },
+  }
+}
+
+/** OpenAPI operation objects for the endpoints of one relationship of one type. */
+export function relationshipDocs(registry: ResourceRegistry, resource: ResourceDescription, name: string) {
+  const relationship = resource.relationships[name]
+  if (!relationship) throw new Error(`${resource.type} has no relationship ${name}`)
+  const target = registry.get(relationship.target)
+  const tags = [humanize(resource.type)]
+  const owner = humanize(resource.singular).toLowerCase()
+  const what = name.replaceAll('_', ' ')
+  const toMany = relationship.kind === 'to-many'
+  const document = body(`The ${what} linkage of the ${owner}, with links`, relationshipDocumentSchema(target, toMany))
+  const request = {
+    required: true,
+    content: { [JSON_API]: { schema: relationshipRequestSchema(target, toMany) } },
+  }
+  const missing = failure(`No ${owner} has this id (\`{"errors": []}\`), or a related record named does not exist`)
+  const linkWrites = {
+    400: failure('The body is not a relationship document of the right shape'),
+    409: failure(`A resource identifier is not of type ${target.type}`),
+    413: writeFailures[413],
+    415: writeFailures[415],
+    422: failure(`The ${what} cannot be null: \`${humanize(name)} must exist\``),
+    404: missing,
+    ...negotiation,
+  }
+  const inverse = toMany ? registry.inverseOf(resource, name) : null
+  const removable = !inverse?.required
+  const refused = failure(`${humanize(target.type)} cannot be taken from their ${owner}: each needs one`)
+  const change = (verb: string, summary: string) => {
+    const responses: Record<string, typeof document> = { 200: document, ...linkWrites }
+    if (!removable && verb !== 'add') responses[403] = refused
+    return { tags, operationId: `${verb}_${resource.singular}_${name}`, summary, requestBody: request, responses }
+  }
+  return {
+    related: {
+      tags,
+      operationId: `get_${resource.singular}_${name}`,
+      summary: `The ${what} of a ${owner}, as ${target.type} endpoints answer (same fetching parameters)`,
+      responses: {
+        200: toMany
+          ? body(`The ${what}`, listDocumentSchema(registry, target))
+          : body(`The ${what}, or data null`, singleDocumentSchema(registry, target, true)),
+        400: failure('A malformed or unsupported query parameter'),
+        404: notFound,
+        ...negotiation,
+      },
+    },
+    linkage: {
+      tags,
+      operationId: `get_${resource.singular}_${name}_relationship`,
+      summary: `The ${what} linkage of a ${owner}`,
+      responses: { 200: document, 400: failure('A query parameter was given'), 404: notFound, ...negotiation },
+    },
+    replace: change(
+      toMany ? 'replace' : 'set',
+      toMany ? `Replace the ${what} of a ${owner}` : `Set the ${what} of a ${owner}`,
+    ),
+    add: change('add', `Add ${what} to a ${owner}`),
+    remove: change('remove', `Remove ${what} from a ${owner}`),
   }
 }
 

@@ -1,14 +1,23 @@
 import { type CursorValues, encodeCursor } from '../jsonapi/cursor'
 import { resourceObject, unlinkedResource, unlinkedResourceJson } from '../jsonapi/document'
 import { type FieldError, httpError, recordNotFound, unprocessable } from '../jsonapi/errors'
-import { parseId } from '../jsonapi/ids'
+import { requireId } from '../jsonapi/ids'
 import { messages } from '../jsonapi/messages'
-import { type IncludeTree, type PageLimits, parseFetchQuery } from '../jsonapi/query'
+import { type IncludeTree, type PageLimits, parseFetchQuery, rejectQueryParameters } from '../jsonapi/query'
 import { parseWriteDocument, type WriteRequest } from '../jsonapi/request-document'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
-import type { Id, IncludeNode, IncludePlan, RecordGraph, SortKey, Store, StoredRecord } from '../store/store'
-import type { ParsedBody } from './body-parser'
+import type {
+  Id,
+  IncludeNode,
+  IncludePlan,
+  RecordGraph,
+  SortKey,
+  Store,
+  StoredRecord,
+  StoreFilter,
+} from '../store/store'
+import { documentOf } from './body-parser'
 import { type ApiResponse, jsonApiResponse, jsonApiTextResponse, noContent, streamedDataResponse } from './responses'
 
 /** How many records a list reads from the store at a time while it streams. */
@@ -84,11 +93,13 @@ export class ResourceController {
     this.defaultPlans = { record: planOf(resource, defaultInclude, true), list: nothing }
   }
 
-  async list({ url }: HandlerInput): Promise<ApiResponse> {
+  /** `scope` narrows the list before the client's filters: the books of one author, say. */
+  async list({ url }: HandlerInput, scope: readonly StoreFilter[] = []): Promise<ApiResponse> {
     const { resource, registry, store } = this
     const query = parseFetchQuery(registry, resource, url, 'list', this.pageLimits)
     const plan = query.include ? planOf(resource, query.include, false) : this.defaultPlans.list
-    const { filters, sort, page } = query
+    const { sort, page } = query
+    const filters = scope.length > 0 ? [...scope, ...query.filters] : query.filters
     // A search without a sort comes most relevant first; cursors keep to the id order, since
     // relevance shifts as the catalogue changes.
     const ranked = !query.sorted && page?.kind !== 'cursor' && filters.some((f) => f.kind === 'search')
@@ -178,9 +189,14 @@ export class ResourceController {
     })
   }
 
+  /** Checks the query of a single-record GET without reading anything (a related record that is null). */
+  checkRecordQuery(url: string): void {
+    parseFetchQuery(this.registry, this.resource, url, 'record', this.pageLimits)
+  }
+
   async show({ url, id }: HandlerInput): Promise<ApiResponse> {
     const { resource, registry, store } = this
-    const recordId = this.requireId(id)
+    const recordId = requireId(id)
     const query = parseFetchQuery(registry, resource, url, 'record', this.pageLimits)
     const plan = query.include ? planOf(resource, query.include, true) : this.defaultPlans.record
     const found = await store.findWithRelated(resource, recordId, plan)
@@ -193,7 +209,7 @@ export class ResourceController {
 
   async create({ url, body }: HandlerInput): Promise<ApiResponse> {
     const { resource, registry, store } = this
-    rejectQuery(url)
+    rejectQueryParameters(url)
     const write = parseWriteDocument(registry, resource, documentOf(body), { kind: 'create' })
     await this.rejectInvalid(write)
     const result = await store.create(resource, write.input)
@@ -204,8 +220,8 @@ export class ResourceController {
 
   async update({ url, id, body }: HandlerInput): Promise<ApiResponse> {
     const { resource, registry, store } = this
-    const recordId = this.requireId(id)
-    rejectQuery(url)
+    const recordId = requireId(id)
+    rejectQueryParameters(url)
     const write = parseWriteDocument(registry, resource, documentOf(body), { kind: 'update', id: recordId })
     if (write.errors.length > 0 || write.missing.size > 0) {
       if (!(await store.find(resource, recordId))) throw recordNotFound()
@@ -219,8 +235,8 @@ export class ResourceController {
 
   async remove({ url, id }: HandlerInput): Promise<ApiResponse> {
     const { resource, store } = this
-    const recordId = this.requireId(id)
-    rejectQuery(url)
+    const recordId = requireId(id)
+    rejectQueryParameters(url)
     const result = await store.delete(resource, recordId)
     if (result.status === 'not-found') throw recordNotFound()
     if (result.status === 'restricted') {
@@ -228,12 +244,6 @@ export class ResourceController {
       throw httpError(409, messages.stillReferenced(resource.singular, recordId, result.count, dependent))
     }
     return noContent()
-  }
-
-  private requireId(id: string | undefined): Id {
-    const parsed = parseId(id)
-    if (parsed === null) throw recordNotFound()
-    return parsed
   }
 
   /** Reports every failure of a write at once: missing related records first, then field errors. */
@@ -252,16 +262,4 @@ export class ResourceController {
       .filter((name) => missing.has(name))
       .map((name) => ({ detail: messages.mustExist(name), parameter: name, pointer: `data/attributes/${name}` }))
   }
-}
-
-function documentOf(body: unknown): unknown {
-  return (body as ParsedBody | undefined)?.document
-}
-
-/** Writes take no query parameters: any given is refused with 400. */
-function rejectQuery(url: string): void {
-  const at = url.indexOf('?')
-  if (at === -1 || at === url.length - 1) return
-  const [name] = new URLSearchParams(url.slice(at + 1)).keys()
-  if (name !== undefined) throw httpError(400, `Unknown query parameter "${name}"`, { parameter: name })
 }

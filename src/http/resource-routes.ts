@@ -3,7 +3,8 @@ import type { PageLimits } from '../jsonapi/query'
 import { fetchQuerySchema } from '../jsonapi/schemas'
 import type { ResourceRegistry } from '../resources/registry'
 import type { Store } from '../store/store'
-import { operationDocs } from './openapi'
+import { operationDocs, relationshipDocs } from './openapi'
+import { RelationshipController } from './relationship-controller'
 import { type HandlerInput, ResourceController } from './resource-controller'
 import { type ApiResponse, type ResponseSettings, send } from './responses'
 
@@ -33,11 +34,21 @@ function withBody(operation: Operation) {
     send(set, await operation({ url: request.url, id: params?.id, body }))
 }
 
-/** Registers list, get, create, update (PUT and PATCH) and delete for every described resource. */
+/**
+ * Registers list, get, create, update (PUT and PATCH) and delete for every described resource, and
+ * the related-resource and relationship endpoints of each of its relationships.
+ */
 export function resourceRoutes(registry: ResourceRegistry, store: Store, prefix: string, pageLimits: PageLimits) {
   const api = new Elysia({ prefix })
+  const controllers = new Map(
+    registry.all.map((resource) => [
+      resource.type,
+      new ResourceController(resource, registry, store, prefix, pageLimits),
+    ]),
+  )
+  const controllerOf = (type: string) => controllers.get(type) as ResourceController
   for (const resource of registry.all) {
-    const controller = new ResourceController(resource, registry, store, prefix, pageLimits)
+    const controller = controllerOf(resource.type)
     const docs = operationDocs(registry, resource)
     const collection = `/${resource.type}`
     const member = `${collection}/:id`
@@ -67,6 +78,46 @@ export function resourceRoutes(registry: ResourceRegistry, store: Store, prefix:
         withoutBody((input) => controller.remove(input)),
         { params, detail: docs.remove },
       )
+
+    for (const [name, relationship] of Object.entries(resource.relationships)) {
+      const related = new RelationshipController(resource, name, registry, store, controllerOf, prefix)
+      const endpoints = relationshipDocs(registry, resource, name)
+      const target = registry.get(relationship.target)
+      const self = `${member}/relationships/${name}`
+      api
+        .get(
+          `${member}/${name}`,
+          withoutBody((input) => related.related(input)),
+          {
+            params,
+            query: fetchQuerySchema(registry, target, relationship.kind === 'to-many' ? 'list' : 'record'),
+            detail: endpoints.related,
+          },
+        )
+        .get(
+          self,
+          withoutBody((input) => related.linkage(input)),
+          { params, detail: endpoints.linkage },
+        )
+        .patch(
+          self,
+          withBody((input) => related.replace(input)),
+          { params, detail: endpoints.replace },
+        )
+      if (relationship.kind === 'to-many') {
+        api
+          .post(
+            self,
+            withBody((input) => related.add(input)),
+            { params, detail: endpoints.add },
+          )
+          .delete(
+            self,
+            withBody((input) => related.remove(input)),
+            { params, detail: endpoints.remove },
+          )
+      }
+    }
   }
   return api
 }

@@ -1,4 +1,5 @@
 import type { Id } from '../store/store'
+import { recordNotFound } from './errors'
 
 const canonicalId = /^[1-9][0-9]{0,15}$/
 
@@ -11,4 +12,11 @@ export function parseId(value: unknown): Id | null {
   if (typeof value !== 'string' || !canonicalId.test(value)) return null
   const id = Number(value)
   return Number.isSafeInteger(id) ? id : null
+}
+
+/** The id in a URL; an id no record can have is a 404 like any unknown one. */
+export function requireId(id: string | undefined): Id {
+  const parsed = parseId(id)
+  if (parsed === null) throw recordNotFound()
+  return parsed
 }

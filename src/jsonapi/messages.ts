@@ -13,6 +13,9 @@ export const messages = {
   mustExist: (relationship: string) => `${humanize(relationship)} must exist`,
   unknownAttribute: (field: string) => `${humanize(field)} is not a known attribute`,
   unknownRelationship: (field: string) => `${humanize(field)} is not a known relationship`,
+  /** Why the records of a to-many relationship cannot be removed: their link to the owner is required. */
+  cannotLeave: (members: string, owner: string) =>
+    `${humanize(members)} cannot be removed from their ${humanize(owner).toLowerCase()} or replaced: each needs one. Give them another ${humanize(owner).toLowerCase()} instead, or delete them`,
   /** `Author 3 still has 2 books; delete them or give them another author first`. */
   stillReferenced: (owner: string, id: number, count: number, dependent: { singular: string; plural: string }) => {
     const them = count === 1 ? 'it' : 'them'

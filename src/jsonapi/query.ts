@@ -197,3 +197,11 @@ export function parseFetchQuery(
   const paged = pageNumber !== undefined || pageSize !== undefined
   return { ...query, filters, page: paged ? { kind: 'number', number: pageNumber ?? 1, size } : null }
 }
+
+/** For requests that take no query parameters (writes, relationship linkage): any one is a 400. */
+export function rejectQueryParameters(url: string): void {
+  const at = url.indexOf('?')
+  if (at === -1 || at === url.length - 1) return
+  const [name] = new URLSearchParams(url.slice(at + 1)).keys()
+  if (name !== undefined) throw invalid(name, `Unknown query parameter "${name}"`)
+}

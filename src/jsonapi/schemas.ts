@@ -160,3 +160,18 @@ export function fetchQuerySchema(registry: ResourceRegistry, resource: ResourceD
   }
   return t.Object(properties, { additionalProperties: true })
 }
+
+/** A relationship document as the relationship endpoints answer it: links and linkage. */
+export function relationshipDocumentSchema(target: ResourceDescription, toMany: boolean): TSchema {
+  const linkage = toMany ? t.Array(identifier(target)) : t.Union([identifier(target), t.Null()])
+  return t.Object(
+    { links: t.Object({ self: t.String(), related: t.String() }), data: linkage },
+    { additionalProperties: false, title: `${target.title} linkage` },
+  )
+}
+
+/** The body of a relationship write: `{"data": ...}` with identifiers of the target type. */
+export function relationshipRequestSchema(target: ResourceDescription, toMany: boolean): TSchema {
+  const linkage = t.Object({ type: typeInput(target), id: idInput })
+  return t.Object({ data: toMany ? t.Array(linkage) : t.Union([linkage, t.Null()]) })
+}

@@ -16,6 +16,8 @@ import type {
   Store,
   StoredRecord,
   StoreFilter,
+  ToManyChange,
+  ToManyResult,
   WriteResult,
 } from './store'
 
@@ -273,6 +275,49 @@ export class SqliteStore implements Store {
         `UPDATE ${table.name} SET ${set.map(([c]) => `${quote(c)} = ?`).join(', ')} WHERE "id" = ? RETURNING ${table.columns}`,
       ).get(...set.map(([, v]) => v), id) as Row
       return { ok: true, record: table.toRecord(row) }
+    })
+  }
+
+  async changeToMany(
+    resource: ResourceDescription,
+    id: Id,
+    relationship: string,
+    ids: readonly Id[],
+    change: ToManyChange,
+  ): Promise<ToManyResult> {
+    const inverse = this.registry.inverseOf(resource, relationship)
+    const target = this.table(this.registry.get(resource.relationships[relationship]?.target ?? ''))
+    const column = quote(inverse.column)
+    const members = () =>
+      this.statement(`SELECT "id" FROM ${target.name} WHERE ${column} = ? ORDER BY "id"`)
+        .values(id)
+        .map(([member]) => member as Id)
+    return this.write((): ToManyResult => {
+      if (!this.existsNow(this.table(resource), id)) return { status: 'not-found' }
+      const wanted = JSON.stringify(ids)
+      const found = new Set(
+        this.statement(`SELECT "id" FROM ${target.name} WHERE "id" IN (SELECT value FROM json_each(?))`)
+          .values(wanted)
+          .map(([found]) => found as Id),
+      )
+      const missing = [...new Set(ids)].filter((other) => !found.has(other))
+      if (missing.length > 0) return { status: 'missing', ids: missing }
+      if (change === 'replace') {
+        this.statement(
+          `UPDATE ${target.name} SET ${column} = NULL WHERE ${column} = ? AND "id" NOT IN (SELECT value FROM json_each(?))`,
+        ).run(id, wanted)
+      }
+      if (change === 'remove') {
+        this.statement(
+          `UPDATE ${target.name} SET ${column} = NULL WHERE ${column} = ? AND "id" IN (SELECT value FROM json_each(?))`,
+        ).run(id, wanted)
+      } else {
+        this.statement(`UPDATE ${target.name} SET ${column} = ? WHERE "id" IN (SELECT value FROM json_each(?))`).run(
+          id,
+          wanted,
+        )
+      }
+      return { status: 'changed', members: members() }
     })
   }
 

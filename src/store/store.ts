@@ -81,6 +81,15 @@ export type DeleteResult =
   /** Other records still point at this one through a relationship that forbids deleting it. */
   | { readonly status: 'restricted'; readonly by: ResourceDescription; readonly count: number }
 
+export type ToManyChange = 'add' | 'remove' | 'replace'
+
+export type ToManyResult =
+  | { readonly status: 'changed'; readonly members: readonly Id[] }
+  /** No record has the owner's id. */
+  | { readonly status: 'not-found' }
+  /** These related records do not exist. */
+  | { readonly status: 'missing'; readonly ids: readonly Id[] }
+
 /**
  * The one storage interface. Every backend implements it; nothing outside src/store knows which
  * database is in use. Each write runs in a single transaction.
@@ -107,5 +116,17 @@ export interface Store {
   /** Null when no record has that id. */
   update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null>
   delete(resource: ResourceDescription, id: Id): Promise<DeleteResult>
+  /**
+   * Changes the members of a to-many relationship by writing the inverse to-one of the records
+   * named: `add` points them here, `remove` clears those that point here, `replace` does both so
+   * that exactly `ids` point here. One transaction; nothing changes unless every record exists.
+   */
+  changeToMany(
+    resource: ResourceDescription,
+    id: Id,
+    relationship: string,
+    ids: readonly Id[],
+    change: ToManyChange,
+  ): Promise<ToManyResult>
   close(): Promise<void>
 }

@@ -1,0 +1,135 @@
+import { type FieldError, httpError, recordNotFound, unprocessable } from '../jsonapi/errors'
+import { requireId } from '../jsonapi/ids'
+import { messages } from '../jsonapi/messages'
+import { rejectQueryParameters } from '../jsonapi/query'
+import { parseToManyDocument, parseToOneDocument } from '../jsonapi/relationship-document'
+import type { RelationshipDescription, ResourceDescription } from '../resources/description'
+import type { ResourceRegistry } from '../resources/registry'
+import type { Id, Linkage, Store, ToManyChange } from '../store/store'
+import { documentOf } from './body-parser'
+import type { HandlerInput, ResourceController } from './resource-controller'
+import { type ApiResponse, jsonApiResponse } from './responses'
+
+const noPlan = new Map()
+
+/** What a missing related record is, as JSON:API has it: 404 with the ids named. */
+function relatedNotFound(target: ResourceDescription, ids: readonly (string | number)[]): Error {
+  const which = ids.length === 1 ? `${target.singular} ${ids[0]}` : `${target.type} ${ids.join(', ')}`
+  return httpError(404, `There is no ${which.replaceAll('_', ' ')}`, { pointer: '/data' })
+}
+
+/**
+ * The related-resource and relationship endpoints of one relationship of one type:
+ * `/books/1/author`, `/books/1/relationships/author`, and writes to the latter.
+ */
+export class RelationshipController {
+  private readonly relationship: RelationshipDescription
+  private readonly target: ResourceDescription
+
+  constructor(
+    private readonly resource: ResourceDescription,
+    private readonly name: string,
+    private readonly registry: ResourceRegistry,
+    private readonly store: Store,
+    /** The controller of each type: related resources answer as their own endpoints do. */
+    private readonly controllers: (type: string) => ResourceController,
+    private readonly basePath: string,
+  ) {
+    const relationship = resource.relationships[name]
+    if (!relationship) throw new Error(`${resource.type} has no relationship ${name}`)
+    this.relationship = relationship
+    this.target = registry.get(relationship.target)
+  }
+
+  /** GET /{type}/{id}/{relationship}: the related record(s), with the target type's fetching parameters. */
+  async related({ url, id }: HandlerInput): Promise<ApiResponse> {
+    const { resource, relationship, target, store } = this
+    const recordId = requireId(id)
+    const record = await store.find(resource, recordId)
+    if (!record) throw recordNotFound()
+    const targets = this.controllers(target.type)
+    if (relationship.kind === 'to-many') {
+      return targets.list({ url }, [
+        { kind: 'relationship', relationship: relationship.inverse, ids: [recordId], orNone: false },
+      ])
+    }
+    const targetId = record.toOne[this.name]
+    if (targetId != null) return targets.show({ url, id: String(targetId) })
+    targets.checkRecordQuery(url)
+    return jsonApiResponse(200, { data: null })
+  }
+
+  /** GET /{type}/{id}/relationships/{relationship}: the linkage alone. */
+  async linkage({ url, id }: HandlerInput): Promise<ApiResponse> {
+    const recordId = requireId(id)
+    rejectQueryParameters(url)
+    const found = await this.store.findWithRelated(
+      this.resource,
+      recordId,
+      new Map([[this.name, { include: false, children: noPlan }]]),
+    )
+    if (!found) throw recordNotFound()
+    return this.answer(recordId, found.graph.linkage(this.resource.type, recordId, this.name) ?? null)
+  }
+
+  /** PATCH: a to-one relationship is set or cleared; a to-many one is replaced whole. */
+  async replace(input: HandlerInput): Promise<ApiResponse> {
+    if (this.relationship.kind === 'to-many') return this.changeMembers(input, 'replace')
+    const { resource, target, store } = this
+    const recordId = requireId(input.id)
+    rejectQueryParameters(input.url)
+    const { id: targetId, cleared } = parseToOneDocument(target, documentOf(input.body))
+    if (cleared && this.relationship.required) {
+      if (!(await store.find(resource, recordId))) throw recordNotFound()
+      throw unprocessable([this.mustExist()])
+    }
+    if (!cleared && targetId === null) throw relatedNotFound(target, ['with that id'])
+    const result = await store.update(resource, recordId, { attributes: {}, toOne: { [this.name]: targetId } })
+    if (!result) throw recordNotFound()
+    if (!result.ok) throw relatedNotFound(target, [targetId ?? ''])
+    return this.answer(recordId, result.record.toOne[this.name] ?? null)
+  }
+
+  /** POST: records join a to-many relationship. */
+  add(input: HandlerInput): Promise<ApiResponse> {
+    return this.changeMembers(input, 'add')
+  }
+
+  /** DELETE: records leave a to-many relationship. */
+  remove(input: HandlerInput): Promise<ApiResponse> {
+    return this.changeMembers(input, 'remove')
+  }
+
+  private async changeMembers({ url, id, body }: HandlerInput, change: ToManyChange): Promise<ApiResponse> {
+    const { resource, target, store, registry, name } = this
+    const recordId = requireId(id)
+    rejectQueryParameters(url)
+    const inverse = registry.inverseOf(resource, name)
+    if (change !== 'add' && inverse.required) {
+      // Taking records out of this relationship would leave them pointing at nothing.
+      if (!(await store.find(resource, recordId))) throw recordNotFound()
+      throw httpError(403, messages.cannotLeave(target.type, resource.singular))
+    }
+    const { ids, invalid } = parseToManyDocument(target, documentOf(body))
+    if (invalid.length > 0) throw relatedNotFound(target, invalid)
+    const result = await store.changeToMany(resource, recordId, name, ids, change)
+    if (result.status === 'not-found') throw recordNotFound()
+    if (result.status === 'missing') throw relatedNotFound(target, result.ids)
+    return this.answer(recordId, result.members)
+  }
+
+  private mustExist(): FieldError {
+    return { detail: messages.mustExist(this.name), parameter: this.name, pointer: `data/attributes/${this.name}` }
+  }
+
+  /** A relationship document: its links and its linkage. */
+  private answer(id: Id, linkage: Linkage): ApiResponse {
+    const type = this.target.type
+    const identifier = (member: Id) => ({ type, id: String(member) })
+    const base = `${this.basePath}/${this.resource.type}/${id}`
+    return jsonApiResponse(200, {
+      links: { self: `${base}/relationships/${this.name}`, related: `${base}/${this.name}` },
+      data: linkage === null ? null : typeof linkage === 'number' ? identifier(linkage) : linkage.map(identifier),
+    })
+  }
+}

@@ -1,0 +1,59 @@
+import { Type as t } from '@sinclair/typebox'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import type { ResourceDescription } from '../resources/description'
+import type { Id } from '../store/store'
+import { httpError } from './errors'
+import { parseId } from './ids'
+
+const linkage = t.Object({ type: t.String(), id: t.Union([t.String(), t.Number()]) })
+const relationshipDocument = TypeCompiler.Compile(t.Object({ data: t.Union([t.Null(), linkage, t.Array(linkage)]) }))
+
+type Linkage = { type: string; id: string | number }
+
+/** A relationship request body: `{"data": null | {type, id} | [{type, id}, ...]}` (400 otherwise). */
+function linkageOf(body: unknown): Linkage | Linkage[] | null {
+  if (!relationshipDocument.Check(body)) {
+    const error = relationshipDocument.Errors(body).First()
+    throw httpError(
+      400,
+      'The request body must be a relationship document: {"data": null, a resource identifier, or an array of them}',
+      { pointer: error?.path.startsWith('/data') ? '/data' : '' },
+    )
+  }
+  return body.data
+}
+
+/** The id of one identifier of `target`; 409 for another type, null for an id no record can have. */
+function identifierId(target: ResourceDescription, identifier: Linkage, pointer: string): Id | null {
+  if (identifier.type !== target.type && identifier.type !== target.singular) {
+    throw httpError(409, `Type "${identifier.type}" does not match this relationship, which takes ${target.type}`, {
+      pointer: `${pointer}/type`,
+    })
+  }
+  return parseId(identifier.id)
+}
+
+/** What a to-one relationship request sets: an id (null when it names no possible record), or null to clear. */
+export function parseToOneDocument(target: ResourceDescription, body: unknown): { id: Id | null; cleared: boolean } {
+  const data = linkageOf(body)
+  if (Array.isArray(data))
+    throw httpError(400, 'A to-one relationship takes one resource identifier or null', { pointer: '/data' })
+  if (data === null) return { id: null, cleared: true }
+  return { id: identifierId(target, data, '/data'), cleared: false }
+}
+
+/** The ids a to-many relationship request names; `invalid` holds the identifiers no record can have. */
+export function parseToManyDocument(target: ResourceDescription, body: unknown): { ids: Id[]; invalid: string[] } {
+  const data = linkageOf(body)
+  if (!Array.isArray(data)) {
+    throw httpError(400, 'A to-many relationship takes an array of resource identifiers', { pointer: '/data' })
+  }
+  const ids: Id[] = []
+  const invalid: string[] = []
+  data.forEach((identifier, i) => {
+    const id = identifierId(target, identifier, `/data/${i}`)
+    if (id === null) invalid.push(String(identifier.id))
+    else ids.push(id)
+  })
+  return { ids, invalid }
+}
