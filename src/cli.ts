@@ -29,7 +29,13 @@ const logger = createLogger(config.logLevel)
 const store = await openStore(config.database, resources).catch((error: Error) =>
   fail(`cannot open the database at ${config.databaseUrl}: ${error.message}`),
 )
-const app = createApp({ store, logger, maxBodyBytes: config.maxBodyBytes, maxPageSize: config.maxPageSize })
+const app = createApp({
+  store,
+  logger,
+  maxBodyBytes: config.maxBodyBytes,
+  maxPageSize: config.maxPageSize,
+  maxOperations: config.maxOperations,
+})
 
 let stopping = false
 async function shutdown(signal: string): Promise<void> {

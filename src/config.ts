@@ -9,6 +9,7 @@ export interface Config {
   readonly logLevel: LogLevel
   readonly maxBodyBytes: number
   readonly maxPageSize: number
+  readonly maxOperations: number
 }
 
 /** A bad setting: reported as one line, exit code 2. */
@@ -42,6 +43,12 @@ const settings = {
     env: 'MAX_PAGE_SIZE',
     fallback: '100',
     help: 'largest page[size] a list accepts (400 above it)',
+  },
+  maxOperations: {
+    flag: '--max-operations',
+    env: 'MAX_OPERATIONS',
+    fallback: '100',
+    help: 'most operations one atomic request may carry (400 above it)',
   },
 } satisfies Record<keyof Omit<Config, 'database'>, Setting>
 
@@ -94,5 +101,6 @@ export function parseConfig(
   }
   const maxBodyBytes = integer(settings.maxBodyBytes.env, read(settings.maxBodyBytes), 1, 1024 ** 3)
   const maxPageSize = integer(settings.maxPageSize.env, read(settings.maxPageSize), 1, 100_000)
-  return { port, host, databaseUrl, database, logLevel, maxBodyBytes, maxPageSize }
+  const maxOperations = integer(settings.maxOperations.env, read(settings.maxOperations), 1, 10_000)
+  return { port, host, databaseUrl, database, logLevel, maxBodyBytes, maxPageSize, maxOperations }
 }

@@ -6,9 +6,11 @@ import type { Store } from '../store/store'
 import { jsonApiBodyParser } from './body-parser'
 import { jsonApiErrors } from './error-handler'
 import { acceptNegotiation } from './negotiation'
-import { apiDocs } from './openapi'
+import { apiDocs, operationsDocs } from './openapi'
+import { OperationsController } from './operations-controller'
 import { requestLog } from './request-log'
 import { resourceRoutes } from './resource-routes'
+import { send } from './responses'
 
 export const API_PREFIX = '/api/v1'
 /** 1 MiB, the default limit on a request body. */
@@ -16,12 +18,15 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 /** Page sizes: 20 when a client asks for a page without a size; 100 at most by default. */
 export const DEFAULT_PAGE_SIZE = 20
 export const DEFAULT_MAX_PAGE_SIZE = 100
+/** The most operations one atomic request may carry. */
+export const DEFAULT_MAX_OPERATIONS = 100
 
 export interface AppOptions {
   readonly store: Store
   readonly logger: Logger
   readonly maxBodyBytes?: number
   readonly maxPageSize?: number
+  readonly maxOperations?: number
   readonly registry?: ResourceRegistry
 }
 
@@ -46,10 +51,19 @@ export function createApp({
   logger,
   maxBodyBytes = DEFAULT_MAX_BODY_BYTES,
   maxPageSize = DEFAULT_MAX_PAGE_SIZE,
+  maxOperations = DEFAULT_MAX_OPERATIONS,
   registry = resources,
 }: AppOptions) {
   const pageLimits = { defaultSize: Math.min(DEFAULT_PAGE_SIZE, maxPageSize), maxSize: maxPageSize }
   const api = resourceRoutes(registry, store, API_PREFIX, pageLimits)
+  const operations = new OperationsController(registry, store, maxOperations)
+  api.post(
+    '/operations',
+    async ({ request, body, set }) => send(set, await operations.run(request.url, request.headers, body)),
+    {
+      detail: operationsDocs(),
+    },
+  )
   return new Elysia()
     .use(requestLog(logger))
     .use(jsonApiErrors(logger, methodsByPath(api.routes)))

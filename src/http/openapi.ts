@@ -1,8 +1,10 @@
 import { openapi } from '@elysiajs/openapi'
 import type { TSchema } from '@sinclair/typebox'
-import { JSON_API } from '../jsonapi/media-type'
+import { ATOMIC_EXT, JSON_API } from '../jsonapi/media-type'
 import { humanize } from '../jsonapi/messages'
 import {
+  atomicRequestSchema,
+  atomicResultsSchema,
   errorDocumentSchema,
   listDocumentSchema,
   relationshipDocumentSchema,
@@ -44,13 +46,6 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
   const tags = [humanize(resource.type)]
   const plural = humanize(resource.type).toLowerCase()
   const single = humanize(resource.singular).toLowerCase()
-  const query = (name: string, description: string, pattern?: string) => ({
-    name,
-    in: 'query' as const,
-    required: false,
-    description,
-    schema: { type: 'string' as const, ...(pattern ? { pattern } : {}) },
-  })
   const included = resource.defaultInclude.join(' and ')
   const write = (update: boolean) => ({
     required: true,
@@ -182,6 +177,34 @@ export function relationshipDocs(registry: ResourceRegistry, resource: ResourceD
     ),
     add: change('add', `Add ${what} to a ${owner}`),
     remove: change('remove', `Remove ${what} from a ${owner}`),
+  }
+}
+
+/** The OpenAPI operation object of POST /api/v1/operations. */
+export function operationsDocs() {
+  const atomic = `application/vnd.api+json; ext="${ATOMIC_EXT}"`
+  const document = (description: string, schema: TSchema) => ({ description, content: { [atomic]: { schema } } })
+  return {
+    tags: ['Atomic operations'],
+    operationId: 'atomic_operations',
+    summary: 'Run several operations atomically (JSON:API Atomic Operations extension)',
+    description:
+      'add, update and remove of records and relationships, in order, in one transaction: all are stored or none. `lid` names a record added earlier in the same request. An error points at its operation: `/atomic:operations/N/...`.',
+    requestBody: { required: true, content: { [atomic]: { schema: atomicRequestSchema } } },
+    responses: {
+      200: document(
+        'One result per operation, in order: `{"data": ...}` for added or updated records, `{}` otherwise',
+        atomicResultsSchema,
+      ),
+      400: failure('Not an atomic document, a malformed operation, an unknown lid, or more operations than allowed'),
+      403: failure('An operation removes books from their author'),
+      404: failure('An operation names a record that does not exist'),
+      409: failure('A type does not match, or a record cannot be removed while others need it'),
+      413: writeFailures[413],
+      415: failure(`Content-Type is not ${atomic}`),
+      422: failure('Validation failed in an operation'),
+      ...negotiation,
+    },
   }
 }
 

@@ -7,16 +7,7 @@ import { type IncludeTree, type PageLimits, parseFetchQuery, rejectQueryParamete
 import { parseWriteDocument, type WriteRequest } from '../jsonapi/request-document'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
-import type {
-  Id,
-  IncludeNode,
-  IncludePlan,
-  RecordGraph,
-  SortKey,
-  Store,
-  StoredRecord,
-  StoreFilter,
-} from '../store/store'
+import type { IncludeNode, IncludePlan, RecordGraph, SortKey, Store, StoredRecord, StoreFilter } from '../store/store'
 import { documentOf } from './body-parser'
 import { type ApiResponse, jsonApiResponse, jsonApiTextResponse, noContent, streamedDataResponse } from './responses'
 

@@ -4,8 +4,13 @@ export const JSON_API = 'application/vnd.api+json'
 /** The Content-Type of every response with a body. */
 export const RESPONSE_CONTENT_TYPE = 'application/vnd.api+json; charset=utf-8'
 
+/** The Atomic Operations extension, served at /api/v1/operations. */
+export const ATOMIC_EXT = 'https://jsonapi.org/ext/atomic'
+/** What /api/v1/operations answers with. */
+export const ATOMIC_CONTENT_TYPE = `application/vnd.api+json; ext="${ATOMIC_EXT}"; charset=utf-8`
+
 /** The extensions this server implements; a request naming any other gets 415 or 406. */
-const supportedExtensions: ReadonlySet<string> = new Set()
+const supportedExtensions: ReadonlySet<string> = new Set([ATOMIC_EXT])
 
 interface MediaType {
   readonly essence: string
@@ -108,4 +113,32 @@ export function checkAccept(header: string | null): JsonApiError | null {
     `No acceptable representation: ${JSON_API} is offered without parameters other than ext and profile, and with no extension this server lacks`,
     { header: 'Accept' },
   )
+}
+
+/** Whether a Content-Type is JSON:API with `extension` among its ext URIs. */
+export function namesExtension(header: string | null, extension: string): boolean {
+  if (!header) return false
+  const { essence, params } = parseMediaType(header)
+  return essence === JSON_API && (params.get('ext') ?? '').split(/\s+/).includes(extension)
+}
+
+/**
+ * For an endpoint whose answers carry `extension`: 406 when Accept lists JSON:API only without it
+ * (a client that takes any JSON, or sends no Accept, is answered all the same).
+ */
+export function checkAcceptsExtension(header: string | null, extension: string): JsonApiError | null {
+  if (!header) return null
+  let sawJsonApi = false
+  for (const range of splitOutsideQuotes(header, ',')) {
+    const { essence, params } = parseMediaType(range)
+    if (params.get('q') !== undefined && Number(params.get('q')) === 0) continue
+    if (essence === '*/*' || essence === 'application/*' || essence === 'application/json') return null
+    if (essence !== JSON_API) continue
+    sawJsonApi = true
+    if ((params.get('ext') ?? '').split(/\s+/).includes(extension)) return null
+  }
+  if (!sawJsonApi) return null
+  return httpError(406, `This endpoint answers ${JSON_API} with ext="${extension}"; the Accept header must allow it`, {
+    header: 'Accept',
+  })
 }

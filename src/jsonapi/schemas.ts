@@ -175,3 +175,30 @@ export function relationshipRequestSchema(target: ResourceDescription, toMany: b
   const linkage = t.Object({ type: typeInput(target), id: idInput })
   return t.Object({ data: toMany ? t.Array(linkage) : t.Union([linkage, t.Null()]) })
 }
+
+const atomicRef = t.Object({
+  type: t.String(),
+  id: t.Optional(t.String()),
+  lid: t.Optional(t.String()),
+  relationship: t.Optional(t.String()),
+})
+
+/** An Atomic Operations request, as the extension defines it. */
+export const atomicRequestSchema = t.Object(
+  {
+    'atomic:operations': t.Array(
+      t.Object({
+        op: t.Union([t.Literal('add'), t.Literal('update'), t.Literal('remove')]),
+        ref: t.Optional(atomicRef),
+        data: t.Optional(t.Unknown({ description: 'A resource object (with lid on add), identifiers, or null' })),
+      }),
+      { minItems: 1 },
+    ),
+  },
+  { title: 'Atomic operations document' },
+)
+
+export const atomicResultsSchema = t.Object(
+  { 'atomic:results': t.Array(t.Object({ data: t.Optional(t.Unknown()) })) },
+  { title: 'Atomic results document' },
+)

@@ -3,9 +3,12 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { ResourceDescription, ToOneRelationship } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
+import { AtomicAbort, runAtomic, type SyncWriter } from './atomic'
 import { GraphBuilder } from './record-graph'
 import { type Migration, sqliteMigrations } from './sqlite-migrations'
 import type {
+  AtomicOperation,
+  AtomicOutcome,
   DeleteResult,
   Id,
   IncludePlan,
@@ -248,34 +251,11 @@ export class SqliteStore implements Store {
   }
 
   async create(resource: ResourceDescription, input: RecordInput): Promise<WriteResult> {
-    const table = this.table(resource)
-    return this.write((): WriteResult => {
-      const missing = this.missingNow(resource, input.toOne)
-      if (missing.length > 0) return { ok: false, missing }
-      const set = table.assignments(input)
-      const sql =
-        set.length === 0
-          ? `INSERT INTO ${table.name} DEFAULT VALUES RETURNING ${table.columns}`
-          : `INSERT INTO ${table.name} (${set.map(([c]) => quote(c)).join(', ')}) VALUES (${set.map(() => '?').join(', ')}) RETURNING ${table.columns}`
-      const row = this.statement(sql).get(...set.map(([, v]) => v)) as Row
-      return { ok: true, record: table.toRecord(row) }
-    })
+    return this.write(() => this.createNow(resource, input))
   }
 
   async update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null> {
-    const table = this.table(resource)
-    return this.write((): WriteResult | null => {
-      const current = this.findNow(table, id)
-      if (!current) return null
-      const missing = this.missingNow(resource, input.toOne)
-      if (missing.length > 0) return { ok: false, missing }
-      const set = table.assignments(input)
-      if (set.length === 0) return { ok: true, record: current }
-      const row = this.statement(
-        `UPDATE ${table.name} SET ${set.map(([c]) => `${quote(c)} = ?`).join(', ')} WHERE "id" = ? RETURNING ${table.columns}`,
-      ).get(...set.map(([, v]) => v), id) as Row
-      return { ok: true, record: table.toRecord(row) }
-    })
+    return this.write(() => this.updateNow(resource, id, input))
   }
 
   async changeToMany(
@@ -285,6 +265,67 @@ export class SqliteStore implements Store {
     ids: readonly Id[],
     change: ToManyChange,
   ): Promise<ToManyResult> {
+    return this.write(() => this.changeToManyNow(resource, id, relationship, ids, change))
+  }
+
+  async delete(resource: ResourceDescription, id: Id): Promise<DeleteResult> {
+    return this.write(() => this.deleteNow(resource, id))
+  }
+
+  async atomic(operations: readonly AtomicOperation[]): Promise<AtomicOutcome> {
+    try {
+      // One queued write: every operation in the same savepoint, undone together if one fails.
+      const results = await this.write(() => runAtomic(operations, this.writer))
+      return { ok: true, results }
+    } catch (error) {
+      if (error instanceof AtomicAbort) return { ok: false, index: error.index, failure: error.failure }
+      throw error
+    }
+  }
+
+  /** The synchronous writes, for an atomic batch to run inside its one transaction. */
+  private readonly writer: SyncWriter = {
+    create: (resource, input) => this.createNow(resource, input),
+    update: (resource, id, input) => this.updateNow(resource, id, input),
+    delete: (resource, id) => this.deleteNow(resource, id),
+    changeToMany: (resource, id, relationship, ids, change) =>
+      this.changeToManyNow(resource, id, relationship, ids, change),
+  }
+
+  private createNow(resource: ResourceDescription, input: RecordInput): WriteResult {
+    const table = this.table(resource)
+    const missing = this.missingNow(resource, input.toOne)
+    if (missing.length > 0) return { ok: false, missing }
+    const set = table.assignments(input)
+    const sql =
+      set.length === 0
+        ? `INSERT INTO ${table.name} DEFAULT VALUES RETURNING ${table.columns}`
+        : `INSERT INTO ${table.name} (${set.map(([c]) => quote(c)).join(', ')}) VALUES (${set.map(() => '?').join(', ')}) RETURNING ${table.columns}`
+    const row = this.statement(sql).get(...set.map(([, v]) => v)) as Row
+    return { ok: true, record: table.toRecord(row) }
+  }
+
+  private updateNow(resource: ResourceDescription, id: Id, input: RecordInput): WriteResult | null {
+    const table = this.table(resource)
+    const current = this.findNow(table, id)
+    if (!current) return null
+    const missing = this.missingNow(resource, input.toOne)
+    if (missing.length > 0) return { ok: false, missing }
+    const set = table.assignments(input)
+    if (set.length === 0) return { ok: true, record: current }
+    const row = this.statement(
+      `UPDATE ${table.name} SET ${set.map(([c]) => `${quote(c)} = ?`).join(', ')} WHERE "id" = ? RETURNING ${table.columns}`,
+    ).get(...set.map(([, v]) => v), id) as Row
+    return { ok: true, record: table.toRecord(row) }
+  }
+
+  private changeToManyNow(
+    resource: ResourceDescription,
+    id: Id,
+    relationship: string,
+    ids: readonly Id[],
+    change: ToManyChange,
+  ): ToManyResult {
     const inverse = this.registry.inverseOf(resource, relationship)
     const target = this.table(this.registry.get(resource.relationships[relationship]?.target ?? ''))
     const column = quote(inverse.column)
@@ -292,50 +333,46 @@ export class SqliteStore implements Store {
       this.statement(`SELECT "id" FROM ${target.name} WHERE ${column} = ? ORDER BY "id"`)
         .values(id)
         .map(([member]) => member as Id)
-    return this.write((): ToManyResult => {
-      if (!this.existsNow(this.table(resource), id)) return { status: 'not-found' }
-      const wanted = JSON.stringify(ids)
-      const found = new Set(
-        this.statement(`SELECT "id" FROM ${target.name} WHERE "id" IN (SELECT value FROM json_each(?))`)
-          .values(wanted)
-          .map(([found]) => found as Id),
+    if (!this.existsNow(this.table(resource), id)) return { status: 'not-found' }
+    const wanted = JSON.stringify(ids)
+    const found = new Set(
+      this.statement(`SELECT "id" FROM ${target.name} WHERE "id" IN (SELECT value FROM json_each(?))`)
+        .values(wanted)
+        .map(([found]) => found as Id),
+    )
+    const missing = [...new Set(ids)].filter((other) => !found.has(other))
+    if (missing.length > 0) return { status: 'missing', ids: missing }
+    if (change === 'replace') {
+      this.statement(
+        `UPDATE ${target.name} SET ${column} = NULL WHERE ${column} = ? AND "id" NOT IN (SELECT value FROM json_each(?))`,
+      ).run(id, wanted)
+    }
+    if (change === 'remove') {
+      this.statement(
+        `UPDATE ${target.name} SET ${column} = NULL WHERE ${column} = ? AND "id" IN (SELECT value FROM json_each(?))`,
+      ).run(id, wanted)
+    } else {
+      this.statement(`UPDATE ${target.name} SET ${column} = ? WHERE "id" IN (SELECT value FROM json_each(?))`).run(
+        id,
+        wanted,
       )
-      const missing = [...new Set(ids)].filter((other) => !found.has(other))
-      if (missing.length > 0) return { status: 'missing', ids: missing }
-      if (change === 'replace') {
-        this.statement(
-          `UPDATE ${target.name} SET ${column} = NULL WHERE ${column} = ? AND "id" NOT IN (SELECT value FROM json_each(?))`,
-        ).run(id, wanted)
-      }
-      if (change === 'remove') {
-        this.statement(
-          `UPDATE ${target.name} SET ${column} = NULL WHERE ${column} = ? AND "id" IN (SELECT value FROM json_each(?))`,
-        ).run(id, wanted)
-      } else {
-        this.statement(`UPDATE ${target.name} SET ${column} = ? WHERE "id" IN (SELECT value FROM json_each(?))`).run(
-          id,
-          wanted,
-        )
-      }
-      return { status: 'changed', members: members() }
-    })
+    }
+    return { status: 'changed', members: members() }
   }
 
-  async delete(resource: ResourceDescription, id: Id): Promise<DeleteResult> {
+  private deleteNow(resource: ResourceDescription, id: Id): DeleteResult {
     const table = this.table(resource)
-    return this.write((): DeleteResult => {
-      if (!this.existsNow(table, id)) return { status: 'not-found' }
-      for (const dependent of this.registry.dependents(resource.type)) {
-        if (dependent.relationship.onTargetDelete !== 'restrict') continue
-        const { count } = this.statement(
-          `SELECT COUNT(*) AS count FROM ${quote(dependent.resource.table)} WHERE ${quote(dependent.relationship.column)} = ?`,
-        ).get(id) as { count: number }
-        if (count > 0) return { status: 'restricted', by: dependent.resource, count }
-      }
-      // Relationships declared `nullify` are cleared by the foreign key's ON DELETE SET NULL.
-      this.statement(`DELETE FROM ${table.name} WHERE "id" = ?`).run(id)
-      return { status: 'deleted' }
-    })
+    if (!this.existsNow(table, id)) return { status: 'not-found' }
+    for (const dependent of this.registry.dependents(resource.type)) {
+      if (dependent.relationship.onTargetDelete !== 'restrict') continue
+      const { count } = this.statement(
+        `SELECT COUNT(*) AS count FROM ${quote(dependent.resource.table)} WHERE ${quote(dependent.relationship.column)} = ?`,
+      ).get(id) as { count: number }
+      if (count > 0) return { status: 'restricted', by: dependent.resource, count }
+    }
+    // Relationships declared `nullify` are cleared by the foreign key's ON DELETE SET NULL.
+    this.statement(`DELETE FROM ${table.name} WHERE "id" = ?`).run(id)
+    return { status: 'deleted' }
   }
 
   /** Commits what is pending and closes; with every statement finalized SQLite checkpoints the WAL into the file. */

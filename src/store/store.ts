@@ -90,6 +90,55 @@ export type ToManyResult =
   /** These related records do not exist. */
   | { readonly status: 'missing'; readonly ids: readonly Id[] }
 
+/** A record named by its id, or by the `lid` an earlier operation of the same atomic batch gave it. */
+export type RecordRef = { readonly id: Id } | { readonly lid: string }
+
+/** What an atomic operation writes: RecordInput whose references may be lids. */
+export interface AtomicInput {
+  readonly attributes: Readonly<Record<string, string>>
+  readonly toOne: Readonly<Record<string, RecordRef | null>>
+}
+
+export type AtomicOperation =
+  | {
+      readonly kind: 'create'
+      readonly resource: ResourceDescription
+      readonly lid?: string
+      readonly input: AtomicInput
+    }
+  | {
+      readonly kind: 'update'
+      readonly resource: ResourceDescription
+      readonly target: RecordRef
+      readonly input: AtomicInput
+    }
+  | { readonly kind: 'delete'; readonly resource: ResourceDescription; readonly target: RecordRef }
+  | {
+      readonly kind: 'to-many'
+      readonly resource: ResourceDescription
+      readonly target: RecordRef
+      readonly relationship: string
+      readonly members: readonly RecordRef[]
+      readonly change: ToManyChange
+    }
+
+export type AtomicResult =
+  | { readonly kind: 'record'; readonly record: StoredRecord }
+  | { readonly kind: 'members'; readonly members: readonly Id[] }
+  | { readonly kind: 'none' }
+
+/** Why an atomic batch stopped: the first operation that could not be done. */
+export type AtomicFailure =
+  | { readonly kind: 'not-found' }
+  | { readonly kind: 'unknown-lid'; readonly lid: string }
+  | { readonly kind: 'missing'; readonly relationships: readonly string[] }
+  | { readonly kind: 'missing-members'; readonly ids: readonly Id[] }
+  | { readonly kind: 'restricted'; readonly id: Id; readonly by: ResourceDescription; readonly count: number }
+
+export type AtomicOutcome =
+  | { readonly ok: true; readonly results: readonly AtomicResult[] }
+  | { readonly ok: false; readonly index: number; readonly failure: AtomicFailure }
+
 /**
  * The one storage interface. Every backend implements it; nothing outside src/store knows which
  * database is in use. Each write runs in a single transaction.
@@ -116,6 +165,8 @@ export interface Store {
   /** Null when no record has that id. */
   update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null>
   delete(resource: ResourceDescription, id: Id): Promise<DeleteResult>
+  /** Runs the operations in order in one transaction: all of them are stored, or none. */
+  atomic(operations: readonly AtomicOperation[]): Promise<AtomicOutcome>
   /**
    * Changes the members of a to-many relationship by writing the inverse to-one of the records
    * named: `add` points them here, `remove` clears those that point here, `replace` does both so

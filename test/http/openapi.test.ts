@@ -37,8 +37,9 @@ describe(`GET ${SPEC_PATH}`, () => {
       .flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method} ${path}`))
       .sort()
     expect(documented).toEqual(served)
-    // 15 operations (PUT and PATCH both serve update), 16 relationship and related-resource endpoints.
-    expect(served).toHaveLength(34)
+    // 15 operations (PUT and PATCH both serve update), 16 relationship and related-resource
+    // endpoints, and the atomic operations endpoint.
+    expect(served).toHaveLength(35)
   })
 
   it('gives every operation a unique id and a JSON:API error response for each failure it can have', () => {
@@ -50,7 +51,10 @@ describe(`GET ${SPEC_PATH}`, () => {
         expect(operation.responses['406']).toBeDefined()
         if (path.endsWith('{id}')) expect(operation.responses['404']).toBeDefined()
         if (method === 'post' || method === 'put' || method === 'patch') {
-          expect(Object.keys(operation.requestBody?.content ?? {})).toContain('application/vnd.api+json')
+          const media = path.endsWith('/operations')
+            ? 'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"'
+            : 'application/vnd.api+json'
+          expect(Object.keys(operation.requestBody?.content ?? {})).toContain(media)
           for (const status of ['400', '409', '413', '415', '422']) {
             expect(Object.keys(operation.responses[status]?.content ?? {})).toEqual(['application/vnd.api+json'])
           }

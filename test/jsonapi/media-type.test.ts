@@ -12,6 +12,7 @@ describe('checkContentType', () => {
     ['JSON:API with charset=UTF-8', 'application/vnd.api+json;charset=UTF-8'],
     ['JSON:API with a quoted charset="utf-8"', 'application/vnd.api+json; charset="utf-8"'],
     ['JSON:API with a profile', 'application/vnd.api+json; profile="https://example.com/profiles/timestamps"'],
+    ['JSON:API with the atomic extension, which the server has', `application/vnd.api+json; ext="${ATOMIC}"`],
     ['JSON:API with two profiles', 'application/vnd.api+json; profile="https://example.com/a https://example.com/b"'],
     [
       'JSON:API with a profile holding a quoted semicolon',
@@ -36,11 +37,14 @@ describe('checkContentType', () => {
     ['a look-alike media type', 'application/vnd.api+jsonx'],
     ['JSON:API with another charset', 'application/vnd.api+json; charset=iso-8859-1'],
     ['JSON:API with an unknown parameter', 'application/vnd.api+json; foo=bar'],
-    ['JSON:API with the atomic extension', `application/vnd.api+json; ext="${ATOMIC}"`],
-    ['JSON:API with any extension', 'application/vnd.api+json; ext="https://example.com/ext/unknown"'],
+    ['JSON:API with an extension the server lacks', 'application/vnd.api+json; ext="https://example.com/ext/unknown"'],
     [
-      'JSON:API with a profile and an extension',
-      `application/vnd.api+json; profile="https://example.com/p"; ext="${ATOMIC}"`,
+      'JSON:API with a profile and an extension the server lacks',
+      'application/vnd.api+json; profile="https://example.com/p"; ext="https://example.com/ext/unknown"',
+    ],
+    [
+      'JSON:API with the atomic extension and one the server lacks',
+      `application/vnd.api+json; ext="${ATOMIC} https://example.com/x"`,
     ],
     ['plain JSON with another charset', 'application/json; charset=latin1'],
     ['plain JSON with an unknown parameter', 'application/json; foo=bar'],
@@ -70,6 +74,7 @@ describe('checkAccept', () => {
     ['JSON:API with a profile', 'application/vnd.api+json; profile="https://example.com/p"'],
     ['JSON:API with charset=utf-8', 'application/vnd.api+json; charset=utf-8'],
     ['JSON:API with a quality', 'application/vnd.api+json; q=0.9'],
+    ['JSON:API with the atomic extension, which the server has', `application/vnd.api+json; ext="${ATOMIC}"`],
     ['a browser that offers no JSON at all', 'text/html'],
     [
       'a list where one JSON:API instance is plain',
@@ -85,12 +90,12 @@ describe('checkAccept', () => {
   })
 
   it.each([
-    ['JSON:API with the atomic extension only', `application/vnd.api+json; ext="${ATOMIC}"`],
+    ['JSON:API with an extension the server lacks only', 'application/vnd.api+json; ext="https://example.com/x"'],
     ['JSON:API with an unknown parameter only', 'application/vnd.api+json; foo=bar'],
     ['JSON:API with another charset only', 'application/vnd.api+json; charset=iso-8859-1'],
     [
       'every JSON:API instance with unsupported parameters',
-      `application/vnd.api+json; foo=bar, application/vnd.api+json; ext="${ATOMIC}"`,
+      'application/vnd.api+json; foo=bar, application/vnd.api+json; ext="https://example.com/x"',
     ],
     ['unsupported JSON:API beside a non-JSON type', 'text/html, application/vnd.api+json; foo=bar'],
     [

@@ -51,13 +51,16 @@ export interface TestApp {
   close(): Promise<void>
 }
 
-export function openTestApp(options: { logLevel?: LogLevel; maxBodyBytes?: number } = {}): TestApp {
+export function openTestApp(
+  options: { logLevel?: LogLevel; maxBodyBytes?: number; maxPageSize?: number; maxOperations?: number } = {},
+): TestApp {
   const dir = mkdtempSync(join(tmpdir(), 'catalogue-test-'))
   const dbPath = join(dir, 'catalogue.db')
   const store = SqliteStore.open(dbPath, resources)
   const logs: string[] = []
   const logger = createLogger(options.logLevel ?? 'silent', { write: (line) => logs.push(line), flush() {} })
-  const app = createApp({ store, logger, maxBodyBytes: options.maxBodyBytes })
+  const { maxBodyBytes, maxPageSize, maxOperations } = options
+  const app = createApp({ store, logger, maxBodyBytes, maxPageSize, maxOperations })
   const inspector = new Database(dbPath, { readonly: true })
 
   async function send(method: string, path: string, { headers, body }: RawRequest = {}): Promise<Answer> {

@@ -1,0 +1,77 @@
+import { parseAtomicDocument } from '../jsonapi/atomic-document'
+import { unlinkedResource } from '../jsonapi/document'
+import { type ErrorObject, httpError, JsonApiError } from '../jsonapi/errors'
+import { ATOMIC_CONTENT_TYPE, ATOMIC_EXT, checkAcceptsExtension, namesExtension } from '../jsonapi/media-type'
+import { messages } from '../jsonapi/messages'
+import { rejectQueryParameters } from '../jsonapi/query'
+import type { ResourceRegistry } from '../resources/registry'
+import type { AtomicFailure, AtomicOperation, Store } from '../store/store'
+import { documentOf } from './body-parser'
+import { type ApiResponse, jsonApiResponse } from './responses'
+
+/** The error of the operation at `index` that the store could not carry out; nothing was stored. */
+function failed(operation: AtomicOperation, index: number, failure: AtomicFailure): JsonApiError {
+  const at = `/atomic:operations/${index}`
+  switch (failure.kind) {
+    case 'not-found':
+      return httpError(
+        404,
+        `Operation ${index} names a ${operation.resource.singular.replaceAll('_', ' ')} that does not exist`,
+        {
+          pointer: at,
+        },
+      )
+    case 'unknown-lid':
+      return httpError(400, `lid "${failure.lid}" names no record created earlier in this request`, { pointer: at })
+    case 'missing-members':
+      return httpError(404, `Operation ${index} names records that do not exist: ${failure.ids.join(', ')}`, {
+        pointer: `${at}/data`,
+      })
+    case 'restricted': {
+      const dependent = { singular: failure.by.singular, plural: failure.by.type }
+      const detail = messages.stillReferenced(operation.resource.singular, failure.id, failure.count, dependent)
+      return httpError(409, detail, { pointer: at })
+    }
+    case 'missing': {
+      const errors: ErrorObject[] = failure.relationships.map((name) => ({
+        title: 'Unprocessable Entity',
+        detail: messages.mustExist(name),
+        source: { parameter: name, pointer: `${at}/data/attributes/${name}` },
+      }))
+      return new JsonApiError(422, errors)
+    }
+  }
+}
+
+/**
+ * POST /api/v1/operations: the JSON:API Atomic Operations extension. Every operation runs in
+ * order in one transaction; the first that fails stops the batch and nothing of it is stored.
+ */
+export class OperationsController {
+  constructor(
+    private readonly registry: ResourceRegistry,
+    private readonly store: Store,
+    private readonly maxOperations: number,
+  ) {}
+
+  async run(url: string, headers: Headers, body: unknown): Promise<ApiResponse> {
+    rejectQueryParameters(url)
+    if (!namesExtension(headers.get('content-type'), ATOMIC_EXT)) {
+      throw httpError(415, `Atomic operations are sent as application/vnd.api+json; ext="${ATOMIC_EXT}"`, {
+        header: 'Content-Type',
+      })
+    }
+    const refused = checkAcceptsExtension(headers.get('accept'), ATOMIC_EXT)
+    if (refused) throw refused
+    const operations = parseAtomicDocument(this.registry, documentOf(body), this.maxOperations)
+    const outcome = await this.store.atomic(operations)
+    if (!outcome.ok) {
+      throw failed(operations[outcome.index] as AtomicOperation, outcome.index, outcome.failure)
+    }
+    const results = outcome.results.map((result, i) => {
+      const resource = (operations[i] as AtomicOperation).resource
+      return result.kind === 'record' ? { data: unlinkedResource(resource, result.record) } : {}
+    })
+    return jsonApiResponse(200, { 'atomic:results': results }, { 'content-type': ATOMIC_CONTENT_TYPE })
+  }
+}

@@ -1,0 +1,175 @@
+import type { ResourceDescription } from '../resources/description'
+import type { ResourceRegistry } from '../resources/registry'
+import type { AtomicInput, AtomicOperation, RecordRef } from '../store/store'
+import { type ErrorObject, httpError, JsonApiError, unprocessable } from './errors'
+import { parseId } from './ids'
+import { messages } from './messages'
+import { parseWriteDocument } from './request-document'
+
+const OPERATIONS = 'atomic:operations'
+
+type Json = Record<string, unknown>
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** The same failure, its pointers moved under the operation it belongs to. */
+function underOperation(error: JsonApiError, index: number): JsonApiError {
+  const base = `/${OPERATIONS}/${index}`
+  const errors = error.errors.map((e): ErrorObject => {
+    const pointer = e.source?.pointer
+    if (pointer === undefined) return { ...e, source: { ...e.source, pointer: base } }
+    return {
+      ...e,
+      source: { ...e.source, pointer: `${base}${pointer === '' || pointer.startsWith('/') ? pointer : `/${pointer}`}` },
+    }
+  })
+  return new JsonApiError(error.status, errors, error.headers)
+}
+
+function typeNamed(registry: ResourceRegistry, type: unknown, pointer: string): ResourceDescription {
+  const found = registry.all.find((r) => r.type === type || r.singular === type)
+  if (!found) throw httpError(400, `There is no resource type "${String(type)}"`, { pointer })
+  return found
+}
+
+/** `{type, id}` or `{type, lid}` naming a record of `target`. */
+function refOf(target: ResourceDescription, value: unknown, pointer: string): RecordRef {
+  if (!isObject(value) || typeof value.type !== 'string') {
+    throw httpError(400, 'A resource identifier needs a type and an id or a lid', { pointer })
+  }
+  if (value.type !== target.type && value.type !== target.singular) {
+    throw httpError(409, `Type "${value.type}" does not match ${target.type} here`, { pointer: `${pointer}/type` })
+  }
+  if (typeof value.lid === 'string' && value.id === undefined) return { lid: value.lid }
+  const id = parseId(value.id)
+  if (id === null)
+    throw httpError(404, `There is no ${target.singular.replaceAll('_', ' ')} ${String(value.id)}`, { pointer })
+  return { id }
+}
+
+/** A resource operation's data: checked as a create or update document is, lids set aside. */
+function resourceInput(
+  registry: ResourceRegistry,
+  resource: ResourceDescription,
+  data: Json,
+  create: boolean,
+): { input: AtomicInput; lid?: string } {
+  const { lid, relationships, ...rest } = data
+  if (lid !== undefined && typeof lid !== 'string')
+    throw httpError(400, 'lid must be a string', { pointer: '/data/lid' })
+  const byLid: Record<string, RecordRef> = {}
+  const linked: Json = {}
+  for (const [name, object] of Object.entries(isObject(relationships) ? relationships : {})) {
+    const target = Object.hasOwn(resource.relationships, name) ? resource.relationships[name] : undefined
+    const linkage = isObject(object) ? object.data : undefined
+    if (target?.kind === 'to-one' && isObject(linkage) && typeof linkage.lid === 'string') {
+      byLid[name] = refOf(registry.get(target.target), linkage, `/data/relationships/${name}/data`)
+    } else linked[name] = object
+  }
+  const document = { data: relationships === undefined ? rest : { ...rest, relationships: linked } }
+  const write = parseWriteDocument(
+    registry,
+    resource,
+    document,
+    create ? { kind: 'create' } : { kind: 'update', id: 0 },
+  )
+  const missing = [...write.missing].filter((name) => !(name in byLid))
+  if (missing.length > 0 || write.errors.length > 0) {
+    const mustExist = missing.map((name) => ({
+      detail: messages.mustExist(name),
+      parameter: name,
+      pointer: `data/attributes/${name}`,
+    }))
+    throw unprocessable([...mustExist, ...write.errors])
+  }
+  const toOne: Record<string, RecordRef | null> = { ...byLid }
+  for (const [name, id] of Object.entries(write.input.toOne)) toOne[name] = id === null ? null : { id }
+  return { input: { attributes: write.input.attributes, toOne }, lid: lid as string | undefined }
+}
+
+function parseOperation(registry: ResourceRegistry, operation: unknown): AtomicOperation {
+  if (!isObject(operation)) throw httpError(400, 'An operation must be an object', { pointer: '' })
+  const { op, ref, data } = operation
+  if (op !== 'add' && op !== 'update' && op !== 'remove') {
+    throw httpError(400, 'op must be "add", "update" or "remove"', { pointer: '/op' })
+  }
+  if (operation.href !== undefined)
+    throw httpError(400, 'Operations target records with ref, not href', { pointer: '/href' })
+  if (ref !== undefined && !isObject(ref)) throw httpError(400, 'ref must be an object', { pointer: '/ref' })
+
+  if (ref && ref.relationship !== undefined) {
+    const resource = typeNamed(registry, ref.type, '/ref/type')
+    const name = String(ref.relationship)
+    const relationship = Object.hasOwn(resource.relationships, name) ? resource.relationships[name] : undefined
+    if (!relationship)
+      throw httpError(400, `${resource.type} has no relationship "${name}"`, { pointer: '/ref/relationship' })
+    const target = refOf(resource, { type: ref.type, id: ref.id, lid: ref.lid }, '/ref')
+    const related = registry.get(relationship.target)
+    if (relationship.kind === 'to-one') {
+      if (op !== 'update') throw httpError(400, 'A to-one relationship takes only op "update"', { pointer: '/op' })
+      if (data === null && relationship.required) {
+        throw unprocessable([{ detail: messages.mustExist(name), parameter: name, pointer: `data/attributes/${name}` }])
+      }
+      const value = data === null ? null : refOf(related, data, '/data')
+      return { kind: 'update', resource, target, input: { attributes: {}, toOne: { [name]: value } } }
+    }
+    if (!Array.isArray(data))
+      throw httpError(400, 'A to-many relationship takes an array of identifiers', { pointer: '/data' })
+    if (op !== 'add' && registry.inverseOf(resource, name).required) {
+      throw httpError(403, messages.cannotLeave(related.type, resource.singular), { pointer: '/op' })
+    }
+    const members = data.map((member, i) => refOf(related, member, `/data/${i}`))
+    const change = op === 'add' ? 'add' : op === 'remove' ? 'remove' : 'replace'
+    return { kind: 'to-many', resource, target, relationship: name, members, change }
+  }
+
+  if (op === 'remove') {
+    if (!ref) throw httpError(400, 'A remove operation needs a ref naming the record', { pointer: '/ref' })
+    const resource = typeNamed(registry, ref.type, '/ref/type')
+    return { kind: 'delete', resource, target: refOf(resource, ref, '/ref') }
+  }
+  if (!isObject(data)) throw httpError(400, `An ${op} operation needs a resource object as data`, { pointer: '/data' })
+  const resource = typeNamed(registry, data.type, '/data/type')
+  if (op === 'add') {
+    if (ref) throw httpError(400, 'An add operation of a resource takes no ref', { pointer: '/ref' })
+    return { kind: 'create', resource, ...resourceInput(registry, resource, data, true) }
+  }
+  const named = ref ?? { type: data.type, id: data.id, lid: data.lid }
+  if (ref && (ref.type !== data.type || (ref.id !== undefined && String(ref.id) !== String(data.id ?? ref.id)))) {
+    throw httpError(409, 'ref and data name different records', { pointer: '/data' })
+  }
+  const target = refOf(resource, named, ref ? '/ref' : '/data')
+  const { id: _id, lid: _lid, ...rest } = data
+  return { kind: 'update', resource, target, input: resourceInput(registry, resource, rest, false).input }
+}
+
+/**
+ * Reads an Atomic Operations document into store operations, in order. A failure of any
+ * operation is reported with pointers under `/atomic:operations/N`.
+ */
+export function parseAtomicDocument(
+  registry: ResourceRegistry,
+  body: unknown,
+  maxOperations: number,
+): AtomicOperation[] {
+  const operations = isObject(body) ? body[OPERATIONS] : undefined
+  if (!Array.isArray(operations) || operations.length === 0) {
+    throw httpError(400, `The body must be an object whose "${OPERATIONS}" member is a non-empty array`, {
+      pointer: `/${OPERATIONS}`,
+    })
+  }
+  if (operations.length > maxOperations) {
+    throw httpError(400, `A request takes at most ${maxOperations} operations (got ${operations.length})`, {
+      pointer: `/${OPERATIONS}`,
+    })
+  }
+  return operations.map((operation, index) => {
+    try {
+      return parseOperation(registry, operation)
+    } catch (error) {
+      throw error instanceof JsonApiError ? underOperation(error, index) : error
+    }
+  })
+}
