@@ -1,4 +1,4 @@
-import { SEED } from './seed'
+import type { DataSet } from './seed'
 import type { RunningServer } from './servers'
 
 interface Answer {
@@ -47,12 +47,23 @@ async function sameAnswer(
   return fromService
 }
 
-/** The start-up check: both servers must give the same bytes before their speeds are compared. */
-export async function compareAnswers(service: RunningServer, reference: RunningServer): Promise<void> {
+/**
+ * The start-up check: both servers must give the same bytes before their speeds are compared.
+ * `paths` are further GETs to compare (the list pages of the large data set); `post` also
+ * compares a create, deleted again from the service afterwards.
+ */
+export async function compareAnswers(
+  service: RunningServer,
+  reference: RunningServer,
+  set: DataSet,
+  { paths = [], post = false }: { paths?: readonly string[]; post?: boolean } = {},
+): Promise<void> {
   // A book with a collection, one without (every tenth), the first, the last and an unknown id.
-  for (const id of [1, 10, 11, SEED.books, SEED.books + 999]) {
+  for (const id of [1, 10, 11, set.books, set.books + 999]) {
     await sameAnswer(service, reference, 'GET', `/api/v1/books/${id}`)
   }
+  for (const path of paths) await sameAnswer(service, reference, 'GET', path)
+  if (!post) return
   const body = '{"data":{"type":"book","attributes":{"name":"Comparison book","author_id":7}}}'
   const created = await sameAnswer(service, reference, 'POST', '/api/v1/books', body)
   // Delete it from the service again, so the list scenario reads exactly the seeded books.

@@ -1,13 +1,23 @@
 /**
- * The reference server: what GET /api/v1/books/:id and POST /api/v1/books cost with no framework,
- * so the service's numbers can be read as a ratio. Plain Bun.serve and prepared bun:sqlite
- * statements, the same pragmas as the service, the same JSON bytes out.
+ * The reference server: what the compared routes cost with no framework, so the service's numbers
+ * can be read as a ratio. Plain Bun.serve and prepared bun:sqlite statements, the same pragmas and
+ * the same SQL as the service, the same JSON bytes out. It has:
+ *
+ * - GET /api/v1/books/:id (with the author and the collection included) and POST /api/v1/books;
+ * - GET /api/v1/books as pages only: `page[number]`/`page[size]` (optionally `filter[search]`,
+ *   ranked as the service ranks it) and `page[size]`/`page[after]` cursor pages in id order;
+ * - GET /api/v1/authors/:id with its books included (the default, or `include=books`).
+ *
+ * Anything else (an unpaginated list, sort, other filters, `page[before]`) is a 400 here: the
+ * bench sends it only what it compares.
  *
  * Run as its own process: PORT=<port> REFERENCE_DB=<path> bun bench/reference.ts
  */
 import { Database } from 'bun:sqlite'
 
 const CONTENT_TYPE = 'application/vnd.api+json; charset=utf-8'
+/** The service's default MAX_PAGE_SIZE. */
+const MAX_PAGE_SIZE = 100
 const notIncluded = { meta: { included: false } }
 
 interface BookRow {
@@ -34,7 +44,8 @@ db.run('PRAGMA synchronous = FULL')
 db.run('PRAGMA foreign_keys = ON')
 db.run('PRAGMA busy_timeout = 5000')
 
-const bookById = db.query<BookRow, [number]>('SELECT id, name, author_id, book_collection_id FROM books WHERE id = ?')
+const BOOK_COLUMNS = 'id, name, author_id, book_collection_id'
+const bookById = db.query<BookRow, [number]>(`SELECT ${BOOK_COLUMNS} FROM books WHERE id = ?`)
 const authorById = db.query<NamedRow, [number]>('SELECT id, name FROM authors WHERE id = ?')
 const collectionById = db.query<NamedRow, [number]>('SELECT id, name FROM book_collections WHERE id = ?')
 const insertBook = db.query<BookRow, [string, number]>(
@@ -44,6 +55,21 @@ const insertBook = db.query<BookRow, [string, number]>(
 const createBook = db.transaction((name: string, authorId: number): BookRow | null =>
   authorById.get(authorId) ? insertBook.get(name, authorId) : null,
 )
+
+// Lists, with the service's SQL: offset pages, keyset pages and ranked full-text search.
+const SEARCH = 'SELECT rowid AS hit, rank AS relevance FROM books_search WHERE books_search MATCH ?'
+const booksPage = db.query<BookRow, [number, number]>(`SELECT ${BOOK_COLUMNS} FROM books ORDER BY id LIMIT ? OFFSET ?`)
+const booksAfter = db.query<BookRow, [number, number]>(
+  `SELECT ${BOOK_COLUMNS} FROM books WHERE id > ? ORDER BY id LIMIT ?`,
+)
+const searchPage = db.query<BookRow, [string, number, number]>(
+  `SELECT ${BOOK_COLUMNS} FROM books JOIN (${SEARCH}) ON hit = id ORDER BY relevance, id LIMIT ? OFFSET ?`,
+)
+const countBooks = db.query<{ count: number }, []>('SELECT COUNT(*) AS count FROM books')
+const countSearch = db.query<{ count: number }, [string]>(
+  'SELECT COUNT(*) AS count FROM books WHERE id IN (SELECT rowid FROM books_search WHERE books_search MATCH ?)',
+)
+const booksOfAuthor = db.query<BookRow, [number]>(`SELECT ${BOOK_COLUMNS} FROM books WHERE author_id = ? ORDER BY id`)
 
 function json(status: number, body: unknown, headers?: Record<string, string>): Response {
   return new Response(JSON.stringify(body), { status, headers: { 'content-type': CONTENT_TYPE, ...headers } })
@@ -81,6 +107,119 @@ function showBook(id: number): Response {
   return json(200, { data, included })
 }
 
+/** A book in a list or in `included`: no linkage. */
+function listed(book: BookRow) {
+  return {
+    id: String(book.id),
+    type: 'books',
+    attributes: { name: book.name },
+    relationships: { author: notIncluded, book_collection: notIncluded },
+  }
+}
+
+function badRequest(parameter: string): Response {
+  return json(400, { errors: [{ status: '400', detail: `the reference does not take ${parameter}` }] })
+}
+
+/** The FTS5 query the service makes of a search: each word a quoted prefix, all required. */
+function matchExpression(text: string): string {
+  const words = text.normalize('NFKC').match(/[\p{L}\p{N}]+/gu) ?? []
+  return words.map((word) => `"${word}"*`).join(' ')
+}
+
+/** The request's URL, relative, with some query parameters set (or, for null, removed). */
+function linkTo(url: URL, changes: Readonly<Record<string, string | null>>): string {
+  const params = new URLSearchParams(url.search)
+  for (const [name, value] of Object.entries(changes)) {
+    if (value === null) params.delete(name)
+    else params.set(name, value)
+  }
+  return `${url.pathname}?${params}`
+}
+
+const cursorOf = (id: number) => Buffer.from(JSON.stringify({ t: 'books', s: 'id', v: [id] })).toString('base64url')
+
+/** The id a cursor of the id-ordered book list holds; null when it is not one. */
+function idOfCursor(cursor: string): number | null {
+  try {
+    const { t, s, v } = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
+    return t === 'books' && s === 'id' && Array.isArray(v) && v.length === 1 && Number.isSafeInteger(v[0]) ? v[0] : null
+  } catch {
+    return null
+  }
+}
+
+const positive = (value: string | null) => (value !== null && /^[1-9][0-9]{0,15}$/.test(value) ? Number(value) : null)
+
+function listBooks(request: Request): Response {
+  const url = new URL(request.url)
+  const params = url.searchParams
+  const known = ['filter[search]', 'page[number]', 'page[size]', 'page[after]']
+  for (const name of params.keys()) {
+    if (!known.includes(name) || params.getAll(name).length > 1) return badRequest(name)
+  }
+  const size = params.has('page[size]') ? positive(params.get('page[size]')) : 20
+  if (size === null || size > MAX_PAGE_SIZE) return badRequest('page[size]')
+  const search = params.get('filter[search]')
+  const match = search === null ? null : matchExpression(search)
+  if (match === '') return badRequest('filter[search]')
+  const cursor = params.get('page[after]')
+  if (cursor !== null) {
+    if (match !== null || params.has('page[number]')) return badRequest('page[after]')
+    return cursorPage(url, size, cursor)
+  }
+  if (!params.has('page[number]') && !params.has('page[size]')) return badRequest('an unpaginated list')
+  const number = params.has('page[number]') ? positive(params.get('page[number]')) : 1
+  if (number === null) return badRequest('page[number]')
+  const offset = (number - 1) * size
+  const rows = match === null ? booksPage.all(size, offset) : searchPage.all(match, size, offset)
+  const total = (match === null ? countBooks.get() : countSearch.get(match))?.count ?? 0
+  const last = Math.max(1, Math.ceil(total / size))
+  const link = (n: number) => linkTo(url, { 'page[number]': String(n), 'page[size]': String(size) })
+  const links: Record<string, string> = { self: link(number), first: link(1) }
+  if (number > 1) links.prev = link(number - 1)
+  if (number < last) links.next = link(number + 1)
+  links.last = link(last)
+  return json(200, { data: rows.map(listed), meta: { total }, links })
+}
+
+/** A page after a cursor (an empty one: the start), and whether one more book follows it. */
+function cursorPage(url: URL, size: number, cursor: string): Response {
+  const position = cursor === '' ? undefined : idOfCursor(cursor)
+  if (position === null) return badRequest('page[after]')
+  const rows = position === undefined ? booksPage.all(size, 0) : booksAfter.all(position, size)
+  const total = countBooks.get()?.count ?? 0
+  const end = rows.at(-1)
+  const more = end !== undefined && booksAfter.all(end.id, 1).length > 0
+  const links: Record<string, string> = {
+    self: linkTo(url, {}),
+    first: linkTo(url, { 'page[after]': '', 'page[before]': null, 'page[size]': String(size) }),
+  }
+  const before = rows[0]?.id ?? position
+  const after = end?.id ?? position
+  if (position !== undefined && before !== undefined) {
+    links.prev = linkTo(url, { 'page[after]': null, 'page[before]': cursorOf(before) })
+  }
+  if (more && after !== undefined) links.next = linkTo(url, { 'page[before]': null, 'page[after]': cursorOf(after) })
+  return json(200, { data: rows.map(listed), meta: { total }, links })
+}
+
+/** An author with the linkage of its books and the books themselves included. */
+function showAuthor(request: Request, id: number): Response {
+  const { searchParams } = new URL(request.url)
+  for (const [name, value] of searchParams) if (name !== 'include' || value !== 'books') return badRequest(name)
+  const author = Number.isSafeInteger(id) && id > 0 ? authorById.get(id) : null
+  if (!author) return json(404, { errors: [] })
+  const books = booksOfAuthor.all(author.id)
+  const data = {
+    id: String(author.id),
+    type: 'authors',
+    attributes: { name: author.name },
+    relationships: { books: { data: books.map((book) => ({ type: 'books', id: String(book.id) })) } },
+  }
+  return json(200, books.length > 0 ? { data, included: books.map(listed) } : { data })
+}
+
 async function postBook(request: Request): Promise<Response> {
   let document: unknown
   try {
@@ -97,13 +236,7 @@ async function postBook(request: Request): Promise<Response> {
   const authorId = Number(data.attributes?.author_id)
   const book = Number.isSafeInteger(authorId) && authorId > 0 ? createBook.immediate(name, authorId) : null
   if (!book) return unprocessable('Author must exist', 'author')
-  const record = {
-    id: String(book.id),
-    type: 'books',
-    attributes: { name: book.name },
-    relationships: { author: notIncluded, book_collection: notIncluded },
-  }
-  return json(201, { data: record }, { location: `/api/v1/books/${book.id}` })
+  return json(201, { data: listed(book) }, { location: `/api/v1/books/${book.id}` })
 }
 
 const server = Bun.serve({
@@ -111,7 +244,8 @@ const server = Bun.serve({
   port,
   routes: {
     '/api/v1/books/:id': { GET: (request) => showBook(Number(request.params.id)) },
-    '/api/v1/books': { POST: postBook },
+    '/api/v1/books': { GET: listBooks, POST: postBook },
+    '/api/v1/authors/:id': { GET: (request) => showAuthor(request, Number(request.params.id)) },
   },
   fetch: () => json(404, { errors: [] }),
 })

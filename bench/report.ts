@@ -1,4 +1,5 @@
 import type { LoadSummary } from './load'
+import type { MemoryResult } from './memory'
 
 export const RATIO_TARGET = 0.7
 export const P99_TARGET_MS = 5
@@ -90,6 +91,59 @@ export function cpuTable(results: readonly ScenarioResult[]): string {
     cpu(result.referenceCpuUs),
     [result.service, result.reference].map((r) => (r ? r.clientCores.toFixed(2) : '—')).join(' / '),
   ])
+  return markdownTable(header, rows)
+}
+
+/** Which scenarios were compared with the reference and which the service ran alone. */
+export function referenceNote(results: readonly ScenarioResult[]): string {
+  const names = (compared: boolean) => [
+    ...new Set(results.filter((r) => (r.reference !== undefined) === compared).map((r) => r.name)),
+  ]
+  const lines = []
+  const withReference = names(true)
+  const alone = names(false)
+  if (withReference.length > 0) {
+    lines.push(`Compared with the reference (its answers checked byte for byte): ${withReference.join('; ')}.`)
+  }
+  if (alone.length > 0) lines.push(`Service only, no reference route ("—"): ${alone.join('; ')}.`)
+  return lines.join('\n')
+}
+
+const mib = (kb: number) => (kb / 1024).toFixed(1)
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2
+}
+
+/** Baseline, peak and growth of the service's RSS over one full-list request: medians of fresh processes. */
+export function memoryTable(results: readonly MemoryResult[]): string {
+  const header = [
+    'request (fresh process each run)',
+    'body (MiB)',
+    'baseline RSS (MiB)',
+    'peak RSS (MiB)',
+    'growth (MiB)',
+    'growth, each run (MiB)',
+    'RSS after (MiB)',
+    'time to last byte (ms)',
+  ]
+  const rows = results.map(({ books, runs }) => {
+    const of = (pick: (run: (typeof runs)[number]) => number) => median(runs.map(pick))
+    return [
+      `GET all ${books.toLocaleString('en-US')} books`,
+      (of((r) => r.bytes) / 1024 / 1024).toFixed(1),
+      mib(of((r) => r.baselineKb)),
+      mib(of((r) => r.peakKb)),
+      mib(of((r) => r.peakKb - r.baselineKb)),
+      runs.map((r) => mib(r.peakKb - r.baselineKb)).join(' / '),
+      mib(of((r) => r.afterKb)),
+      String(Math.round(of((r) => r.ms))),
+    ]
+  })
   return markdownTable(header, rows)
 }
 

@@ -1,28 +1,39 @@
 /**
- * `bun run bench`: seeds a temporary database, starts the service and the reference server in
- * their own processes, loads each over loopback from a third process, prints a markdown table and
- * writes it to bench/results.md.
+ * `bun run bench`: seeds two temporary databases (10,000 and 100,000 books), measures the memory
+ * of a full-list request on fresh service processes, then for each data set starts the service
+ * and the reference server in their own processes, loads each over loopback from a third
+ * process, prints markdown tables and writes them to bench/results.md.
  */
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { encodeCursor } from '../src/jsonapi/cursor'
 import { compareAnswers } from './compare'
-import { MEASURE_MS, pinning, ROUNDS, runScenario, WARMUP_MS, warmUp } from './measure'
-import { cpuTable, type ScenarioResult, table, targets } from './report'
-import { scenarios } from './scenarios'
-import { SEED, seed } from './seed'
+import { LARGE_MEASURE_MS, MEASURE_MS, pinning, ROUNDS, runScenario, WARMUP_MS, warmUp } from './measure'
+import { MEMORY_RUNS, type MemoryResult, measureListMemory } from './memory'
+import { cpuTable, memoryTable, referenceNote, type ScenarioResult, table, targets } from './report'
+import { getBook, type LargeInputs, largeScenarios, type Scenario, scenarios } from './scenarios'
+import { AUTHOR_SURNAME, type DataSet, LARGE, SEARCH_WORD, SEED, seed } from './seed'
 import { freePort, type RunningServer, startServer, stopServer, waitUntilReady } from './servers'
 
-function describeRun(service: RunningServer): string {
+const CURSOR_PAGES_IN = 5
+const DEEP_PAGE = { number: 2000, size: 20 }
+
+const count = (n: number) => n.toLocaleString('en-US')
+
+function describeRun(loggedLines: number, seconds: number): string {
   const cores = cpus()
+  const data = (set: DataSet) =>
+    `${set.authors} authors, ${set.collections} book collections, ${count(set.books)} books (${count(set.books / set.authors)} an author)`
   return [
-    `Bun ${Bun.version}, ${cores.length} CPU cores (${cores[0]?.model.trim() ?? 'unknown'}), ${new Date().toISOString().slice(0, 10)}.`,
+    `Bun ${Bun.version}, ${cores.length} CPU cores (${cores[0]?.model.trim() ?? 'unknown'}), ${new Date().toISOString().slice(0, 10)}; the whole run took ${Math.round(seconds)} s.`,
     '',
-    `- Data: ${SEED.authors} authors, ${SEED.collections} book collections, ${SEED.books.toLocaleString('en-US')} books, seeded through SqliteStore into a temporary SQLite file (WAL, synchronous=FULL, foreign_keys=ON).`,
-    `- Service: \`bun src/cli.ts\` with LOG_LEVEL=info, so it writes one JSON log line per request, as operators run it; its stdout is a pipe the bench reads and discards (${service.loggedLines().toLocaleString('en-US')} lines this run).`,
-    '- Reference: bench/reference.ts, plain Bun.serve + prepared bun:sqlite statements, no framework, no logging, on a copy of the same file with the same pragmas; its answers were checked byte for byte against the service before measuring.',
-    `- Load: bench/load.ts, a separate Bun process per round, Bun fetch over c keep-alive connections to 127.0.0.1; ${MEASURE_MS / 1000} s measured per scenario and server, in ${ROUNDS} alternating rounds where there is a reference, each after ${WARMUP_MS / 1000} s of warm-up; latency is from sending to the last body byte.`,
-    `- Placement: ${pinning.note}. The load generator gets one core, so where it shows ~1 core busy it, not the server, limits req/s (see the CPU table).`,
+    `- Data: two sets, each seeded through SqliteStore (writes in chunks of 1,000 that share a group commit) into a temporary SQLite file (WAL, synchronous=FULL, foreign_keys=ON): ${data(SEED)}, titled "Book <n>: a bench title"; and ${data(LARGE)}, titled "<word> of <word>" from 400 words (a word is in about 500 titles), every tenth author with a searchable name.`,
+    `- Service: \`bun src/cli.ts\` with LOG_LEVEL=info, so it writes one JSON log line per request, as operators run it; its stdout is a pipe the bench reads and discards (${count(loggedLines)} lines this run).`,
+    '- Reference: bench/reference.ts, plain Bun.serve + prepared bun:sqlite statements, no framework, no logging, on a copy of the same file with the same pragmas and the same SQL; it has GET one book, POST a book, offset and cursor pages of books (with full-text search on offset pages) and an author with its books; its answers were checked byte for byte against the service before measuring.',
+    `- Load: bench/load.ts, a separate Bun process per round, Bun fetch over c keep-alive connections to 127.0.0.1; measured per scenario and server for ${MEASURE_MS / 1000} s at ${count(SEED.books)} books and ${LARGE_MEASURE_MS / 1000} s at ${count(LARGE.books)} books, in ${ROUNDS} alternating rounds where there is a reference, each after ${WARMUP_MS / 1000} s of warm-up; latency is from sending to the last body byte.`,
+    `- Memory: for each data set, ${MEMORY_RUNS} fresh service processes (started before any load, one request each); VmRSS from /proc/<pid>/status once it is up and idle, then VmHWM reset to it (write "5" to /proc/<pid>/clear_refs), one unpaginated GET /api/v1/books whose body the bench reads to the end counting bytes, and VmHWM read as the peak.`,
+    `- Placement: ${pinning.note}. The load generator gets one core, so where it shows ~1 core busy it, not the server, limits req/s (see the CPU tables).`,
   ].join('\n')
 }
 
@@ -37,19 +48,30 @@ async function cleanUp(): Promise<void> {
 // Ctrl-C: stop the servers and remove the files rather than leave them behind.
 process.on('SIGINT', () => void cleanUp().finally(() => process.exit(130)))
 
-async function main(): Promise<number> {
-  const serviceDb = join(dir, 'service.db')
-  const referenceDb = join(dir, 'reference.db')
-  const seedStarted = performance.now()
-  await seed(serviceDb)
-  copyFileSync(serviceDb, referenceDb)
-  process.stderr.write(`seeded ${serviceDb} in ${Math.round(performance.now() - seedStarted)} ms\n`)
+/** Seeds a set into `<name>.db` and copies it for the reference and for the memory runs. */
+async function seedSet(name: string, set: DataSet): Promise<{ service: string; reference: string; memory: string }> {
+  const paths = {
+    service: join(dir, `${name}-service.db`),
+    reference: join(dir, `${name}-reference.db`),
+    memory: join(dir, `${name}-memory.db`),
+  }
+  const started = performance.now()
+  await seed(paths.service, set)
+  copyFileSync(paths.service, paths.reference)
+  copyFileSync(paths.service, paths.memory)
+  process.stderr.write(`seeded ${count(set.books)} books in ${Math.round(performance.now() - started)} ms\n`)
+  return paths
+}
 
+async function startPair(
+  paths: { service: string; reference: string },
+  set: DataSet,
+): Promise<{ service: RunningServer; reference: RunningServer }> {
   const service = startServer(
     'service',
     'src/cli.ts',
     freePort(),
-    { HOST: '127.0.0.1', DATABASE_URL: `sqlite://${serviceDb}`, LOG_LEVEL: 'info' },
+    { HOST: '127.0.0.1', DATABASE_URL: `sqlite://${paths.service}`, LOG_LEVEL: 'info' },
     pinning.server,
   )
   servers.push(service)
@@ -57,26 +79,125 @@ async function main(): Promise<number> {
     'reference',
     'bench/reference.ts',
     freePort(),
-    { REFERENCE_DB: referenceDb },
+    { REFERENCE_DB: paths.reference },
     pinning.server,
   )
   servers.push(reference)
   await Promise.all([waitUntilReady(service, '/api/v1/books/1'), waitUntilReady(reference, '/api/v1/books/1')])
-  await compareAnswers(service, reference)
-  process.stderr.write('the reference answers byte for byte as the service does; measuring\n')
+  process.stderr.write(`started the service and the reference on ${count(set.books)} books\n`)
+  return { service, reference }
+}
 
-  await warmUp(service)
-  await warmUp(reference)
+/** Stops a pair, so that the next set's servers have core 0 to themselves. */
+async function stopPair(pair: { service: RunningServer; reference: RunningServer }): Promise<void> {
+  await Promise.all([stopServer(pair.service), stopServer(pair.reference)])
+}
+
+async function getJson(
+  server: RunningServer,
+  path: string,
+): Promise<{ meta?: { total?: number }; links?: Record<string, string> }> {
+  const response = await fetch(server.origin + path, { headers: { accept: 'application/vnd.api+json' } })
+  if (response.status !== 200) throw new Error(`GET ${path} answered ${response.status}`)
+  return (await response.json()) as { meta?: { total?: number }; links?: Record<string, string> }
+}
+
+/** The large scenarios' requests, found as a client would: hit counts from meta.total, a cursor from links.next. */
+async function largeInputs(service: RunningServer): Promise<LargeInputs> {
+  const searches = []
+  for (const word of [SEARCH_WORD, AUTHOR_SURNAME]) {
+    const path = `/api/v1/books?filter[search]=${word}&page[size]=20`
+    searches.push({ path, word, hits: (await getJson(service, path)).meta?.total ?? 0 })
+  }
+  let path = '/api/v1/books?page[size]=20&page[after]='
+  for (let page = 1; page <= CURSOR_PAGES_IN; page++) {
+    const next = (await getJson(service, path)).links?.next
+    if (next === undefined) throw new Error(`GET ${path} has no links.next`)
+    path = next
+  }
+  return {
+    searches,
+    cursor: { path, pagesIn: CURSOR_PAGES_IN },
+    deepPage: { ...DEEP_PAGE, path: `/api/v1/books?page[number]=${DEEP_PAGE.number}&page[size]=${DEEP_PAGE.size}` },
+  }
+}
+
+/** Beyond the scenarios' own requests: the edges of the pages (last, past the end, no hits, the end of the cursor). */
+function largeComparisons(inputs: LargeInputs): string[] {
+  const byId = [{ field: 'id', descending: false }]
+  const lastPage = Math.ceil(LARGE.books / DEEP_PAGE.size)
+  return [
+    ...inputs.searches.map((s) => s.path),
+    ...inputs.searches.map((s) => `${s.path}&page[number]=3`),
+    '/api/v1/books?filter[search]=zzzzzz&page[size]=20',
+    inputs.deepPage.path,
+    `/api/v1/books?page[number]=${lastPage}&page[size]=${DEEP_PAGE.size}`,
+    `/api/v1/books?page[number]=${lastPage + 1}&page[size]=${DEEP_PAGE.size}`,
+    '/api/v1/books?page[size]=20&page[after]=',
+    inputs.cursor.path,
+    `/api/v1/books?page[size]=20&page[after]=${encodeCursor('books', byId, [LARGE.books - 10])}`,
+    `/api/v1/books?page[size]=20&page[after]=${encodeCursor('books', byId, [LARGE.books])}`,
+    '/api/v1/authors/1?include=books',
+    `/api/v1/authors/${LARGE.authors}`,
+    `/api/v1/authors/${LARGE.authors + 1}?include=books`,
+  ]
+}
+
+async function runAll(
+  list: readonly Scenario[],
+  pair: { service: RunningServer; reference: RunningServer },
+  measureMs: number,
+): Promise<ScenarioResult[]> {
   const results: ScenarioResult[] = []
-  for (const scenario of scenarios) results.push(await runScenario(scenario, service, reference))
+  for (const scenario of list) results.push(await runScenario(scenario, pair.service, pair.reference, measureMs))
+  return results
+}
 
-  const failed = results.filter((r) => r.service.errors > 0 || (r.reference?.errors ?? 0) > 0)
+async function main(): Promise<number> {
+  const started = performance.now()
+  const small = await seedSet('10k', SEED)
+  const large = await seedSet('100k', LARGE)
+
+  // First, while nothing else runs: one full list per fresh process, for its peak memory.
+  const memory: MemoryResult[] | null = await measureListMemory(
+    [
+      { books: SEED.books, databasePath: small.memory },
+      { books: LARGE.books, databasePath: large.memory },
+    ],
+    (server) => servers.push(server),
+  )
+
+  const smallPair = await startPair(small, SEED)
+  await compareAnswers(smallPair.service, smallPair.reference, SEED, { post: true })
+  process.stderr.write('the reference answers byte for byte as the service does; measuring\n')
+  await warmUp(smallPair.service)
+  await warmUp(smallPair.reference)
+  const results = await runAll(scenarios, smallPair, MEASURE_MS)
+  const smallLines = smallPair.service.loggedLines()
+  await stopPair(smallPair)
+
+  const largePair = await startPair(large, LARGE)
+  const inputs = await largeInputs(largePair.service)
+  await compareAnswers(largePair.service, largePair.reference, LARGE, { paths: largeComparisons(inputs) })
+  process.stderr.write('the reference answers byte for byte as the service does; measuring\n')
+  await warmUp(largePair.service, getBook(LARGE))
+  await warmUp(largePair.reference, getBook(LARGE))
+  const largeResults = await runAll(largeScenarios(inputs), largePair, LARGE_MEASURE_MS)
+  const largeLines = largePair.service.loggedLines()
+  await stopPair(largePair)
+
+  const all = [...results, ...largeResults]
+  const failed = all.filter((r) => r.service.errors > 0 || (r.reference?.errors ?? 0) > 0)
   const report = [
     '## Benchmark: the service against a framework-free reference',
     '',
-    describeRun(service),
+    describeRun(smallLines + largeLines, (performance.now() - started) / 1000),
+    '',
+    `### At ${count(SEED.books)} books (${MEASURE_MS / 1000} s per scenario and server)`,
     '',
     table(results),
+    '',
+    referenceNote(results),
     '',
     '```',
     targets(results),
@@ -85,6 +206,30 @@ async function main(): Promise<number> {
     'Server CPU time (user + system) per request, warm-up included:',
     '',
     cpuTable(results),
+    '',
+    `### At ${count(LARGE.books)} books (${LARGE_MEASURE_MS / 1000} s per scenario and server)`,
+    '',
+    table(largeResults),
+    '',
+    referenceNote(largeResults),
+    'No target covers this table; the cursor replays one fixed cursor, and the search and page scenarios repeat one fixed request.',
+    '',
+    'Server CPU time (user + system) per request, warm-up included:',
+    '',
+    cpuTable(largeResults),
+    '',
+    '### Memory of one full-list request (`GET /api/v1/books`, streamed)',
+    '',
+    memory === null
+      ? 'Not measured: /proc is not available here.'
+      : [
+          `Medians of ${MEMORY_RUNS} fresh service processes per data set; growth is peak minus baseline.`,
+          '',
+          memoryTable(memory),
+          ...(memory.some((m) => m.runs.some((r) => !r.peakReset))
+            ? ['', 'VmHWM could not be reset here: the peak is the highest VmRSS sampled every 5 ms.']
+            : []),
+        ].join('\n'),
     '',
   ].join('\n')
   console.log(`\n${report}`)
