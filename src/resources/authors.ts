@@ -1,4 +1,5 @@
 import { defineResource } from './description'
+import { nameAttribute, nameFilters } from './name-fields'
 
 export const authors = defineResource({
   type: 'authors',
@@ -6,13 +7,7 @@ export const authors = defineResource({
   title: 'Author',
   table: 'authors',
   attributes: {
-    name: {
-      kind: 'string',
-      column: 'name',
-      required: true,
-      maxLength: 1000,
-      description: "The author's name.",
-    },
+    name: nameAttribute("The author's name."),
   },
   relationships: {
     books: {
@@ -23,11 +18,7 @@ export const authors = defineResource({
     },
   },
   filters: {
-    name: { kind: 'attribute', attribute: 'name', description: 'Only the records with exactly this name.' },
-    search: {
-      kind: 'search',
-      description: 'Full-text search of the name: word prefixes, any case and accents, ranked.',
-    },
+    ...nameFilters('the name'),
   },
   plainFilters: {},
   sortable: ['name'],

@@ -1,4 +1,5 @@
 import { defineResource } from './description'
+import { nameAttribute, nameFilters } from './name-fields'
 
 export const bookCollections = defineResource({
   type: 'book_collections',
@@ -6,13 +7,7 @@ export const bookCollections = defineResource({
   title: 'Book collection',
   table: 'book_collections',
   attributes: {
-    name: {
-      kind: 'string',
-      column: 'name',
-      required: true,
-      maxLength: 1000,
-      description: 'The name of the collection.',
-    },
+    name: nameAttribute('The name of the collection.'),
   },
   relationships: {
     books: {
@@ -23,11 +18,7 @@ export const bookCollections = defineResource({
     },
   },
   filters: {
-    name: { kind: 'attribute', attribute: 'name', description: 'Only the records with exactly this name.' },
-    search: {
-      kind: 'search',
-      description: 'Full-text search of the name: word prefixes, any case and accents, ranked.',
-    },
+    ...nameFilters('the name'),
   },
   plainFilters: {},
   sortable: ['name'],

@@ -1,4 +1,5 @@
 import { defineResource } from './description'
+import { nameAttribute, nameFilters } from './name-fields'
 
 export const books = defineResource({
   type: 'books',
@@ -6,13 +7,7 @@ export const books = defineResource({
   title: 'Book',
   table: 'books',
   attributes: {
-    name: {
-      kind: 'string',
-      column: 'name',
-      required: true,
-      maxLength: 1000,
-      description: 'The title of the book.',
-    },
+    name: nameAttribute('The title of the book.'),
   },
   relationships: {
     author: {
@@ -35,12 +30,7 @@ export const books = defineResource({
     },
   },
   filters: {
-    name: { kind: 'attribute', attribute: 'name', description: 'Only the records with exactly this name.' },
-    search: {
-      kind: 'search',
-      description:
-        "Full-text search of the title, the author's name and the collection's name: word prefixes, any case and accents, ranked.",
-    },
+    ...nameFilters("the title, the author's name and the collection's name"),
     author: { kind: 'relationship', relationship: 'author', description: 'Only the books of these authors (ids).' },
     book_collection: {
       kind: 'relationship',
