@@ -1,5 +1,4 @@
-import { type CursorValues, encodeCursor } from '../jsonapi/cursor'
-import { resourceObject, unlinkedResource, unlinkedResourceJson } from '../jsonapi/document'
+import { resourceObject, unlinkedResource } from '../jsonapi/document'
 import { type FieldError, httpError, recordNotFound, unprocessable } from '../jsonapi/errors'
 import { requireId } from '../jsonapi/ids'
 import { messages } from '../jsonapi/messages'
@@ -7,12 +6,10 @@ import { type IncludeTree, type PageLimits, parseFetchQuery, rejectQueryParamete
 import { parseWriteDocument, type WriteRequest } from '../jsonapi/request-document'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
-import type { IncludeNode, IncludePlan, RecordGraph, SortKey, Store, StoredRecord, StoreFilter } from '../store/store'
+import type { IncludeNode, IncludePlan, Store, StoreFilter } from '../store/store'
 import { documentOf } from './body-parser'
-import { type ApiResponse, jsonApiResponse, jsonApiTextResponse, noContent, streamedDataResponse } from './responses'
-
-/** How many records a list reads from the store at a time while it streams. */
-const LIST_BATCH = 1000
+import { ListReader } from './list-reader'
+import { type ApiResponse, jsonApiResponse, noContent } from './responses'
 
 /** What a handler gets from the request: the raw URL, the path id and the parsed body. */
 export interface HandlerInput {
@@ -37,32 +34,6 @@ function planOf(resource: ResourceDescription, tree: IncludeTree, linkAll: boole
     else if (linkAll) plan.set(name, { include: false, children: nothing })
   }
   return plan
-}
-
-/** The request's own URL, relative, with some query parameters set (or, for null, removed). */
-function linkTo(url: URL, changes: Readonly<Record<string, string | null>>): string {
-  const params = new URLSearchParams(url.search)
-  for (const [name, value] of Object.entries(changes)) {
-    if (value === null) params.delete(name)
-    else params.set(name, value)
-  }
-  return `${url.pathname}?${params}`
-}
-
-/** Links of a numbered page: self, first, prev and next where they exist, last. */
-function numberLinks(url: URL, page: { number: number; size: number }, total: number): Record<string, string> {
-  const last = Math.max(1, Math.ceil(total / page.size))
-  const link = (number: number) => linkTo(url, { 'page[number]': String(number), 'page[size]': String(page.size) })
-  const links: Record<string, string> = { self: link(page.number), first: link(1) }
-  if (page.number > 1) links.prev = link(page.number - 1)
-  if (page.number < last) links.next = link(page.number + 1)
-  links.last = link(last)
-  return links
-}
-
-/** Sort keys turned around: a page before a cursor is read backwards from it. */
-function reversed(sort: readonly SortKey[]): SortKey[] {
-  return sort.map((key) => ({ field: key.field, descending: !key.descending }))
 }
 
 /**
@@ -94,90 +65,11 @@ export class ResourceController {
     // A search without a sort comes most relevant first; cursors keep to the id order, since
     // relevance shifts as the catalogue changes.
     const ranked = !query.sorted && page?.kind !== 'cursor' && filters.some((f) => f.kind === 'search')
-    const plain = plan.size === 0 && query.fields.size === 0
-    const render = (records: StoredRecord[], graph: RecordGraph) =>
-      plain
-        ? records.map((record) => unlinkedResourceJson(resource, record))
-        : records.map((record) =>
-            JSON.stringify(resourceObject({ registry, graph, fields: query.fields }, resource, record)),
-          )
-    const included = (graph: RecordGraph) =>
-      graph.included.map((r) =>
-        JSON.stringify(resourceObject({ registry, graph, fields: query.fields }, r.resource, r.record)),
-      )
-    const document = (data: string[], graph: RecordGraph, extra = '') => {
-      const include = graph.included.length > 0 ? `,"included":[${included(graph).join(',')}]` : ''
-      return `{"data":[${data.join(',')}]${include}${extra}}`
-    }
-
-    const sortValues = (record: StoredRecord): CursorValues =>
-      sort.map((key) => (key.field === 'id' ? record.id : (record.attributes[key.field] as string)))
-    const paginated = (total: number, links: Record<string, string>) =>
-      `,"meta":${JSON.stringify({ total })},"links":${JSON.stringify(links)}`
-
-    if (page?.kind === 'number') {
-      const [{ records, graph }, total] = await Promise.all([
-        store.list(resource, { filters, sort, ranked, limit: page.size, offset: (page.number - 1) * page.size }, plan),
-        store.count(resource, filters),
-      ])
-      const links = numberLinks(new URL(url), page, total)
-      return jsonApiTextResponse(200, document(render(records, graph), graph, paginated(total, links)))
-    }
-    if (page?.kind === 'cursor') {
-      const backwards = page.before !== undefined
-      const order = backwards ? reversed(sort) : sort
-      // An empty position is the start (after) or the end (before) of the list.
-      const from = page.before ?? page.after
-      const position = from && from.length > 0 ? from : undefined
-      const [{ records, graph }, total] = await Promise.all([
-        store.list(resource, { filters, sort: order, limit: page.size, after: position }, plan),
-        store.count(resource, filters),
-      ])
-      // Whether the list goes on past this page, in reading order: one more record is enough to know.
-      const end = records.at(-1)
-      const more =
-        end !== undefined &&
-        (await store.list(resource, { filters, sort: order, limit: 1, after: sortValues(end) }, nothing)).records
-          .length > 0
-      if (backwards) records.reverse()
-      const parsed = new URL(url)
-      const first = records[0]
-      const last = records.at(-1)
-      const at = (values: CursorValues) => encodeCursor(resource.type, sort, values)
-      const links: Record<string, string> = {
-        self: linkTo(parsed, {}),
-        first: linkTo(parsed, { 'page[after]': '', 'page[before]': null, 'page[size]': String(page.size) }),
-      }
-      const earlier = backwards ? more : position !== undefined
-      const later = backwards ? position !== undefined : more
-      const before = first ? sortValues(first) : position
-      const after = last ? sortValues(last) : position
-      if (earlier && before) links.prev = linkTo(parsed, { 'page[after]': null, 'page[before]': at(before) })
-      if (later && after) links.next = linkTo(parsed, { 'page[before]': null, 'page[after]': at(after) })
-      return jsonApiTextResponse(200, document(render(records, graph), graph, paginated(total, links)))
-    }
-    if (plan.size > 0) {
-      // `included` follows `data`, so a list with includes is gathered whole rather than streamed.
-      const { records, graph } = await store.list(resource, { filters, sort, ranked, limit: -1 }, plan)
-      return jsonApiTextResponse(200, document(render(records, graph), graph))
-    }
-    // Streamed a batch at a time: by keyset in sort order, or by offset when ranked by relevance,
-    // which has no keyset.
-    const first = await store.list(resource, { filters, sort, ranked, limit: LIST_BATCH }, plan)
-    if (first.records.length < LIST_BATCH) {
-      return jsonApiTextResponse(200, document(render(first.records, first.graph), first.graph))
-    }
-    let read = first.records.length
-    let after: CursorValues | null = sortValues(first.records.at(-1) as StoredRecord)
-    return streamedDataResponse(render(first.records, first.graph), async () => {
-      if (after === null) return null
-      const position = ranked ? { offset: read } : { after }
-      const batch = await store.list(resource, { filters, sort, ranked, limit: LIST_BATCH, ...position }, plan)
-      const last = batch.records.at(-1)
-      read += batch.records.length
-      after = batch.records.length < LIST_BATCH || !last ? null : sortValues(last)
-      return batch.records.length === 0 ? null : render(batch.records, batch.graph)
-    })
+    const reader = new ListReader({ resource, registry, store, url, plan, fields: query.fields, filters, sort, ranked })
+    if (page?.kind === 'number') return reader.numbered(page)
+    if (page?.kind === 'cursor') return reader.cursor(page)
+    // `included` follows `data`, so a list with includes is gathered whole rather than streamed.
+    return plan.size > 0 ? reader.whole() : reader.streamed()
   }
 
   /** Checks the query of a single-record GET without reading anything (a related record that is null). */
