@@ -14,13 +14,9 @@ function failed(operation: AtomicOperation, index: number, failure: AtomicFailur
   const at = `/atomic:operations/${index}`
   switch (failure.kind) {
     case 'not-found':
-      return httpError(
-        404,
-        `Operation ${index} names a ${operation.resource.singular.replaceAll('_', ' ')} that does not exist`,
-        {
-          pointer: at,
-        },
-      )
+      return httpError(404, `Operation ${index} names a record of ${operation.resource.type} that does not exist`, {
+        pointer: at,
+      })
     case 'unknown-lid':
       return httpError(400, `lid "${failure.lid}" names no record created earlier in this request`, { pointer: at })
     case 'missing-members':
@@ -69,8 +65,12 @@ export class OperationsController {
       throw failed(operations[outcome.index] as AtomicOperation, outcome.index, outcome.failure)
     }
     const results = outcome.results.map((result, i) => {
-      const resource = (operations[i] as AtomicOperation).resource
-      return result.kind === 'record' ? { data: unlinkedResource(resource, result.record) } : {}
+      const operation = operations[i] as AtomicOperation
+      // Records added or updated answer with their data; relationship operations and removals with {}.
+      const relationship = operation.kind === 'update' && operation.relationship !== undefined
+      return result.kind === 'record' && !relationship
+        ? { data: unlinkedResource(operation.resource, result.record) }
+        : {}
     })
     return jsonApiResponse(200, { 'atomic:results': results }, { 'content-type': ATOMIC_CONTENT_TYPE })
   }

@@ -43,6 +43,7 @@ function refOf(target: ResourceDescription, value: unknown, pointer: string): Re
     throw httpError(409, `Type "${value.type}" does not match ${target.type} here`, { pointer: `${pointer}/type` })
   }
   if (typeof value.lid === 'string' && value.id === undefined) return { lid: value.lid }
+  if (value.id === undefined) throw httpError(400, 'A resource identifier needs an id or a lid', { pointer })
   const id = parseId(value.id)
   if (id === null)
     throw httpError(404, `There is no ${target.singular.replaceAll('_', ' ')} ${String(value.id)}`, { pointer })
@@ -85,7 +86,13 @@ function resourceInput(
     throw unprocessable([...mustExist, ...write.errors])
   }
   const toOne: Record<string, RecordRef | null> = { ...byLid }
-  for (const [name, id] of Object.entries(write.input.toOne)) toOne[name] = id === null ? null : { id }
+  for (const [name, id] of Object.entries(write.input.toOne)) {
+    // `author_id` beside a lid linkage for the same relationship: two answers to one question.
+    if (name in byLid) {
+      throw httpError(409, `${name} is given both by id and by lid`, { pointer: `/data/relationships/${name}` })
+    }
+    toOne[name] = id === null ? null : { id }
+  }
   return { input: { attributes: write.input.attributes, toOne }, lid: lid as string | undefined }
 }
 
@@ -113,7 +120,13 @@ function parseOperation(registry: ResourceRegistry, operation: unknown): AtomicO
         throw unprocessable([{ detail: messages.mustExist(name), parameter: name, pointer: `data/attributes/${name}` }])
       }
       const value = data === null ? null : refOf(related, data, '/data')
-      return { kind: 'update', resource, target, input: { attributes: {}, toOne: { [name]: value } } }
+      return {
+        kind: 'update',
+        resource,
+        target,
+        input: { attributes: {}, toOne: { [name]: value } },
+        relationship: name,
+      }
     }
     if (!Array.isArray(data))
       throw httpError(400, 'A to-many relationship takes an array of identifiers', { pointer: '/data' })
@@ -154,6 +167,11 @@ export function parseAtomicDocument(
   body: unknown,
   maxOperations: number,
 ): AtomicOperation[] {
+  if (isObject(body) && (body.data !== undefined || body.included !== undefined)) {
+    throw httpError(400, `An atomic document carries "${OPERATIONS}" and no data or included`, {
+      pointer: body.data !== undefined ? '/data' : '/included',
+    })
+  }
   const operations = isObject(body) ? body[OPERATIONS] : undefined
   if (!Array.isArray(operations) || operations.length === 0) {
     throw httpError(400, `The body must be an object whose "${OPERATIONS}" member is a non-empty array`, {
@@ -165,9 +183,16 @@ export function parseAtomicDocument(
       pointer: `/${OPERATIONS}`,
     })
   }
+  const lids = new Set<string>()
   return operations.map((operation, index) => {
     try {
-      return parseOperation(registry, operation)
+      const parsed = parseOperation(registry, operation)
+      // A lid names one record in the whole request (JSON:API 1.1).
+      if (parsed.kind === 'create' && parsed.lid !== undefined) {
+        if (lids.has(parsed.lid)) throw httpError(400, `lid "${parsed.lid}" is used twice`, { pointer: '/data/lid' })
+        lids.add(parsed.lid)
+      }
+      return parsed
     } catch (error) {
       throw error instanceof JsonApiError ? underOperation(error, index) : error
     }

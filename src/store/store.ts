@@ -111,6 +111,8 @@ export type AtomicOperation =
       readonly resource: ResourceDescription
       readonly target: RecordRef
       readonly input: AtomicInput
+      /** Set for a relationship operation: its result is `{}`, not the record. */
+      readonly relationship?: string
     }
   | { readonly kind: 'delete'; readonly resource: ResourceDescription; readonly target: RecordRef }
   | {

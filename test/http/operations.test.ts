@@ -157,6 +157,54 @@ describe('POST /api/v1/operations', () => {
     }
   })
 
+  it('refuses an author named both by id and by lid with 409, and a lid used twice with 400', async () => {
+    const existing = await t.create('authors', { name: 'Existing' })
+    const both = {
+      op: 'add',
+      data: {
+        type: 'books',
+        attributes: { name: 'Torn', author_id: existing },
+        relationships: { author: { data: { type: 'authors', lid: 'a' } } },
+      },
+    }
+    const conflict = await changesNothing(t, () => operations([addAuthor('New'), both]))
+    expect(conflict.status).toBe(409)
+    expect(conflict.json.errors[0].source.pointer).toBe('/atomic:operations/1/data/relationships/author')
+    const twice = await changesNothing(t, () => operations([addAuthor('One', 'x'), addAuthor('Two', 'x')]))
+    expect(twice.status).toBe(400)
+    expect(twice.json.errors[0].source.pointer).toBe('/atomic:operations/1/data/lid')
+  })
+
+  it('refuses a ref or data that names no record at all, and a document that also has data', async () => {
+    for (const operation of [
+      { op: 'remove', ref: { type: 'authors' } },
+      { op: 'update', data: { type: 'authors', attributes: { name: 'x' } } },
+    ]) {
+      const answer = await changesNothing(t, () => operations([operation]))
+      expect(answer.status).toBe(400)
+      expect(answer.json.errors[0].detail).toBe('A resource identifier needs an id or a lid')
+    }
+    const withData = await changesNothing(t, () =>
+      t.request('POST', '/api/v1/operations', {
+        body: { 'atomic:operations': [addAuthor('x')], data: {} },
+        headers: { 'content-type': ATOMIC, accept: ATOMIC },
+      }),
+    )
+    expect(withData.status).toBe(400)
+    expect(withData.json.errors[0].source.pointer).toBe('/data')
+  })
+
+  it('answers {} for a relationship operation, and data for a record operation', async () => {
+    const author = await t.create('authors', { name: 'A' })
+    const book = await t.create('books', { name: 'B', author_id: author })
+    const answer = await operations([
+      { op: 'update', ref: { type: 'books', id: book, relationship: 'book_collection' }, data: null },
+      { op: 'update', data: { type: 'books', id: book, attributes: { name: 'C' } } },
+    ])
+    expect(answer.json['atomic:results'][0]).toEqual({})
+    expect(answer.json['atomic:results'][1].data.attributes).toEqual({ name: 'C' })
+  })
+
   it('takes at most the configured number of operations', async () => {
     const six = Array.from({ length: 6 }, (_, i) => addAuthor(`Author ${i}`, `a${i}`))
     const answer = await changesNothing(t, () => operations(six))
