@@ -11,6 +11,7 @@ import {
   relationshipRequestSchema,
   singleDocumentSchema,
   writeDocumentSchema,
+  writtenDocumentSchema,
 } from '../jsonapi/schemas'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
@@ -72,7 +73,7 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
       summary: `Get a ${single}`,
       description: `The ${single} with linkage for every relationship, and its ${included} in \`included\` (left out when there are none).`,
       responses: {
-        200: body(`The ${single}`, singleDocumentSchema(registry, resource, true)),
+        200: body(`The ${single}`, singleDocumentSchema(registry, resource)),
         400: failure('A malformed include or fields parameter, or a parameter a single record does not take'),
         404: notFound,
         ...negotiation,
@@ -84,10 +85,10 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
       summary: `Create a ${single}`,
       requestBody: write(false),
       responses: {
-        201: body(
-          `The new ${single}; its URL is in the Location header`,
-          singleDocumentSchema(registry, resource, false),
-        ),
+        201: {
+          ...body(`The new ${single}`, writtenDocumentSchema(registry, resource)),
+          headers: { Location: { description: `The new ${single}'s URL`, schema: { type: 'string' as const } } },
+        },
         ...writeFailures,
         ...negotiation,
       },
@@ -98,7 +99,7 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
       summary: `Update a ${single} (PUT and PATCH alike: absent fields are left as they are)`,
       requestBody: write(true),
       responses: {
-        200: body(`The updated ${single}`, singleDocumentSchema(registry, resource, false)),
+        200: body(`The updated ${single}`, writtenDocumentSchema(registry, resource)),
         ...writeFailures,
         403: failure('The document sets a to-many relationship'),
         404: notFound,
@@ -111,8 +112,11 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
       summary: `Delete a ${single}`,
       responses: {
         204: { description: 'Deleted; no body' },
+        400: failure('A body was sent that is not JSON (a DELETE needs none)'),
         404: notFound,
         409: failure('Other records still need this one (an author who still has books)'),
+        413: writeFailures[413],
+        415: failure('A body was sent with a Content-Type other than JSON (a DELETE needs none)'),
         ...negotiation,
       },
     },
@@ -131,7 +135,10 @@ export function relationshipDocs(registry: ResourceRegistry, resource: ResourceD
   const document = body(`The ${what} linkage of the ${owner}, with links`, relationshipDocumentSchema(target, toMany))
   const request = {
     required: true,
-    content: { [JSON_API]: { schema: relationshipRequestSchema(target, toMany) } },
+    content: {
+      [JSON_API]: { schema: relationshipRequestSchema(target, toMany) },
+      'application/json': { schema: relationshipRequestSchema(target, toMany) },
+    },
   }
   const missing = failure(`No ${owner} has this id (\`{"errors": []}\`), or a related record named does not exist`)
   const linkWrites = {
@@ -147,8 +154,9 @@ export function relationshipDocs(registry: ResourceRegistry, resource: ResourceD
   const removable = !inverse?.required
   const refused = failure(`${humanize(target.type)} cannot be taken from their ${owner}: each needs one`)
   const change = (verb: string, summary: string) => {
-    const responses: Record<string, typeof document> = { 200: document, ...linkWrites }
-    if (!removable && verb !== 'add') responses[403] = refused
+    // Taking books from their author is always refused: that operation answers 403 and nothing else.
+    const responses: Record<string, typeof document> =
+      !removable && verb !== 'add' ? { 403: refused, 404: notFound, ...negotiation } : { 200: document, ...linkWrites }
     return { tags, operationId: `${verb}_${resource.singular}_${name}`, summary, requestBody: request, responses }
   }
   return {
@@ -159,7 +167,7 @@ export function relationshipDocs(registry: ResourceRegistry, resource: ResourceD
       responses: {
         200: toMany
           ? body(`The ${what}`, listDocumentSchema(registry, target))
-          : body(`The ${what}, or data null`, singleDocumentSchema(registry, target, true)),
+          : body(`The ${what}, or data null`, singleDocumentSchema(registry, target, !relationship.required)),
         400: failure('A malformed or unsupported query parameter'),
         404: notFound,
         ...negotiation,

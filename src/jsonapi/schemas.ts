@@ -33,8 +33,16 @@ function identifier(target: ResourceDescription) {
   return t.Object({ type: t.Literal(target.type), id: idString }, { additionalProperties: false })
 }
 
-/** A resource object as responses carry it; `linked` for single-record GETs, else `meta.included = false`. */
-export function resourceObjectSchema(registry: ResourceRegistry, resource: ResourceDescription, linked: boolean) {
+/**
+ * A resource object as responses carry it. `written` (create and update answers): every attribute,
+ * relationships as `meta.included = false`. `fetched` (GETs): sparse fieldsets may leave out any
+ * attribute or relationship, and a relationship is linkage or `meta.included = false`.
+ */
+export function resourceObjectSchema(
+  registry: ResourceRegistry,
+  resource: ResourceDescription,
+  mode: 'written' | 'fetched',
+) {
   const relationships: Record<string, TSchema> = {}
   for (const [name, relationship] of Object.entries(resource.relationships)) {
     const target = registry.get(relationship.target)
@@ -44,18 +52,23 @@ export function resourceObjectSchema(registry: ResourceRegistry, resource: Resou
         : relationship.required
           ? identifier(target)
           : t.Union([identifier(target), t.Null()])
-    relationships[name] = linked
-      ? t.Object({ data: linkage }, { additionalProperties: false, description: relationship.description })
-      : notIncluded
+    const linked = t.Object({ data: linkage }, { additionalProperties: false, description: relationship.description })
+    relationships[name] = mode === 'written' ? notIncluded : t.Optional(t.Union([linked, notIncluded]))
   }
+  const attributes = Object.fromEntries(
+    Object.entries(attributeSchemas(resource)).map(([name, schema]) => [
+      name,
+      mode === 'written' ? schema : t.Optional(schema),
+    ]),
+  )
   return t.Object(
     {
       id: idString,
       type: t.Literal(resource.type),
-      attributes: t.Object(attributeSchemas(resource), { additionalProperties: false }),
+      attributes: t.Object(attributes, { additionalProperties: false }),
       relationships: t.Object(relationships, { additionalProperties: false }),
     },
-    { additionalProperties: false, title: linked ? `${resource.title} (linked)` : resource.title },
+    { additionalProperties: false, title: mode === 'written' ? resource.title : `${resource.title} (fetched)` },
   )
 }
 
@@ -93,21 +106,47 @@ export function writeDocumentSchema(registry: ResourceRegistry, resource: Resour
   return t.Object({ data: t.Object(data) }, { title: `${resource.title} ${update ? 'update' : 'create'} document` })
 }
 
-export function singleDocumentSchema(registry: ResourceRegistry, resource: ResourceDescription, linked: boolean) {
-  const data = resourceObjectSchema(registry, resource, linked)
-  if (!linked) return t.Object({ data }, { additionalProperties: false })
-  const included = resource.defaultInclude.map((name) => {
-    const target = registry.get(resource.relationships[name]?.target ?? '')
-    return resourceObjectSchema(registry, target, false)
-  })
+/** Any record `include` can bring, of any type. */
+function includedSchema(registry: ResourceRegistry) {
+  return t.Array(t.Union(registry.all.map((r) => resourceObjectSchema(registry, r, 'fetched'))))
+}
+
+/** The answer of a create or update. */
+export function writtenDocumentSchema(registry: ResourceRegistry, resource: ResourceDescription) {
+  return t.Object({ data: resourceObjectSchema(registry, resource, 'written') }, { additionalProperties: false })
+}
+
+/** The answer of a single-record GET (a to-one related resource may be `data: null`). */
+export function singleDocumentSchema(registry: ResourceRegistry, resource: ResourceDescription, nullable = false) {
+  const data = resourceObjectSchema(registry, resource, 'fetched')
   return t.Object(
-    { data, included: t.Optional(t.Array(included.length === 1 ? (included[0] as TSchema) : t.Union(included))) },
+    { data: nullable ? t.Union([data, t.Null()]) : data, included: t.Optional(includedSchema(registry)) },
     { additionalProperties: false },
   )
 }
 
+const pageLinks = t.Object(
+  {
+    self: t.String(),
+    first: t.String(),
+    prev: t.Optional(t.String()),
+    next: t.Optional(t.String()),
+    last: t.Optional(t.String({ description: 'Numbered pages only' })),
+  },
+  { additionalProperties: false },
+)
+
+/** The answer of a list: paginated lists add meta.total and links. */
 export function listDocumentSchema(registry: ResourceRegistry, resource: ResourceDescription) {
-  return t.Object({ data: t.Array(resourceObjectSchema(registry, resource, false)) }, { additionalProperties: false })
+  return t.Object(
+    {
+      data: t.Array(resourceObjectSchema(registry, resource, 'fetched')),
+      included: t.Optional(includedSchema(registry)),
+      meta: t.Optional(t.Object({ total: t.Integer({ minimum: 0 }) }, { additionalProperties: false })),
+      links: t.Optional(pageLinks),
+    },
+    { additionalProperties: false },
+  )
 }
 
 export const errorDocumentSchema = t.Object(
@@ -157,6 +196,12 @@ export function fetchQuerySchema(registry: ResourceRegistry, resource: ResourceD
     }
     properties['page[number]'] = text('Page number, from 1; with it or page[size] the list is paginated.')
     properties['page[size]'] = text('Records a page: 20 unless given, at most the configured maximum (100 by default).')
+    properties['page[after]'] = text(
+      'Cursor paging: the page after this cursor (empty: from the start). Cursors come from links.',
+    )
+    properties['page[before]'] = text(
+      'Cursor paging: the page before this cursor (empty: from the end). Cursors come from links.',
+    )
   }
   return t.Object(properties, { additionalProperties: true })
 }
