@@ -48,13 +48,13 @@ export function jsonApiBodyParser(maxBytes: number) {
       try {
         text = utf8.decode(bytes)
       } catch {
-        throw httpError(400, 'The request body is not valid UTF-8')
+        throw httpError(400, 'The request body is not valid UTF-8', { pointer: '' })
       }
-      if (text.trim() === '') throw httpError(400, 'The request body is empty: send a JSON:API document')
+      if (text.trim() === '') throw httpError(400, 'The request body is empty: send a JSON:API document', { pointer: '' })
       try {
         return { document: JSON.parse(text) }
       } catch (error) {
-        throw httpError(400, `The request body is not valid JSON: ${(error as Error).message}`)
+        throw httpError(400, `The request body is not valid JSON: ${(error as Error).message}`, { pointer: '' })
       }
     },
   )

@@ -9,6 +9,7 @@ export function humanize(field: string): string {
 export const messages = {
   blank: (field: string) => `${humanize(field)} can't be blank`,
   notAString: (field: string) => `${humanize(field)} must be a string`,
+  notUnicode: (field: string) => `${humanize(field)} must be valid Unicode text`,
   tooLong: (field: string, maximum: number) => `${humanize(field)} is too long (maximum is ${maximum} characters)`,
   mustExist: (relationship: string) => `${humanize(relationship)} must exist`,
   unknownAttribute: (field: string) => `${humanize(field)} is not a known attribute`,

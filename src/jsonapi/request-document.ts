@@ -58,6 +58,8 @@ function envelopeError(body: unknown): never {
 
 function validateString(name: string, attribute: StringAttribute, value: unknown): string | null {
   if (typeof value !== 'string') return messages.notAString(name)
+  // A lone surrogate (from a \ud800 escape) is no character: stored, it would turn into U+FFFD.
+  if (!value.isWellFormed()) return messages.notUnicode(name)
   if (value.trim() === '') return messages.blank(name)
   // Count code points, not UTF-16 units, as JSON Schema's maxLength does.
   let length = 0

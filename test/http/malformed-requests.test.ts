@@ -44,7 +44,7 @@ describe.each(writes)('%s /api/v1/%s with a body that is not JSON', (method, _ty
   const send = (body: RequestInit['body']) => app.send(method, path(), { headers: { 'content-type': JSON_API }, body })
 
   it('rejects text that is not JSON with 400 and changes nothing', async () => {
-    expectOneError(await changesNothing(app, () => send('{"data": {"type": ')), 400)
+    expectOneError(await changesNothing(app, () => send('{"data": {"type": ')), 400, { pointer: '' })
   })
 
   it('rejects bytes that are not UTF-8 with 400 and changes nothing', async () => {
@@ -54,19 +54,19 @@ describe.each(writes)('%s /api/v1/%s with a body that is not JSON', (method, _ty
       0x28,
       ...new TextEncoder().encode('"}}}'),
     ])
-    expectOneError(await changesNothing(app, () => send(bytes)), 400)
+    expectOneError(await changesNothing(app, () => send(bytes)), 400, { pointer: '' })
   })
 
   it('rejects a lone 0xFF byte with 400 and changes nothing', async () => {
-    expectOneError(await changesNothing(app, () => send(new Uint8Array([0xff]))), 400)
+    expectOneError(await changesNothing(app, () => send(new Uint8Array([0xff]))), 400, { pointer: '' })
   })
 
   it('rejects an empty body with 400 and changes nothing', async () => {
-    expectOneError(await changesNothing(app, () => send('')), 400)
+    expectOneError(await changesNothing(app, () => send('')), 400, { pointer: '' })
   })
 
   it('rejects a body of white space with 400 and changes nothing', async () => {
-    expectOneError(await changesNothing(app, () => send(' \n\t ')), 400)
+    expectOneError(await changesNothing(app, () => send(' \n\t ')), 400, { pointer: '' })
   })
 
   it('rejects JSON nested 100 000 deep with 400, not a server error', async () => {

@@ -43,6 +43,14 @@ for (const { type, singular, inverse } of types) {
         expect(answer.json.data.attributes.name).toBe('  Émile Zola 📚 ')
       })
 
+      it('rejects a name with a lone surrogate with 422, rather than store it changed', async () => {
+        const before = t.rows(type)
+        const answer = await t.post(`/api/v1/${type}`, { data: { type, attributes: { name: 'Broken \ud800 name' } } })
+        expect(answer.status).toBe(422)
+        expect(answer.json.errors.map((e: { detail: string }) => e.detail)).toEqual(['Name must be valid Unicode text'])
+        expect(t.rows(type)).toEqual(before)
+      })
+
       it('rejects a blank name with 422 and stores nothing', async () => {
         const before = t.rows(type)
         const answer = await t.post(`/api/v1/${type}`, { data: { type: singular, attributes: { name: '' } } })
