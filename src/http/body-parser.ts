@@ -50,7 +50,8 @@ export function jsonApiBodyParser(maxBytes: number) {
       } catch {
         throw httpError(400, 'The request body is not valid UTF-8', { pointer: '' })
       }
-      if (text.trim() === '') throw httpError(400, 'The request body is empty: send a JSON:API document', { pointer: '' })
+      if (text.trim() === '')
+        throw httpError(400, 'The request body is empty: send a JSON:API document', { pointer: '' })
       try {
         return { document: JSON.parse(text) }
       } catch (error) {
