@@ -76,7 +76,3 @@ export interface ResourceDescription {
 export function defineResource<const R extends ResourceDescription>(description: R): R {
   return description
 }
-
-export function isToOne(relationship: RelationshipDescription): relationship is ToOneRelationship {
-  return relationship.kind === 'to-one'
-}
