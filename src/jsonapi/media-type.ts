@@ -54,7 +54,7 @@ function jsonApiParamsSupported(params: ReadonlyMap<string, string>, allowQualit
     if (name === 'profile') continue
     if (name === 'charset' && value.toLowerCase() === 'utf-8') continue
     if (name === 'q' && allowQuality) continue
-    if (name === 'ext' && value.split(/\s+/).every((uri) => uri === '' || supportedExtensions.has(uri))) continue
+    if (name === 'ext' && extensionsOf(params).every((uri) => supportedExtensions.has(uri))) continue
     return false
   }
   return true
@@ -89,6 +89,28 @@ export function checkContentType(header: string | null): JsonApiError | null {
   return httpError(415, `Content-Type must be ${JSON_API} (got "${header}")`, source)
 }
 
+/** The ext URIs a media type's parameters name. */
+function extensionsOf(params: ReadonlyMap<string, string>): string[] {
+  return (params.get('ext') ?? '').split(/\s+/).filter((uri) => uri !== '')
+}
+
+/**
+ * Scans an Accept header: true when it offers any JSON, or no JSON:API at all, or an instance of
+ * JSON:API whose parameters `fit`; false when every JSON:API instance it lists is one that does not.
+ */
+function acceptable(header: string, fits: (params: ReadonlyMap<string, string>) => boolean): boolean {
+  let sawJsonApi = false
+  for (const range of splitOutsideQuotes(header, ',')) {
+    const { essence, params } = parseMediaType(range)
+    if (params.get('q') !== undefined && Number(params.get('q')) === 0) continue
+    if (essence === '*/*' || essence === 'application/*' || essence === 'application/json') return true
+    if (essence !== JSON_API) continue
+    if (fits(params)) return true
+    sawJsonApi = true
+  }
+  return !sawJsonApi
+}
+
 /**
  * Checks the Accept header: 406 when it lists the JSON:API media type only with parameters this
  * server cannot honour and offers nothing else JSON can satisfy. Other types alone (a browser's
@@ -97,17 +119,7 @@ export function checkContentType(header: string | null): JsonApiError | null {
 export function checkAccept(header: string | null): JsonApiError | null {
   // What nearly every client sends needs no parsing.
   if (!header || header === JSON_API || header === '*/*' || header === 'application/json') return null
-  let sawJsonApi = false
-  for (const range of splitOutsideQuotes(header, ',')) {
-    const { essence, params } = parseMediaType(range)
-    if (params.get('q') !== undefined && Number(params.get('q')) === 0) continue
-    if (essence === '*/*' || essence === 'application/*' || essence === 'application/json') return null
-    if (essence === JSON_API) {
-      if (jsonApiParamsSupported(params, true)) return null
-      sawJsonApi = true
-    }
-  }
-  if (!sawJsonApi) return null
+  if (acceptable(header, (params) => jsonApiParamsSupported(params, true))) return null
   return httpError(
     406,
     `No acceptable representation: ${JSON_API} is offered without parameters other than ext and profile, and with no extension this server lacks`,
@@ -119,7 +131,7 @@ export function checkAccept(header: string | null): JsonApiError | null {
 export function namesExtension(header: string | null, extension: string): boolean {
   if (!header) return false
   const { essence, params } = parseMediaType(header)
-  return essence === JSON_API && (params.get('ext') ?? '').split(/\s+/).includes(extension)
+  return essence === JSON_API && extensionsOf(params).includes(extension)
 }
 
 /**
@@ -127,17 +139,7 @@ export function namesExtension(header: string | null, extension: string): boolea
  * (a client that takes any JSON, or sends no Accept, is answered all the same).
  */
 export function checkAcceptsExtension(header: string | null, extension: string): JsonApiError | null {
-  if (!header) return null
-  let sawJsonApi = false
-  for (const range of splitOutsideQuotes(header, ',')) {
-    const { essence, params } = parseMediaType(range)
-    if (params.get('q') !== undefined && Number(params.get('q')) === 0) continue
-    if (essence === '*/*' || essence === 'application/*' || essence === 'application/json') return null
-    if (essence !== JSON_API) continue
-    sawJsonApi = true
-    if ((params.get('ext') ?? '').split(/\s+/).includes(extension)) return null
-  }
-  if (!sawJsonApi) return null
+  if (!header || acceptable(header, (params) => extensionsOf(params).includes(extension))) return null
   return httpError(406, `This endpoint answers ${JSON_API} with ext="${extension}"; the Accept header must allow it`, {
     header: 'Accept',
   })
