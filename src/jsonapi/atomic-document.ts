@@ -4,6 +4,7 @@ import type { AtomicInput, AtomicOperation, RecordRef } from '../store/store'
 import { type ErrorObject, httpError, JsonApiError, unprocessable } from './errors'
 import { parseId } from './ids'
 import { messages } from './messages'
+import { checkIdentifierType } from './relationship-document'
 import { parseWriteDocument } from './request-document'
 
 const OPERATIONS = 'atomic:operations'
@@ -39,14 +40,13 @@ function refOf(target: ResourceDescription, value: unknown, pointer: string): Re
   if (!isObject(value) || typeof value.type !== 'string') {
     throw httpError(400, 'A resource identifier needs a type and an id or a lid', { pointer })
   }
-  if (value.type !== target.type && value.type !== target.singular) {
-    throw httpError(409, `Type "${value.type}" does not match ${target.type} here`, { pointer: `${pointer}/type` })
-  }
+  checkIdentifierType(target, value.type, pointer)
   if (typeof value.lid === 'string' && value.id === undefined) return { lid: value.lid }
   if (value.id === undefined) throw httpError(400, 'A resource identifier needs an id or a lid', { pointer })
   const id = parseId(value.id)
-  if (id === null)
+  if (id === null) {
     throw httpError(404, `There is no ${target.singular.replaceAll('_', ' ')} ${String(value.id)}`, { pointer })
+  }
   return { id }
 }
 

@@ -23,13 +23,18 @@ function linkageOf(body: unknown): Linkage | Linkage[] | null {
   return body.data
 }
 
-/** The id of one identifier of `target`; 409 for another type, null for an id no record can have. */
-function identifierId(target: ResourceDescription, identifier: Linkage, pointer: string): Id | null {
-  if (identifier.type !== target.type && identifier.type !== target.singular) {
-    throw httpError(409, `Type "${identifier.type}" does not match this relationship, which takes ${target.type}`, {
+/** 409 unless `type` names `target` (singular or plural). */
+export function checkIdentifierType(target: ResourceDescription, type: string, pointer: string): void {
+  if (type !== target.type && type !== target.singular) {
+    throw httpError(409, `Type "${type}" does not match this relationship, which takes ${target.type}`, {
       pointer: `${pointer}/type`,
     })
   }
+}
+
+/** The id of one identifier of `target`; 409 for another type, null for an id no record can have. */
+function identifierId(target: ResourceDescription, identifier: Linkage, pointer: string): Id | null {
+  checkIdentifierType(target, identifier.type, pointer)
   return parseId(identifier.id)
 }
 
