@@ -78,12 +78,12 @@ export class RelationshipController {
     const { resource, target, store } = this
     const recordId = requireId(input.id)
     rejectQueryParameters(input.url)
-    const { id: targetId, cleared } = parseToOneDocument(target, documentOf(input.body))
-    if (cleared && this.relationship.required) {
+    const { id: targetId, invalid } = parseToOneDocument(target, documentOf(input.body))
+    if (invalid !== undefined) throw relatedNotFound(target, [invalid])
+    if (targetId === null && this.relationship.required) {
       if (!(await store.find(resource, recordId))) throw recordNotFound()
       throw unprocessable([this.mustExist()])
     }
-    if (!cleared && targetId === null) throw relatedNotFound(target, ['with that id'])
     const result = await store.update(resource, recordId, { attributes: {}, toOne: { [this.name]: targetId } })
     if (!result) throw recordNotFound()
     if (!result.ok) throw relatedNotFound(target, [targetId ?? ''])

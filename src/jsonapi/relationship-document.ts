@@ -38,13 +38,21 @@ function identifierId(target: ResourceDescription, identifier: Linkage, pointer:
   return parseId(identifier.id)
 }
 
-/** What a to-one relationship request sets: an id (null when it names no possible record), or null to clear. */
-export function parseToOneDocument(target: ResourceDescription, body: unknown): { id: Id | null; cleared: boolean } {
+/**
+ * What a to-one relationship request sets: `{ id }`, `{ id: null }` to clear, or `{ invalid }`,
+ * the identifier's id when it is one no record can have.
+ */
+export function parseToOneDocument(
+  target: ResourceDescription,
+  body: unknown,
+): { id: Id | null; invalid?: undefined } | { id?: undefined; invalid: string } {
   const data = linkageOf(body)
-  if (Array.isArray(data))
+  if (Array.isArray(data)) {
     throw httpError(400, 'A to-one relationship takes one resource identifier or null', { pointer: '/data' })
-  if (data === null) return { id: null, cleared: true }
-  return { id: identifierId(target, data, '/data'), cleared: false }
+  }
+  if (data === null) return { id: null }
+  const id = identifierId(target, data, '/data')
+  return id === null ? { invalid: String(data.id) } : { id }
 }
 
 /** The ids a to-many relationship request names; `invalid` holds the identifiers no record can have. */
