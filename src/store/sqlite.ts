@@ -220,10 +220,8 @@ export class SqliteStore implements Store {
   async count(resource: ResourceDescription, filters: readonly StoreFilter[]): Promise<number> {
     const table = this.table(resource)
     const { where, params } = this.conditions(table, filters)
-    const [count] = this.db
-      .query<unknown[], Bindings>(`SELECT COUNT(*) FROM ${table.name}${whereClause(where)}`)
-      .values(...params)[0] as [number]
-    return count
+    const row = this.statement(`SELECT COUNT(*) AS count FROM ${table.name}${whereClause(where)}`).get(...params)
+    return row?.count as number
   }
 
   async find(resource: ResourceDescription, id: Id): Promise<StoredRecord | null> {
