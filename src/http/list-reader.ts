@@ -1,14 +1,13 @@
 import { type CursorValues, encodeCursor } from '../jsonapi/cursor'
-import { resourceObject, unlinkedResourceJson } from '../jsonapi/document'
-import type { Page } from '../jsonapi/query'
+import type { IncludeTree, Page } from '../jsonapi/query'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
-import type { IncludePlan, RecordGraph, SortKey, Store, StoredRecord, StoreFilter } from '../store/store'
-import { type ApiResponse, jsonApiTextResponse, streamedDataResponse } from './responses'
+import type { SortKey, Store, StoredRecord, StoreFilter } from '../store/store'
+import { batches, DocumentStream } from './document-stream'
+import { type ApiResponse, documentResponse } from './responses'
 
 /** How many records a list reads from the store at a time while it streams. */
-const LIST_BATCH = 1000
-const nothing: IncludePlan = new Map()
+export const LIST_BATCH = 1000
 
 /** The request's own URL, relative, with some query parameters set (or, for null, removed). */
 function linkTo(url: URL, changes: Readonly<Record<string, string | null>>): string {
@@ -42,7 +41,7 @@ export interface ListRequest {
   readonly store: Store
   /** The request's URL: page links are built from it. */
   readonly url: string
-  readonly plan: IncludePlan
+  readonly include: IncludeTree
   readonly fields: ReadonlyMap<string, ReadonlySet<string>>
   readonly filters: readonly StoreFilter[]
   readonly sort: readonly SortKey[]
@@ -50,41 +49,52 @@ export interface ListRequest {
   readonly ranked: boolean
 }
 
-/** Reads one list request from the store and writes its document, in whichever of the four ways it asks. */
+/** Reads one list request from the store and writes its document, in whichever of the three ways it asks. */
 export class ListReader {
-  constructor(private readonly request: ListRequest) {}
+  private readonly document: DocumentStream
+
+  constructor(private readonly request: ListRequest) {
+    const { registry, store, resource, fields, include } = request
+    this.document = new DocumentStream({
+      registry,
+      store,
+      resource,
+      fields,
+      include,
+      primaryLinks: [...include.keys()],
+    })
+  }
 
   /** page[number] and page[size]: an offset page, with meta.total and numbered links. */
   async numbered(page: Extract<Page, { kind: 'number' }>): Promise<ApiResponse> {
-    const { resource, store, filters, sort, ranked, plan, url } = this.request
-    const [{ records, graph }, total] = await Promise.all([
-      store.list(resource, { filters, sort, ranked, limit: page.size, offset: (page.number - 1) * page.size }, plan),
-      store.count(resource, filters),
-    ])
-    return jsonApiTextResponse(
-      200,
-      this.document(records, graph, paginated(total, numberLinks(new URL(url), page, total))),
-    )
+    const { resource, store, filters, sort, ranked, url } = this.request
+    const { records, total } = await store.page(resource, {
+      filters,
+      sort,
+      ranked,
+      limit: page.size,
+      offset: (page.number - 1) * page.size,
+    })
+    return this.respond([records], paginated(total, numberLinks(new URL(url), page, total)))
   }
 
   /** page[after] or page[before]: a keyset page from a cursor, with meta.total and cursor links. */
   async cursor(page: Extract<Page, { kind: 'cursor' }>): Promise<ApiResponse> {
-    const { resource, store, filters, sort, plan, url } = this.request
+    const { resource, store, filters, sort, url } = this.request
     const backwards = page.before !== undefined
     const order = backwards ? reversed(sort) : sort
     // An empty position is the start (after) or the end (before) of the list.
     const from = page.before ?? page.after
     const position = from && from.length > 0 ? from : undefined
-    const [{ records, graph }, total] = await Promise.all([
-      store.list(resource, { filters, sort: order, limit: page.size, after: position }, plan),
-      store.count(resource, filters),
-    ])
-    // Whether the list goes on past this page, in reading order: one more record is enough to know.
-    const end = records.at(-1)
-    const more =
-      end !== undefined &&
-      (await store.list(resource, { filters, sort: order, limit: 1, after: this.sortValues(end) }, nothing)).records
-        .length > 0
+    // One record more than the page: whether the list goes on past it, in reading order.
+    const { records, total } = await store.page(resource, {
+      filters,
+      sort: order,
+      limit: page.size + 1,
+      after: position,
+    })
+    const more = records.length > page.size
+    if (more) records.pop()
     if (backwards) records.reverse()
     const parsed = new URL(url)
     const first = records[0]
@@ -100,35 +110,36 @@ export class ListReader {
     const after = last ? this.sortValues(last) : position
     if (earlier && before) links.prev = linkTo(parsed, { 'page[after]': null, 'page[before]': at(before) })
     if (later && after) links.next = linkTo(parsed, { 'page[before]': null, 'page[after]': at(after) })
-    return jsonApiTextResponse(200, this.document(records, graph, paginated(total, links)))
-  }
-
-  /** Every record at once, for a list whose `included` must follow its data. */
-  async whole(): Promise<ApiResponse> {
-    const { resource, store, filters, sort, ranked, plan } = this.request
-    const { records, graph } = await store.list(resource, { filters, sort, ranked, limit: -1 }, plan)
-    return jsonApiTextResponse(200, this.document(records, graph))
+    return this.respond([records], paginated(total, links))
   }
 
   /**
-   * Every record, streamed a batch at a time: by keyset in sort order, or by offset when ranked
-   * by relevance, which has no keyset.
+   * Every record, a batch at a time: by keyset in sort order; a search reads the ids of all its
+   * matches once, in order (ranked or sorted), then their records by id.
    */
   async streamed(): Promise<ApiResponse> {
-    const { resource, store, filters, sort, ranked, plan } = this.request
-    const first = await store.list(resource, { filters, sort, ranked, limit: LIST_BATCH }, plan)
-    if (first.records.length < LIST_BATCH) return jsonApiTextResponse(200, this.document(first.records, first.graph))
-    let read = first.records.length
-    let after: CursorValues | null = this.sortValues(first.records.at(-1) as StoredRecord)
-    return streamedDataResponse(this.render(first.records, first.graph), async () => {
-      if (after === null) return null
-      const position = ranked ? { offset: read } : { after }
-      const batch = await store.list(resource, { filters, sort, ranked, limit: LIST_BATCH, ...position }, plan)
-      const last = batch.records.at(-1)
-      read += batch.records.length
-      after = batch.records.length < LIST_BATCH || !last ? null : this.sortValues(last)
-      return batch.records.length === 0 ? null : this.render(batch.records, batch.graph)
-    })
+    const { resource, store, filters, sort, ranked } = this.request
+    if (filters.some((f) => f.kind === 'search')) {
+      const ids = await store.matchingIds(resource, { filters, sort, ranked })
+      let start = 0
+      return this.respond(
+        batches(async () => {
+          if (start >= ids.length) return null
+          const window = ids.slice(start, start + LIST_BATCH)
+          start += LIST_BATCH
+          return store.findMany(resource, window)
+        }),
+      )
+    }
+    return this.respond(
+      batches(async (previous) => {
+        if (previous !== null && previous.length < LIST_BATCH) return null
+        const last = previous?.at(-1)
+        const after = last ? this.sortValues(last) : undefined
+        const batch = await store.list(resource, { filters, sort, limit: LIST_BATCH, after })
+        return batch.length === 0 && previous !== null ? null : batch
+      }),
+    )
   }
 
   /** The values of a record's sort keys: where a keyset continues after it. */
@@ -136,20 +147,8 @@ export class ListReader {
     return this.request.sort.map((key) => (key.field === 'id' ? record.id : (record.attributes[key.field] as string)))
   }
 
-  /** Each record's JSON; the prepared fast path when nothing is included and no fieldset applies. */
-  private render(records: readonly StoredRecord[], graph: RecordGraph): string[] {
-    const { resource, registry, fields, plan } = this.request
-    if (plan.size === 0 && fields.size === 0) return records.map((record) => unlinkedResourceJson(resource, record))
-    return records.map((record) => JSON.stringify(resourceObject({ registry, graph, fields }, resource, record)))
-  }
-
-  private document(records: readonly StoredRecord[], graph: RecordGraph, extra = ''): string {
-    const { registry, fields } = this.request
-    const included = graph.included.map((r) =>
-      JSON.stringify(resourceObject({ registry, graph, fields }, r.resource, r.record)),
-    )
-    const member = included.length > 0 ? `,"included":[${included.join(',')}]` : ''
-    return `{"data":[${this.render(records, graph).join(',')}]${member}${extra}}`
+  private respond(primary: AsyncIterable<readonly StoredRecord[]> | Iterable<readonly StoredRecord[]>, tail = '') {
+    return documentResponse(200, this.document.chunks(primary, 'many', tail))
   }
 }
 

@@ -8,8 +8,9 @@ import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import type { IncludeNode, IncludePlan, Store, StoreFilter } from '../store/store'
 import { documentOf } from './body-parser'
+import { DocumentStream } from './document-stream'
 import { ListReader } from './list-reader'
-import { type ApiResponse, jsonApiResponse, noContent } from './responses'
+import { type ApiResponse, documentResponse, jsonApiResponse, noContent } from './responses'
 
 /** What a handler gets from the request: the raw URL, the path id and the parsed body. */
 export interface HandlerInput {
@@ -19,6 +20,17 @@ export interface HandlerInput {
 }
 
 const nothing: IncludePlan = new Map()
+const noInclude: IncludeTree = new Map()
+
+/** Whether a record's answer can grow with the data: it links or includes a to-many relationship. */
+function reachesMany(registry: ResourceRegistry, resource: ResourceDescription, tree: IncludeTree): boolean {
+  for (const relationship of Object.values(resource.relationships)) if (relationship.kind === 'to-many') return true
+  for (const [name, subtree] of tree) {
+    const relationship = resource.relationships[name]
+    if (relationship && reachesMany(registry, registry.get(relationship.target), subtree)) return true
+  }
+  return false
+}
 
 /**
  * The store's plan for an include tree. `linkAll` adds every relationship of the top level for
@@ -41,8 +53,9 @@ function planOf(resource: ResourceDescription, tree: IncludeTree, linkAll: boole
  * instantiated once per type.
  */
 export class ResourceController {
-  /** The plans of a single GET and of a list without `include`, made once. */
-  private readonly defaultPlans: { readonly record: IncludePlan; readonly list: IncludePlan }
+  /** What a single GET includes without `include`, and its plan, made once. */
+  private readonly defaultInclude: IncludeTree
+  private readonly defaultPlan: IncludePlan
 
   constructor(
     private readonly resource: ResourceDescription,
@@ -51,25 +64,34 @@ export class ResourceController {
     private readonly basePath: string,
     private readonly pageLimits: PageLimits,
   ) {
-    const defaultInclude: IncludeTree = new Map(resource.defaultInclude.map((name) => [name, new Map()]))
-    this.defaultPlans = { record: planOf(resource, defaultInclude, true), list: nothing }
+    this.defaultInclude = new Map(resource.defaultInclude.map((name) => [name, new Map()]))
+    this.defaultPlan = planOf(resource, this.defaultInclude, true)
   }
 
   /** `scope` narrows the list before the client's filters: the books of one author, say. */
   async list({ url }: HandlerInput, scope: readonly StoreFilter[] = []): Promise<ApiResponse> {
     const { resource, registry, store } = this
     const query = parseFetchQuery(registry, resource, url, 'list', this.pageLimits)
-    const plan = query.include ? planOf(resource, query.include, false) : this.defaultPlans.list
+    const include = query.include ?? noInclude
     const { sort, page } = query
     const filters = scope.length > 0 ? [...scope, ...query.filters] : query.filters
     // A search without a sort comes most relevant first; cursors keep to the id order, since
     // relevance shifts as the catalogue changes.
     const ranked = !query.sorted && page?.kind !== 'cursor' && filters.some((f) => f.kind === 'search')
-    const reader = new ListReader({ resource, registry, store, url, plan, fields: query.fields, filters, sort, ranked })
+    const reader = new ListReader({
+      resource,
+      registry,
+      store,
+      url,
+      include,
+      fields: query.fields,
+      filters,
+      sort,
+      ranked,
+    })
     if (page?.kind === 'number') return reader.numbered(page)
     if (page?.kind === 'cursor') return reader.cursor(page)
-    // `included` follows `data`, so a list with includes is gathered whole rather than streamed.
-    return plan.size > 0 ? reader.whole() : reader.streamed()
+    return reader.streamed()
   }
 
   /** Checks the query of a single-record GET without reading anything (a related record that is null). */
@@ -81,7 +103,22 @@ export class ResourceController {
     const { resource, registry, store } = this
     const recordId = requireId(id)
     const query = parseFetchQuery(registry, resource, url, 'record', this.pageLimits)
-    const plan = query.include ? planOf(resource, query.include, true) : this.defaultPlans.record
+    const include = query.include ?? this.defaultInclude
+    if (reachesMany(registry, resource, include)) {
+      // What it includes grows with the data (an author's books): written a batch at a time.
+      const record = await store.find(resource, recordId)
+      if (!record) throw recordNotFound()
+      const document = new DocumentStream({
+        registry,
+        store,
+        resource,
+        fields: query.fields,
+        include,
+        primaryLinks: Object.keys(resource.relationships),
+      })
+      return documentResponse(200, document.chunks([[record]], 'one'))
+    }
+    const plan = query.include ? planOf(resource, query.include, true) : this.defaultPlan
     const found = await store.findWithRelated(resource, recordId, plan)
     if (!found) throw recordNotFound()
     const context = { registry, graph: found.graph, fields: query.fields }

@@ -55,33 +55,39 @@ export function send(set: ResponseSettings, response: ApiResponse): string | Rea
   return response.body
 }
 
+/** Up to this much of a document is gathered before answering: a small answer goes out as one string. */
+const BUFFERED_BYTES = 64 * 1024
+
 /**
- * `{"data": [...]}` written a batch at a time from items already in JSON text: `next` is asked
- * for each batch until it returns null, so only one batch is ever held in memory.
+ * A document written in pieces. The pieces are gathered until the document ends or passes
+ * BUFFERED_BYTES: a small document is answered whole, and a failure before that point (a database
+ * fault, say) still gets its error status. Past it the rest is streamed, each piece asked for when
+ * the client has taken the one before, so only one is held in memory; a failure then can only cut
+ * the answer short.
  */
-export function streamedDataResponse(
-  first: readonly string[],
-  next: () => Promise<readonly string[] | null>,
-): ApiResponse {
-  const render = (batch: readonly string[]) => batch.join(',')
-  let started = false
-  let written = first.length > 0
+export async function documentResponse(status: number, pieces: AsyncGenerator<string>): Promise<ApiResponse> {
+  const gathered: string[] = []
+  let size = 0
+  for (;;) {
+    const { value, done } = await pieces.next()
+    if (done) return { status, body: gathered.join('') }
+    gathered.push(value)
+    size += value.length
+    if (size > BUFFERED_BYTES) break
+  }
   const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(encoder.encode(gathered.join('')))
+      gathered.length = 0
+    },
     async pull(controller) {
-      if (!started) {
-        started = true
-        controller.enqueue(encoder.encode(`{"data":[${render(first)}`))
-        return
-      }
-      const batch = await next()
-      if (batch === null) {
-        controller.enqueue(encoder.encode(']}'))
-        controller.close()
-      } else if (batch.length > 0) {
-        controller.enqueue(encoder.encode((written ? ',' : '') + render(batch)))
-        written = true
-      }
+      const { value, done } = await pieces.next()
+      if (done) controller.close()
+      else controller.enqueue(encoder.encode(value))
+    },
+    async cancel() {
+      await pieces.return(undefined)
     },
   })
-  return { status: 200, body: stream }
+  return { status, body: stream }
 }

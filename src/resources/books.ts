@@ -30,7 +30,12 @@ export const books = defineResource({
     },
   },
   filters: {
-    ...nameFilters("the title, the author's name and the collection's name"),
+    // A match in the title counts most, then the author's name, then the collection's.
+    ...nameFilters("the title, the author's name and the collection's name", [
+      { attribute: 'name', weight: 10 },
+      { relationship: 'author', weight: 2 },
+      { relationship: 'book_collection', weight: 1 },
+    ]),
     author: { kind: 'relationship', relationship: 'author', description: 'Only the books of these authors (ids).' },
     book_collection: {
       kind: 'relationship',

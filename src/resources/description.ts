@@ -43,6 +43,16 @@ export interface ToManyRelationship {
 export type RelationshipDescription = ToOneRelationship | ToManyRelationship
 
 /**
+ * One thing a full-text search of a type matches, and how much a match in it counts towards
+ * relevance: an attribute of the type itself (a column of its own search index), or a to-one
+ * relationship, whose target's own search index is matched. Related names are never copied into
+ * this type's index, so renaming an author costs the same whether they have 1 book or 10,000.
+ */
+export type SearchField =
+  | { readonly attribute: string; readonly weight: number }
+  | { readonly relationship: string; readonly weight: number }
+
+/**
  * A list filter, `filter[<name>]=...`: an attribute that equals the value exactly, a to-one
  * relationship that points at any of the comma-separated ids (`null` for none, where allowed),
  * or a full-text search.
@@ -50,8 +60,11 @@ export type RelationshipDescription = ToOneRelationship | ToManyRelationship
 export type FilterDescription =
   | { readonly kind: 'attribute'; readonly attribute: string; readonly description: string }
   | { readonly kind: 'relationship'; readonly relationship: string; readonly description: string }
-  /** Full-text search: word prefixes, case and accents folded, ranked by relevance. */
-  | { readonly kind: 'search'; readonly description: string }
+  /**
+   * Full-text search: word prefixes, case and accents folded, ranked by relevance. Every word must
+   * match one of `fields`; the storage keeps an index of the attribute fields, checked at start.
+   */
+  | { readonly kind: 'search'; readonly description: string; readonly fields: readonly SearchField[] }
 
 export interface ResourceDescription {
   /** Plural type name, used in responses and paths (`book_collections`). */

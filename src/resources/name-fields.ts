@@ -1,17 +1,21 @@
-import type { FilterDescription, StringAttribute } from './description'
+import type { FilterDescription, SearchField, StringAttribute } from './description'
 
 /** The `name` every type has: required, not blank, at most 1000 characters. */
 export function nameAttribute(description: string): StringAttribute {
   return { kind: 'string', column: 'name', required: true, maxLength: 1000, description }
 }
 
-/** `filter[name]` (exact) and `filter[search]` (full text over what `searched` says). */
-export function nameFilters(searched: string): Record<'name' | 'search', FilterDescription> {
+/** `filter[name]` (exact) and `filter[search]` (full text over `fields`, which `searched` puts in words). */
+export function nameFilters(
+  searched: string,
+  fields: readonly SearchField[] = [{ attribute: 'name', weight: 1 }],
+): Record<'name' | 'search', FilterDescription> {
   return {
     name: { kind: 'attribute', attribute: 'name', description: 'Only the records with exactly this name.' },
     search: {
       kind: 'search',
       description: `Full-text search of ${searched}: word prefixes, any case and accents, ranked.`,
+      fields,
     },
   }
 }

@@ -1,7 +1,15 @@
 import { authors } from './authors'
 import { bookCollections } from './book-collections'
 import { books } from './books'
-import type { ResourceDescription, ToOneRelationship } from './description'
+import type { FilterDescription, ResourceDescription, ToOneRelationship } from './description'
+
+export type SearchDescription = Extract<FilterDescription, { kind: 'search' }>
+
+/** The full-text search a type declares among its filters, if any (at most one). */
+export function searchOf(resource: ResourceDescription): SearchDescription | undefined {
+  for (const filter of Object.values(resource.filters)) if (filter.kind === 'search') return filter
+  return undefined
+}
 
 /** All resource types the service serves, with look-ups by the names clients use. */
 export class ResourceRegistry {
@@ -55,6 +63,21 @@ export class ResourceRegistry {
           ? Object.hasOwn(resource.attributes, filter.attribute)
           : resource.relationships[filter.relationship]?.kind === 'to-one')
       if (!known) throw new Error(`${resource.type} has a filter on nothing it has`)
+    }
+    const searches = Object.values(resource.filters).filter((f) => f.kind === 'search')
+    if (searches.length > 1) throw new Error(`${resource.type} declares more than one search`)
+    for (const field of searchOf(resource)?.fields ?? []) {
+      if ('attribute' in field) {
+        if (!Object.hasOwn(resource.attributes, field.attribute)) {
+          throw new Error(`${resource.type} searches unknown attribute ${field.attribute}`)
+        }
+        continue
+      }
+      // A related record is matched through its own type's search index.
+      const relationship = resource.relationships[field.relationship]
+      if (relationship?.kind !== 'to-one' || !searchOf(this.get(relationship.target))) {
+        throw new Error(`${resource.type} searches ${field.relationship}, which is no searchable to-one relationship`)
+      }
     }
     for (const name of Object.values(resource.plainFilters)) {
       if (!resource.filters[name]) throw new Error(`${resource.type} has a plain filter for unknown ${name}`)

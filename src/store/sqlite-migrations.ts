@@ -96,4 +96,39 @@ export const sqliteMigrations: readonly Migration[] = [
       END;
     `,
   },
+  {
+    version: 3,
+    name: 'search rows of their own for related names; name indexes',
+    // A book's search row held copies of its author's and collection's names, so renaming an
+    // author rewrote the row of every one of their books. Now each type's index holds only its own
+    // attributes and a book search matches the authors' and collections' indexes directly (the
+    // search fields of the books description); the rename triggers touch one row. The name
+    // indexes serve sorting by name (and keyset pages in that order) and filter[name].
+    sql: `
+      DROP TRIGGER authors_search_update;
+      DROP TRIGGER book_collections_search_update;
+      DROP TRIGGER books_search_insert;
+      DROP TRIGGER books_search_update;
+      DROP TABLE books_search;
+      CREATE VIRTUAL TABLE books_search USING fts5(name, tokenize = 'unicode61 remove_diacritics 2');
+      INSERT INTO books_search (rowid, name) SELECT id, name FROM books;
+
+      CREATE TRIGGER authors_search_update AFTER UPDATE OF name ON authors BEGIN
+        UPDATE authors_search SET name = new.name WHERE rowid = new.id;
+      END;
+      CREATE TRIGGER book_collections_search_update AFTER UPDATE OF name ON book_collections BEGIN
+        UPDATE book_collections_search SET name = new.name WHERE rowid = new.id;
+      END;
+      CREATE TRIGGER books_search_insert AFTER INSERT ON books BEGIN
+        INSERT INTO books_search (rowid, name) VALUES (new.id, new.name);
+      END;
+      CREATE TRIGGER books_search_update AFTER UPDATE OF name ON books BEGIN
+        UPDATE books_search SET name = new.name WHERE rowid = new.id;
+      END;
+
+      CREATE INDEX authors_name ON authors (name, id);
+      CREATE INDEX book_collections_name ON book_collections (name, id);
+      CREATE INDEX books_name ON books (name, id);
+    `,
+  },
 ]

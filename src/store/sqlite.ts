@@ -1,11 +1,15 @@
 import { Database, type SQLQueryBindings, type Statement } from 'bun:sqlite'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import type { ResourceDescription, ToOneRelationship } from '../resources/description'
+import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import { AtomicAbort, runAtomic, type SyncWriter } from './atomic'
-import { GraphBuilder } from './record-graph'
 import { type Migration, sqliteMigrations } from './sqlite-migrations'
+import { inlineReads, type ReadExecutor } from './sqlite-read-calls'
+import { ReadPool } from './sqlite-read-pool'
+import { SqliteReader } from './sqlite-reader'
+import { checkSchema } from './sqlite-schema'
+import { quote, type Row } from './sqlite-table'
 import type {
   AtomicOperation,
   AtomicOutcome,
@@ -13,125 +17,27 @@ import type {
   Id,
   IncludePlan,
   ListQuery,
+  Members,
   RecordGraph,
   RecordInput,
-  SortKey,
+  SearchOrder,
   Store,
   StoredRecord,
-  StoreFilter,
   ToManyChange,
   ToManyResult,
   WriteResult,
 } from './store'
 
-type Row = Record<string, string | number | null>
-type Bindings = SQLQueryBindings[]
-
-/** The SQL of one resource's table, derived from its description and prepared once. */
-class Table {
-  readonly name: string
-  readonly columns: string
-  readonly findSql: string
-  readonly existsSql: string
-  /** The full-text index of the table (migration 2): `<table>_search`, rowid = id. */
-  readonly search: string
-  private readonly attributes: [name: string, column: string][]
-  private readonly toOne: [name: string, relationship: ToOneRelationship][]
-
-  constructor(readonly resource: ResourceDescription) {
-    this.name = quote(resource.table)
-    this.attributes = Object.entries(resource.attributes).map(([name, a]) => [name, a.column])
-    this.toOne = []
-    for (const [name, relationship] of Object.entries(resource.relationships)) {
-      if (relationship.kind === 'to-one') this.toOne.push([name, relationship])
-    }
-    this.columns = ['id', ...this.attributes.map(([, c]) => c), ...this.toOne.map(([, r]) => r.column)]
-      .map(quote)
-      .join(', ')
-    this.findSql = `SELECT ${this.columns} FROM ${this.name} WHERE "id" = ?`
-    this.existsSql = `SELECT 1 AS found FROM ${this.name} WHERE "id" = ?`
-    this.search = quote(`${resource.table}_search`)
-  }
-
-  attributeColumn(attribute: string): string {
-    const found = this.attributes.find(([name]) => name === attribute)
-    if (!found) throw new Error(`${this.resource.type} has no attribute ${attribute}`)
-    return quote(found[1])
-  }
-
-  /** `id` or an attribute, as a sort key names it. */
-  sortColumn(field: string): string {
-    return field === 'id' ? '"id"' : this.attributeColumn(field)
-  }
-
-  column(relationship: string): string {
-    const found = this.toOne.find(([name]) => name === relationship)
-    if (!found) throw new Error(`${this.resource.type} has no to-one relationship ${relationship}`)
-    return quote(found[1].column)
-  }
-
-  toRecord(row: Row): StoredRecord {
-    const attributes: Record<string, string> = {}
-    for (const [name, column] of this.attributes) attributes[name] = String(row[column])
-    const toOne: Record<string, Id | null> = {}
-    for (const [name, relationship] of this.toOne) toOne[name] = row[relationship.column] as Id | null
-    return { id: row.id as Id, attributes, toOne }
-  }
-
-  /** Column names and values for the fields an input sets, in description order. */
-  assignments(input: RecordInput): [column: string, value: string | Id | null][] {
-    const set: [string, string | Id | null][] = []
-    for (const [name, column] of this.attributes) {
-      const value = input.attributes[name]
-      if (value !== undefined) set.push([column, value])
-    }
-    for (const [name, relationship] of this.toOne) {
-      const value = input.toOne[name]
-      if (value !== undefined) set.push([relationship.column, value])
-    }
-    return set
-  }
+export interface SqliteOptions {
+  /** Worker threads for the reads of lists; 0 reads on the main thread (and always for `:memory:`). */
+  readonly readWorkers?: number
+  readonly busyTimeoutMs?: number
+  readonly migrations?: readonly Migration[]
 }
 
-function quote(identifier: string): string {
-  return `"${identifier.replaceAll('"', '""')}"`
-}
-
-/**
- * An FTS5 query for the words of `text`: each word a quoted prefix, all of them required. Quoting
- * keeps FTS5's own syntax (AND, NEAR, *, column filters) out of the client's hands.
- */
-function matchExpression(text: string): string {
-  const words = text.normalize('NFKC').match(/[\p{L}\p{N}]+/gu) ?? []
-  return words.map((word) => `"${word}"*`).join(' ')
-}
-
-function whereClause(where: readonly string[]): string {
-  return where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`
-}
-
-/**
- * Keyset condition: the rows after the one whose sort values are `after`, in `sort` order
- * (sort values compared left to right, each key in its own direction).
- */
-function keysetCondition(
-  table: Table,
-  sort: readonly SortKey[],
-  after: readonly (string | number)[],
-  params: Bindings,
-): string {
-  const alternatives: string[] = []
-  for (let i = 0; i < sort.length; i++) {
-    const parts: string[] = []
-    for (let j = 0; j <= i; j++) {
-      const key = sort[j] as SortKey
-      parts.push(`${table.sortColumn(key.field)} ${j < i ? '=' : key.descending ? '<' : '>'} ?`)
-      params.push(after[j] as string | number)
-    }
-    alternatives.push(`(${parts.join(' AND ')})`)
-  }
-  return `(${alternatives.join(' OR ')})`
-}
+/** Two workers: this service's machines have two cores, and one is the main thread's. */
+export const DEFAULT_READ_WORKERS = 2
+const DEFAULT_BUSY_TIMEOUT_MS = 5000
 
 interface PendingWrite {
   readonly work: () => unknown
@@ -141,10 +47,8 @@ interface PendingWrite {
 
 /** The embedded default store: one SQLite file in WAL mode, foreign keys on, every write one transaction. */
 export class SqliteStore implements Store {
-  private readonly tables = new Map<string, Table>()
   // Prepared once: bun:sqlite's db.transaction() builds a new wrapper on every call, which costs
   // more than the reads of a single GET.
-  private readonly beginRead: Statement
   private readonly beginWrite: Statement
   private readonly commit: Statement
   private readonly rollback: Statement
@@ -152,14 +56,17 @@ export class SqliteStore implements Store {
   /** Writes waiting for the next group commit. */
   private pending: PendingWrite[] = []
   private commitScheduled = false
+  private readonly registry: ResourceRegistry
 
   private constructor(
     private readonly db: Database,
-    private readonly registry: ResourceRegistry,
+    /** Reads on this connection: single records, and what writes check. */
+    private readonly local: SqliteReader,
+    /** Where the reads of lists run. */
+    private readonly reads: ReadExecutor,
   ) {
-    for (const resource of registry.all) this.tables.set(resource.type, new Table(resource))
+    this.registry = local.registry
     // A write takes the write lock up front so that its reads and its writes see one state.
-    this.beginRead = db.prepare('BEGIN DEFERRED')
     this.beginWrite = db.prepare('BEGIN IMMEDIATE')
     this.commit = db.prepare('COMMIT')
     this.rollback = db.prepare('ROLLBACK')
@@ -170,62 +77,57 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** Opens (creating it and its folder if needed) and migrates the database at `path` or `:memory:`. */
-  static open(path: string, registry: ResourceRegistry, migrations = sqliteMigrations): SqliteStore {
+  /**
+   * Opens (creating it and its folder if needed), migrates and checks the database at `path` or
+   * `:memory:`. The read workers start with the first list read.
+   */
+  static open(path: string, registry: ResourceRegistry, options: SqliteOptions = {}): SqliteStore {
+    const { readWorkers = DEFAULT_READ_WORKERS, busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS } = options
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
     const db = new Database(path, { create: true, strict: true })
+    db.run(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
     db.run('PRAGMA journal_mode = WAL')
     // FULL: a commit reaches the disk before the 2xx goes out, so it survives a crash or power loss.
     db.run('PRAGMA synchronous = FULL')
     db.run('PRAGMA foreign_keys = ON')
-    db.run('PRAGMA busy_timeout = 5000')
-    migrate(db, migrations)
-    return new SqliteStore(db, registry)
-  }
-
-  async list(
-    resource: ResourceDescription,
-    query: ListQuery,
-    plan: IncludePlan,
-  ): Promise<{ records: StoredRecord[]; graph: RecordGraph }> {
-    const table = this.table(resource)
-    const read = () => {
-      const search = query.ranked ? query.filters.find((f) => f.kind === 'search') : undefined
-      // Ranked: the search joins in with its relevance instead of filtering through a subquery.
-      const from = search
-        ? `${table.name} JOIN (SELECT rowid AS hit, rank AS relevance FROM ${table.search} WHERE ${table.search} MATCH ?) ON hit = "id"`
-        : table.name
-      const { where, params } = this.conditions(
-        table,
-        search ? query.filters.filter((f) => f !== search) : query.filters,
-      )
-      if (search) params.unshift(matchExpression(search.text))
-      if (query.after) where.push(keysetCondition(table, query.sort, query.after, params))
-      const keys = query.sort.map((k) => `${table.sortColumn(k.field)} ${k.descending ? 'DESC' : 'ASC'}`)
-      const order = (search ? ['relevance', ...keys] : keys).join(', ')
-      const sql = `SELECT ${table.columns} FROM ${from}${whereClause(where)} ORDER BY ${order} LIMIT ? OFFSET ?`
-      const records = this.statement(sql)
-        .all(...params, query.limit, query.offset ?? 0)
-        .map((row) => table.toRecord(row))
-      const graph = new GraphBuilder(
-        resource.type,
-        records.map((r) => r.id),
-      )
-      this.follow(resource, records, plan, graph)
-      return { records, graph }
+    try {
+      migrate(db, options.migrations ?? sqliteMigrations)
+      checkSchema(db, registry)
+    } catch (error) {
+      db.close()
+      throw error
     }
-    return plan.size === 0 ? read() : this.readSnapshot(read)
+    const local = new SqliteReader(db, registry)
+    const pooled = path !== ':memory:' && readWorkers > 0
+    return new SqliteStore(
+      db,
+      local,
+      pooled ? ReadPool.lazy(path, registry, readWorkers, busyTimeoutMs) : inlineReads(local),
+    )
   }
 
-  async count(resource: ResourceDescription, filters: readonly StoreFilter[]): Promise<number> {
-    const table = this.table(resource)
-    const { where, params } = this.conditions(table, filters)
-    const row = this.statement(`SELECT COUNT(*) AS count FROM ${table.name}${whereClause(where)}`).get(...params)
-    return row?.count as number
+  list(resource: ResourceDescription, query: ListQuery): Promise<StoredRecord[]> {
+    return this.reads.run('list', [resource.type, query])
+  }
+
+  page(resource: ResourceDescription, query: ListQuery): Promise<{ records: StoredRecord[]; total: number }> {
+    return this.reads.run('page', [resource.type, query])
+  }
+
+  matchingIds(resource: ResourceDescription, query: SearchOrder): Promise<Id[]> {
+    return this.reads.run('matchingIds', [resource.type, query])
+  }
+
+  findMany(resource: ResourceDescription, ids: readonly Id[]): Promise<StoredRecord[]> {
+    return this.reads.run('findMany', [resource.type, ids])
+  }
+
+  members(resource: ResourceDescription, relationship: string, owners: readonly Id[]): Promise<Members> {
+    return this.reads.run('members', [resource.type, relationship, owners])
   }
 
   async find(resource: ResourceDescription, id: Id): Promise<StoredRecord | null> {
-    return this.findNow(this.table(resource), id)
+    return this.local.find(resource.type, id)
   }
 
   async findWithRelated(
@@ -233,19 +135,11 @@ export class SqliteStore implements Store {
     id: Id,
     plan: IncludePlan,
   ): Promise<{ record: StoredRecord; graph: RecordGraph } | null> {
-    const table = this.table(resource)
-    // One read transaction: a consistent snapshot, and one WAL read lock instead of one per query.
-    return this.readSnapshot(() => {
-      const record = this.findNow(table, id)
-      if (!record) return null
-      const graph = new GraphBuilder(resource.type, [id])
-      this.follow(resource, [record], plan, graph)
-      return { record, graph }
-    })
+    return this.local.findWithRelated(resource.type, id, plan)
   }
 
   async missingReferences(resource: ResourceDescription, toOne: RecordInput['toOne']): Promise<string[]> {
-    return this.missingNow(resource, toOne)
+    return this.local.missing(resource, toOne)
   }
 
   async create(resource: ResourceDescription, input: RecordInput): Promise<WriteResult> {
@@ -292,7 +186,7 @@ export class SqliteStore implements Store {
 
   private createNow(resource: ResourceDescription, input: RecordInput): WriteResult {
     const table = this.table(resource)
-    const missing = this.missingNow(resource, input.toOne)
+    const missing = this.local.missing(resource, input.toOne)
     if (missing.length > 0) return { ok: false, missing }
     const set = table.assignments(input)
     const sql =
@@ -305,9 +199,9 @@ export class SqliteStore implements Store {
 
   private updateNow(resource: ResourceDescription, id: Id, input: RecordInput): WriteResult | null {
     const table = this.table(resource)
-    const current = this.findNow(table, id)
+    const current = this.local.find(resource.type, id)
     if (!current) return null
-    const missing = this.missingNow(resource, input.toOne)
+    const missing = this.local.missing(resource, input.toOne)
     if (missing.length > 0) return { ok: false, missing }
     const set = table.assignments(input)
     if (set.length === 0) return { ok: true, record: current }
@@ -325,13 +219,13 @@ export class SqliteStore implements Store {
     change: ToManyChange,
   ): ToManyResult {
     const inverse = this.registry.inverseOf(resource, relationship)
-    const target = this.table(this.registry.get(resource.relationships[relationship]?.target ?? ''))
+    const target = this.local.table(resource.relationships[relationship]?.target ?? '')
     const column = quote(inverse.column)
     const members = () =>
       this.statement(`SELECT "id" FROM ${target.name} WHERE ${column} = ? ORDER BY "id"`)
         .values(id)
         .map(([member]) => member as Id)
-    if (!this.existsNow(this.table(resource), id)) return { status: 'not-found' }
+    if (!this.local.exists(resource.type, id)) return { status: 'not-found' }
     const wanted = JSON.stringify(ids)
     const found = new Set(
       this.statement(`SELECT "id" FROM ${target.name} WHERE "id" IN (SELECT value FROM json_each(?))`)
@@ -360,7 +254,7 @@ export class SqliteStore implements Store {
 
   private deleteNow(resource: ResourceDescription, id: Id): DeleteResult {
     const table = this.table(resource)
-    if (!this.existsNow(table, id)) return { status: 'not-found' }
+    if (!this.local.exists(resource.type, id)) return { status: 'not-found' }
     for (const dependent of this.registry.dependents(resource.type)) {
       if (dependent.relationship.onTargetDelete !== 'restrict') continue
       const { count } = this.statement(
@@ -376,8 +270,10 @@ export class SqliteStore implements Store {
   /** Commits what is pending and closes; with every statement finalized SQLite checkpoints the WAL into the file. */
   async close(): Promise<void> {
     if (this.pending.length > 0) this.commitPending()
-    const prepared = [this.beginRead, this.beginWrite, this.commit, this.rollback, ...Object.values(this.savepoint)]
+    await this.reads.close()
+    const prepared = [this.beginWrite, this.commit, this.rollback, ...Object.values(this.savepoint)]
     for (const statement of prepared) statement.finalize()
+    this.local.close()
     this.db.close(true)
   }
 
@@ -430,140 +326,12 @@ export class SqliteStore implements Store {
     })
   }
 
-  /** Runs `work` in one read transaction: a consistent snapshot. */
-  private readSnapshot<T>(work: () => T): T {
-    this.beginRead.run()
-    try {
-      const result = work()
-      this.commit.run()
-      return result
-    } catch (error) {
-      if (this.db.inTransaction) this.rollback.run()
-      throw error
-    }
+  private table(resource: ResourceDescription) {
+    return this.local.table(resource.type)
   }
 
-  private table(resource: ResourceDescription): Table {
-    const table = this.tables.get(resource.type)
-    if (!table) throw new Error(`no table for ${resource.type}`)
-    return table
-  }
-
-  /** bun:sqlite caches prepared statements by their SQL text. */
-  private statement(sql: string): Statement<Row, Bindings> {
-    return this.db.query<Row, Bindings>(sql)
-  }
-
-  private findNow(table: Table, id: Id): StoredRecord | null {
-    const row = this.statement(table.findSql).get(id)
-    return row ? table.toRecord(row) : null
-  }
-
-  private existsNow(table: Table, id: Id): boolean {
-    return this.statement(table.existsSql).get(id) !== null
-  }
-
-  /** Follows `plan` from `records`: one query per relationship and level, never one per record. */
-  private follow(
-    resource: ResourceDescription,
-    records: readonly StoredRecord[],
-    plan: IncludePlan,
-    graph: GraphBuilder,
-  ): void {
-    for (const [name, node] of plan) {
-      const relationship = resource.relationships[name]
-      if (!relationship) continue
-      const target = this.registry.get(relationship.target)
-      const targetTable = this.table(target)
-      let reached: StoredRecord[]
-      if (relationship.kind === 'to-one') {
-        for (const record of records) graph.link(resource.type, record.id, name, record.toOne[name] ?? null)
-        if (!node.include && node.children.size === 0) continue
-        const ids = new Set<Id>()
-        for (const record of records) {
-          const id = record.toOne[name]
-          if (id != null) ids.add(id)
-        }
-        reached = this.findManyNow(targetTable, [...ids])
-      } else {
-        const inverse = this.registry.inverseOf(resource, name)
-        reached = this.whereInNow(
-          targetTable,
-          inverse.column,
-          records.map((r) => r.id),
-        )
-        const owned = new Map<Id, Id[]>()
-        for (const child of reached) {
-          const owner = child.toOne[relationship.inverse]
-          if (owner == null) continue
-          const ids = owned.get(owner)
-          if (ids) ids.push(child.id)
-          else owned.set(owner, [child.id])
-        }
-        for (const record of records) graph.link(resource.type, record.id, name, owned.get(record.id) ?? [])
-      }
-      if (node.include) for (const record of reached) graph.include(target, record)
-      if (node.children.size > 0) this.follow(target, reached, node.children, graph)
-    }
-  }
-
-  private findManyNow(table: Table, ids: readonly Id[]): StoredRecord[] {
-    if (ids.length === 1) {
-      const found = this.findNow(table, ids[0] as Id)
-      return found ? [found] : []
-    }
-    return this.whereInNow(table, 'id', ids)
-  }
-
-  /** Records whose `column` is one of `ids`, in id order; the ids travel as one JSON parameter. */
-  private whereInNow(table: Table, column: string, ids: readonly Id[]): StoredRecord[] {
-    if (ids.length === 0) return []
-    return this.statement(
-      `SELECT ${table.columns} FROM ${table.name} WHERE ${quote(column)} IN (SELECT value FROM json_each(?)) ORDER BY "id"`,
-    )
-      .all(JSON.stringify(ids))
-      .map((row) => table.toRecord(row))
-  }
-
-  /** SQL conditions and their parameters for list filters. */
-  private conditions(table: Table, filters: readonly StoreFilter[]): { where: string[]; params: Bindings } {
-    const where: string[] = []
-    const params: Bindings = []
-    for (const filter of filters) {
-      if (filter.kind === 'search') {
-        where.push(`"id" IN (SELECT rowid FROM ${table.search} WHERE ${table.search} MATCH ?)`)
-        params.push(matchExpression(filter.text))
-        continue
-      }
-      if (filter.kind === 'attribute') {
-        where.push(`${table.attributeColumn(filter.attribute)} = ?`)
-        params.push(filter.value)
-        continue
-      }
-      const column = table.column(filter.relationship)
-      const any: string[] = []
-      if (filter.ids.length > 0) {
-        any.push(`${column} IN (SELECT value FROM json_each(?))`)
-        params.push(JSON.stringify(filter.ids))
-      }
-      if (filter.orNone) any.push(`${column} IS NULL`)
-      where.push(any.length === 0 ? '0' : `(${any.join(' OR ')})`)
-    }
-    return { where, params }
-  }
-
-  private missingNow(resource: ResourceDescription, toOne: RecordInput['toOne']): string[] {
-    const missing: string[] = []
-    for (const [name, relationship] of Object.entries(resource.relationships)) {
-      if (relationship.kind !== 'to-one' || !(name in toOne)) continue
-      const id = toOne[name]
-      const found =
-        id === null || id === undefined
-          ? !relationship.required
-          : this.existsNow(this.table(this.registry.get(relationship.target)), id)
-      if (!found) missing.push(name)
-    }
-    return missing
+  private statement(sql: string): Statement<Row, SQLQueryBindings[]> {
+    return this.local.statement(sql)
   }
 }
 

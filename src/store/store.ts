@@ -37,17 +37,26 @@ export interface SortKey {
   readonly descending: boolean
 }
 
-export interface ListQuery {
+/** Which records a list holds and in what order. */
+export interface SearchOrder {
   readonly filters: readonly StoreFilter[]
   /** Ends with `id` so that the order is total. */
   readonly sort: readonly SortKey[]
+  /** With a search filter: most relevant first, then `sort`. Not with `after`: relevance moves as data changes. */
+  readonly ranked?: boolean
+}
+
+/** A window of a list. */
+export interface ListQuery extends SearchOrder {
+  /** At least 1: a whole list is read in windows, never at once. */
   readonly limit: number
   readonly offset?: number
   /** Keyset: only the records after the one whose sort values these are, in `sort` order. */
   readonly after?: readonly (string | number)[]
-  /** With a search filter: most relevant first, then `sort`. Not with `after`: relevance moves as data changes. */
-  readonly ranked?: boolean
 }
+
+/** Owner id -> the ids of its records in a to-many relationship, in id order; owners with none are absent. */
+export type Members = Map<Id, Id[]>
 
 /**
  * Which relationships to follow from a set of records. `include` puts the related records in the
@@ -146,16 +155,25 @@ export type AtomicOutcome =
  * database is in use. Each write runs in a single transaction.
  */
 export interface Store {
-  /** A page of records and what the plan reaches from them, in one consistent snapshot. */
-  list(
-    resource: ResourceDescription,
-    query: ListQuery,
-    plan: IncludePlan,
-  ): Promise<{ records: StoredRecord[]; graph: RecordGraph }>
-  /** How many records match the filters. */
-  count(resource: ResourceDescription, filters: readonly StoreFilter[]): Promise<number>
+  /** A window of a list. */
+  list(resource: ResourceDescription, query: ListQuery): Promise<StoredRecord[]>
+  /** A window of a list and the number of records in the whole list, from one snapshot: they agree. */
+  page(resource: ResourceDescription, query: ListQuery): Promise<{ records: StoredRecord[]; total: number }>
+  /**
+   * The ids of every record of a list in its order. A streamed search reads these once and then
+   * its records by id, so that the search is matched and ranked once, not once per window.
+   */
+  matchingIds(resource: ResourceDescription, query: SearchOrder): Promise<Id[]>
   find(resource: ResourceDescription, id: Id): Promise<StoredRecord | null>
-  /** A record and what the plan reaches from it, in one consistent snapshot; null when no record has the id. */
+  /** The records with these ids, in the order given; ids no record has are left out. */
+  findMany(resource: ResourceDescription, ids: readonly Id[]): Promise<StoredRecord[]>
+  /** The linkage of a to-many relationship for many owners at once. */
+  members(resource: ResourceDescription, relationship: string, owners: readonly Id[]): Promise<Members>
+  /**
+   * A record and what the plan reaches from it, in one consistent snapshot; null when no record
+   * has the id. For plans whose size does not grow with the data (to-one relationships only): a
+   * to-many plan is read in windows by the caller instead.
+   */
   findWithRelated(
     resource: ResourceDescription,
     id: Id,

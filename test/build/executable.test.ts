@@ -41,13 +41,16 @@ beforeAll(async () => {
   buildDir = tempDir('catalogue-build-')
   executable = join(buildDir, 'catalogue')
   const started = performance.now()
-  const build = Bun.spawn(['bun', 'build', '--compile', 'src/cli.ts', '--outfile', executable], {
-    cwd: REPO,
-    env: childEnv({}),
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
+  const build = Bun.spawn(
+    ['bun', 'build', '--compile', 'src/cli.ts', 'src/store/sqlite-read-worker.ts', '--outfile', executable],
+    {
+      cwd: REPO,
+      env: childEnv({}),
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'pipe',
+    },
+  )
   const code = await withTimeout(build.exited, 'bun build --compile', BUILD_TIMEOUT_MS).catch((error: Error) => {
     build.kill('SIGKILL')
     throw error

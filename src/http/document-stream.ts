@@ -1,0 +1,171 @@
+import { resourceObject, unlinkedResourceJson } from '../jsonapi/document'
+import type { IncludeTree } from '../jsonapi/query'
+import type { ResourceDescription } from '../resources/description'
+import type { ResourceRegistry } from '../resources/registry'
+import { GraphBuilder } from '../store/record-graph'
+import type { Id, Store, StoredRecord } from '../store/store'
+
+/** How many included records are read from the store at a time. */
+export const INCLUDED_BATCH = 1000
+
+/** One relationship path of an include tree, and the ids of the records it reached, waiting to be read. */
+interface IncludeNode {
+  readonly resource: ResourceDescription
+  readonly children: readonly (readonly [name: string, node: IncludeNode])[]
+  queue: Id[]
+  queued: Set<Id>
+}
+
+export interface DocumentRequest {
+  readonly registry: ResourceRegistry
+  readonly store: Store
+  readonly resource: ResourceDescription
+  /** Plural type -> the fields to render; a type not named renders all. */
+  readonly fields: ReadonlyMap<string, ReadonlySet<string>>
+  readonly include: IncludeTree
+  /** The relationships whose linkage the primary records render (the include tree's top level, or all). */
+  readonly primaryLinks: readonly string[]
+}
+
+/**
+ * Writes a document a piece at a time: `data` from batches of primary records, then `included`,
+ * read path by path in batches of ids, then `tail` (meta and links). Only ids are kept between
+ * batches: those already written (so that each record appears once) and those waiting to be read.
+ * Each batch is one read: a long answer is not one snapshot, so a record deleted while it is being
+ * written can be missing from `included`.
+ */
+export class DocumentStream {
+  private readonly nodes: IncludeNode[] = []
+  private readonly root: IncludeNode
+  /** For included records of each type: the relationships any path follows from that type. */
+  private readonly links = new Map<string, string[]>()
+  private readonly written = new Map<string, Set<Id>>()
+  private readonly plain: boolean
+
+  constructor(private readonly request: DocumentRequest) {
+    const { registry, resource, include } = request
+    const build = (resource: ResourceDescription, tree: IncludeTree): IncludeNode => {
+      const children: [string, IncludeNode][] = []
+      for (const [name, subtree] of tree) {
+        const target = registry.get(resource.relationships[name]?.target ?? '')
+        children.push([name, build(target, subtree)])
+      }
+      return { resource, children, queue: [], queued: new Set() }
+    }
+    this.root = build(resource, include)
+    // Breadth first: a path's records are all read before the paths that go on from them.
+    for (let level: IncludeNode[] = [this.root]; level.length > 0; ) {
+      const next = level.flatMap((node) => node.children.map(([, child]) => child))
+      this.nodes.push(...next)
+      level = next
+    }
+    for (const node of this.nodes) {
+      const names = new Set(this.links.get(node.resource.type))
+      for (const [name] of node.children) names.add(name)
+      this.links.set(node.resource.type, [...names])
+    }
+    this.plain = include.size === 0 && request.primaryLinks.length === 0 && request.fields.size === 0
+  }
+
+  /** The document's JSON text in pieces; `one` writes `data` as the single record of the first batch. */
+  async *chunks(
+    primary: AsyncIterable<readonly StoredRecord[]> | Iterable<readonly StoredRecord[]>,
+    shape: 'many' | 'one',
+    tail = '',
+  ): AsyncGenerator<string> {
+    const { resource, primaryLinks } = this.request
+    yield shape === 'many' ? '{"data":[' : '{"data":'
+    let first = true
+    for await (const records of primary) {
+      if (records.length === 0) continue
+      const pieces = this.plain
+        ? records.map((record) => unlinkedResourceJson(resource, record))
+        : await this.render(this.root, records, primaryLinks)
+      yield (first ? '' : ',') + pieces.join(',')
+      first = false
+    }
+    if (shape === 'many') yield ']'
+    let included = false
+    for (const node of this.nodes) {
+      // In id order within a path, as a reader of the document would expect.
+      const queue = node.queue.sort((a, b) => a - b)
+      node.queue = []
+      node.queued = new Set()
+      for (let start = 0; start < queue.length; start += INCLUDED_BATCH) {
+        const records = await this.request.store.findMany(node.resource, queue.slice(start, start + INCLUDED_BATCH))
+        const pieces = await this.render(node, records, this.links.get(node.resource.type) ?? [], true)
+        if (pieces.length === 0) continue
+        yield (included ? ',' : ',"included":[') + pieces.join(',')
+        included = true
+      }
+    }
+    if (included) yield ']'
+    yield `${tail}}`
+  }
+
+  /**
+   * Reads the linkage of `links` for a batch, queues what the node's paths reach, and renders the
+   * records not written yet (`skipWritten`: included ones; primary records are all written).
+   */
+  private async render(
+    node: IncludeNode,
+    records: readonly StoredRecord[],
+    links: readonly string[],
+    skipWritten = false,
+  ): Promise<string[]> {
+    const { registry, store, fields } = this.request
+    const { resource } = node
+    const graph = new GraphBuilder(resource.type, [])
+    for (const name of links) {
+      const relationship = resource.relationships[name]
+      if (!relationship) continue
+      if (relationship.kind === 'to-one') {
+        for (const record of records) graph.link(resource.type, record.id, name, record.toOne[name] ?? null)
+        continue
+      }
+      const members = await store.members(
+        resource,
+        name,
+        records.map((r) => r.id),
+      )
+      for (const record of records) graph.link(resource.type, record.id, name, members.get(record.id) ?? [])
+    }
+    for (const [name, child] of node.children) {
+      for (const record of records) {
+        const linkage = graph.linkage(resource.type, record.id, name)
+        for (const id of linkage == null ? [] : typeof linkage === 'number' ? [linkage] : linkage) {
+          if (child.queued.has(id)) continue
+          child.queued.add(id)
+          child.queue.push(id)
+        }
+      }
+    }
+    let written = this.written.get(resource.type)
+    if (!written) {
+      written = new Set()
+      this.written.set(resource.type, written)
+    }
+    const pieces: string[] = []
+    const context = { registry, graph, fields }
+    for (const record of records) {
+      if (skipWritten && written.has(record.id)) continue
+      // Primary records are remembered only when something may be included after them.
+      if (skipWritten || this.nodes.length > 0) written.add(record.id)
+      pieces.push(JSON.stringify(resourceObject(context, resource, record)))
+    }
+    return pieces
+  }
+}
+
+/** Batches read one after another: each is asked for when the one before has been written. */
+export async function* batches(
+  next: (previous: readonly StoredRecord[] | null) => Promise<readonly StoredRecord[] | null>,
+): AsyncGenerator<readonly StoredRecord[]> {
+  let previous: readonly StoredRecord[] | null = null
+  for (;;) {
+    const batch: readonly StoredRecord[] | null = await next(previous)
+    if (batch === null) return
+    yield batch
+    previous = batch
+  }
+}

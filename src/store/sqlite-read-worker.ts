@@ -1,0 +1,46 @@
+/**
+ * A read worker: a thread with its own read-only connection to the database file, answering the
+ * reads of lists (see sqlite-read-calls.ts). Many workers can read while the main thread writes:
+ * WAL gives each read its own snapshot.
+ */
+import { Database } from 'bun:sqlite'
+import { workerData } from 'node:worker_threads'
+import { ResourceRegistry } from '../resources/registry'
+import type { CrossedError, ReadReply, ReadRequest, ReadWorkerData } from './sqlite-read-calls'
+import { SqliteReader } from './sqlite-reader'
+
+declare const self: Worker
+
+const { path, busyTimeoutMs, descriptions } = workerData as ReadWorkerData
+const db = new Database(path, { readonly: true, strict: true })
+db.run(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
+const reader = new SqliteReader(db, new ResourceRegistry(descriptions))
+
+function crossed(error: unknown): CrossedError {
+  if (!(error instanceof Error)) return { name: 'Error', message: String(error) }
+  const { code, errno } = error as { code?: unknown; errno?: unknown }
+  return {
+    name: error.name,
+    message: error.message,
+    code: typeof code === 'string' ? code : undefined,
+    errno: typeof errno === 'number' ? errno : undefined,
+    stack: error.stack,
+  }
+}
+
+self.onmessage = (event: MessageEvent<ReadRequest | 'close'>) => {
+  const request = event.data
+  if (request === 'close') {
+    db.close()
+    process.exit(0)
+  }
+  let reply: ReadReply
+  try {
+    const run = reader[request.method] as (...args: unknown[]) => unknown
+    reply = { call: request.call, ok: true, value: run.apply(reader, [...request.args]) }
+  } catch (error) {
+    reply = { call: request.call, ok: false, error: crossed(error) }
+  }
+  self.postMessage(reply)
+}
+self.postMessage('ready')

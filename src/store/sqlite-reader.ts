@@ -1,0 +1,264 @@
+import type { Database, Statement } from 'bun:sqlite'
+import type { ResourceDescription } from '../resources/description'
+import { type ResourceRegistry, searchOf } from '../resources/registry'
+import { GraphBuilder } from './record-graph'
+import { SqliteSearch, searchWords } from './sqlite-search'
+import { type Bindings, quote, type Row, Table, whereClause } from './sqlite-table'
+import type {
+  Id,
+  IncludePlan,
+  ListQuery,
+  Members,
+  RecordGraph,
+  RecordInput,
+  SearchOrder,
+  StoredRecord,
+  StoreFilter,
+} from './store'
+
+/**
+ * Every read of the SQLite store, synchronous, over one connection: the writer's own (for the
+ * reads a write makes) or a read-only one on a worker thread (for lists, so that a long read never
+ * holds up the event loop that answers everything else). Types are named by their plural name, so
+ * that a call can cross to a worker as plain data.
+ */
+export class SqliteReader {
+  private readonly tables = new Map<string, Table>()
+  private readonly searches = new Map<string, SqliteSearch>()
+  private readonly beginRead: Statement
+  private readonly commit: Statement
+  private readonly rollback: Statement
+
+  constructor(
+    private readonly db: Database,
+    readonly registry: ResourceRegistry,
+  ) {
+    for (const resource of registry.all) this.tables.set(resource.type, new Table(resource))
+    for (const resource of registry.all) {
+      const search = searchOf(resource)
+      if (search) this.searches.set(resource.type, new SqliteSearch(this.table(resource.type), search, registry))
+    }
+    this.beginRead = db.prepare('BEGIN DEFERRED')
+    this.commit = db.prepare('COMMIT')
+    this.rollback = db.prepare('ROLLBACK')
+  }
+
+  /** Finalizes the statements prepared here, before the connection closes. */
+  close(): void {
+    for (const statement of [this.beginRead, this.commit, this.rollback]) statement.finalize()
+  }
+
+  table(type: string): Table {
+    const table = this.tables.get(type)
+    if (!table) throw new Error(`no table for ${type}`)
+    return table
+  }
+
+  /** bun:sqlite caches prepared statements by their SQL text. */
+  statement(sql: string): Statement<Row, Bindings> {
+    return this.db.query<Row, Bindings>(sql)
+  }
+
+  /** Runs `work` in one read transaction: a consistent snapshot. */
+  snapshot<T>(work: () => T): T {
+    this.beginRead.run()
+    try {
+      const result = work()
+      this.commit.run()
+      return result
+    } catch (error) {
+      if (this.db.inTransaction) this.rollback.run()
+      throw error
+    }
+  }
+
+  find(type: string, id: Id): StoredRecord | null {
+    const table = this.table(type)
+    const row = this.statement(table.findSql).get(id)
+    return row ? table.toRecord(row) : null
+  }
+
+  exists(type: string, id: Id): boolean {
+    return this.statement(this.table(type).existsSql).get(id) !== null
+  }
+
+  /** The records with these ids, in the order given; ids no record has are left out. */
+  findMany(type: string, ids: readonly Id[]): StoredRecord[] {
+    if (ids.length === 0) return []
+    if (ids.length === 1) {
+      const found = this.find(type, ids[0] as Id)
+      return found ? [found] : []
+    }
+    const byId = new Map<Id, StoredRecord>()
+    for (const record of this.whereIn(type, 'id', ids)) byId.set(record.id, record)
+    const found: StoredRecord[] = []
+    for (const id of ids) {
+      const record = byId.get(id)
+      if (record) found.push(record)
+    }
+    return found
+  }
+
+  /** A window of a list: `limit` records from `offset` or after a keyset position. */
+  list(type: string, query: ListQuery): StoredRecord[] {
+    const table = this.table(type)
+    const params: Bindings = []
+    const { from, order } = this.ordered(type, query, params)
+    const where = this.conditions(table, query.filters, params)
+    if (query.after) where.push(table.keysetCondition(query.sort, query.after, params))
+    const sql = `SELECT ${table.columns} FROM ${from}${whereClause(where)} ORDER BY ${order} LIMIT ? OFFSET ?`
+    return this.statement(sql)
+      .all(...params, query.limit, query.offset ?? 0)
+      .map((row) => table.toRecord(row))
+  }
+
+  /** A window of a list and how many records the whole list has, from one snapshot. */
+  page(type: string, query: ListQuery): { records: StoredRecord[]; total: number } {
+    return this.snapshot(() => ({ records: this.list(type, query), total: this.count(type, query.filters) }))
+  }
+
+  count(type: string, filters: readonly StoreFilter[]): number {
+    const table = this.table(type)
+    const params: Bindings = []
+    const where = this.conditions(table, filters, params)
+    const row = this.statement(`SELECT COUNT(*) AS count FROM ${table.name}${whereClause(where)}`).get(...params)
+    return row?.count as number
+  }
+
+  /** The ids of every record of a list, in its order: a search is matched (and ranked) once. */
+  matchingIds(type: string, query: SearchOrder): Id[] {
+    const table = this.table(type)
+    const params: Bindings = []
+    const { from, order } = this.ordered(type, query, params)
+    const where = this.conditions(table, query.filters, params)
+    return this.statement(`SELECT ${table.name}."id" FROM ${from}${whereClause(where)} ORDER BY ${order}`)
+      .values(...params)
+      .map(([id]) => id as Id)
+  }
+
+  /** For each owner, the ids of the records of its to-many `relationship`, in id order. */
+  members(type: string, relationship: string, owners: readonly Id[]): Members {
+    const resource = this.registry.get(type)
+    const inverse = this.registry.inverseOf(resource, relationship)
+    const target = this.table((resource.relationships[relationship] as { target: string }).target)
+    const column = quote(inverse.column)
+    const members: Members = new Map()
+    if (owners.length === 0) return members
+    const rows = this.statement(
+      `SELECT "id", ${column} AS owner FROM ${target.name} WHERE ${column} IN (SELECT value FROM json_each(?)) ORDER BY "id"`,
+    ).values(JSON.stringify(owners))
+    for (const [id, owner] of rows) {
+      const ids = members.get(owner as Id)
+      if (ids) ids.push(id as Id)
+      else members.set(owner as Id, [id as Id])
+    }
+    return members
+  }
+
+  /** A record and what a plan of to-one relationships reaches from it, in one snapshot. */
+  findWithRelated(type: string, id: Id, plan: IncludePlan): { record: StoredRecord; graph: RecordGraph } | null {
+    return this.snapshot(() => {
+      const record = this.find(type, id)
+      if (!record) return null
+      const graph = new GraphBuilder(type, [id])
+      this.follow(this.registry.get(type), [record], plan, graph)
+      return { record, graph }
+    })
+  }
+
+  /** Which of these to-one references point at nothing (required ones given as null too). */
+  missing(resource: ResourceDescription, toOne: RecordInput['toOne']): string[] {
+    const missing: string[] = []
+    for (const [name, relationship] of Object.entries(resource.relationships)) {
+      if (relationship.kind !== 'to-one' || !(name in toOne)) continue
+      const id = toOne[name]
+      const found = id === null || id === undefined ? !relationship.required : this.exists(relationship.target, id)
+      if (!found) missing.push(name)
+    }
+    return missing
+  }
+
+  /** Follows `plan` from `records`: one query per relationship and level, never one per record. */
+  private follow(
+    resource: ResourceDescription,
+    records: readonly StoredRecord[],
+    plan: IncludePlan,
+    graph: GraphBuilder,
+  ): void {
+    for (const [name, node] of plan) {
+      const relationship = resource.relationships[name]
+      if (!relationship) continue
+      const target = this.registry.get(relationship.target)
+      let reached: StoredRecord[]
+      if (relationship.kind === 'to-one') {
+        for (const record of records) graph.link(resource.type, record.id, name, record.toOne[name] ?? null)
+        if (!node.include && node.children.size === 0) continue
+        const ids = new Set<Id>()
+        for (const record of records) {
+          const id = record.toOne[name]
+          if (id != null) ids.add(id)
+        }
+        reached = this.findMany(target.type, [...ids])
+      } else {
+        const members = this.members(
+          resource.type,
+          name,
+          records.map((r) => r.id),
+        )
+        for (const record of records) graph.link(resource.type, record.id, name, members.get(record.id) ?? [])
+        if (!node.include && node.children.size === 0) continue
+        reached = this.findMany(target.type, [...members.values()].flat())
+      }
+      if (node.include) for (const record of reached) graph.include(target, record)
+      if (node.children.size > 0) this.follow(target, reached, node.children, graph)
+    }
+  }
+
+  /** The ORDER BY of a list, and the FROM with the relevance joins when it is ranked. */
+  private ordered(type: string, query: SearchOrder, params: Bindings): { from: string; order: string } {
+    const table = this.table(type)
+    const keys = table.orderTerms(query.sort)
+    const search = query.ranked ? query.filters.find((f) => f.kind === 'search') : undefined
+    const sql = search ? this.searches.get(type) : undefined
+    if (!search || !sql) return { from: table.name, order: keys.join(', ') }
+    const { joins, score } = sql.relevance(searchWords(search.text), params)
+    return { from: `${table.name} ${joins}`, order: [`${score}`, ...keys].join(', ') }
+  }
+
+  /** Records whose `column` is one of `ids`, in id order; the ids travel as one JSON parameter. */
+  private whereIn(type: string, column: string, ids: readonly Id[]): StoredRecord[] {
+    const table = this.table(type)
+    return this.statement(
+      `SELECT ${table.columns} FROM ${table.name} WHERE ${quote(column)} IN (SELECT value FROM json_each(?)) ORDER BY "id"`,
+    )
+      .all(JSON.stringify(ids))
+      .map((row) => table.toRecord(row))
+  }
+
+  /** SQL conditions for list filters; their parameters are pushed in order. */
+  private conditions(table: Table, filters: readonly StoreFilter[], params: Bindings): string[] {
+    const where: string[] = []
+    for (const filter of filters) {
+      if (filter.kind === 'search') {
+        const search = this.searches.get(table.resource.type)
+        const words = searchWords(filter.text)
+        where.push(search && words.length > 0 ? `${table.name}."id" IN (${search.hits(words, params)})` : '0')
+        continue
+      }
+      if (filter.kind === 'attribute') {
+        where.push(`${table.attributeColumn(filter.attribute)} = ?`)
+        params.push(filter.value)
+        continue
+      }
+      const column = table.column(filter.relationship)
+      const any: string[] = []
+      if (filter.ids.length > 0) {
+        any.push(`${column} IN (SELECT value FROM json_each(?))`)
+        params.push(JSON.stringify(filter.ids))
+      }
+      if (filter.orNone) any.push(`${column} IS NULL`)
+      where.push(any.length === 0 ? '0' : `(${any.join(' OR ')})`)
+    }
+    return where
+  }
+}

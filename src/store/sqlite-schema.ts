@@ -1,0 +1,39 @@
+import type { Database } from 'bun:sqlite'
+import { type ResourceRegistry, searchOf } from '../resources/registry'
+import { indexedAttributes, searchIndexName } from './sqlite-search'
+import { Table } from './sqlite-table'
+
+/**
+ * Refuses to start on a database whose tables do not hold what the resource descriptions say:
+ * every described column, and a search index of exactly the searched attributes. Without this, a
+ * description ahead of its migration answered wrong data (SQLite takes an unknown double-quoted
+ * column name for a string literal).
+ */
+export function checkSchema(db: Database, registry: ResourceRegistry): void {
+  const columnsOf = (table: string) =>
+    db
+      .query<{ name: string }, [string]>('SELECT name FROM pragma_table_info(?)')
+      .all(table)
+      .map((c) => c.name)
+  for (const resource of registry.all) {
+    const present = new Set(columnsOf(resource.table))
+    if (present.size === 0) throw new Error(`the database has no table ${resource.table} for ${resource.type}`)
+    const absent = new Table(resource).columnNames().filter((c) => !present.has(c))
+    if (absent.length > 0) {
+      throw new Error(
+        `table ${resource.table} lacks the column(s) ${absent.join(', ')} that ${resource.type} describes`,
+      )
+    }
+    const search = searchOf(resource)
+    if (!search) continue
+    const wanted = indexedAttributes(search).map((name) => resource.attributes[name]?.column ?? name)
+    if (wanted.length === 0) continue
+    const index = searchIndexName(resource.table)
+    const indexed = columnsOf(index)
+    if (indexed.join(',') !== wanted.join(',')) {
+      throw new Error(
+        `the search index ${index} holds (${indexed.join(', ')}), but ${resource.type} searches (${wanted.join(', ')})`,
+      )
+    }
+  }
+}
