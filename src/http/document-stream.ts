@@ -88,9 +88,12 @@ export class DocumentStream {
     let included = false
     for (const node of this.nodes) {
       // In id order within a path, as a reader of the document would expect.
-      const queue = node.queue.sort((a, b) => a - b)
+      let queue = node.queue.sort((a, b) => a - b)
       node.queue = []
       node.queued = new Set()
+      // A record written already is read again only to follow paths on from it.
+      const written = this.written.get(node.resource.type)
+      if (node.children.length === 0 && written) queue = queue.filter((id) => !written.has(id))
       for (let start = 0; start < queue.length; start += INCLUDED_BATCH) {
         const records = await this.request.store.findMany(node.resource, queue.slice(start, start + INCLUDED_BATCH))
         const pieces = await this.render(node, records, this.links.get(node.resource.type) ?? [], true)
@@ -157,15 +160,9 @@ export class DocumentStream {
   }
 }
 
-/** Batches read one after another: each is asked for when the one before has been written. */
+/** Batches read one after another: each is asked for when the one before has been written; null ends them. */
 export async function* batches(
-  next: (previous: readonly StoredRecord[] | null) => Promise<readonly StoredRecord[] | null>,
+  next: () => Promise<readonly StoredRecord[] | null>,
 ): AsyncGenerator<readonly StoredRecord[]> {
-  let previous: readonly StoredRecord[] | null = null
-  for (;;) {
-    const batch: readonly StoredRecord[] | null = await next(previous)
-    if (batch === null) return
-    yield batch
-    previous = batch
-  }
+  for (let batch = await next(); batch !== null; batch = await next()) yield batch
 }

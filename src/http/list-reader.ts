@@ -114,30 +114,20 @@ export class ListReader {
   }
 
   /**
-   * Every record, a batch at a time: by keyset in sort order; a search reads the ids of all its
-   * matches once, in order (ranked or sorted), then their records by id.
+   * Every record, a batch at a time. The ids of the whole list are read first, in order, in one
+   * query (a search matched and ranked once; an order no index gives sorted once), then the
+   * records by id: each batch costs the same however far into the list it is.
    */
   async streamed(): Promise<ApiResponse> {
     const { resource, store, filters, sort, ranked } = this.request
-    if (filters.some((f) => f.kind === 'search')) {
-      const ids = await store.matchingIds(resource, { filters, sort, ranked })
-      let start = 0
-      return this.respond(
-        batches(async () => {
-          if (start >= ids.length) return null
-          const window = ids.slice(start, start + LIST_BATCH)
-          start += LIST_BATCH
-          return store.findMany(resource, window)
-        }),
-      )
-    }
+    const ids = await store.matchingIds(resource, { filters, sort, ranked })
+    let start = 0
     return this.respond(
-      batches(async (previous) => {
-        if (previous !== null && previous.length < LIST_BATCH) return null
-        const last = previous?.at(-1)
-        const after = last ? this.sortValues(last) : undefined
-        const batch = await store.list(resource, { filters, sort, limit: LIST_BATCH, after })
-        return batch.length === 0 && previous !== null ? null : batch
+      batches(async () => {
+        if (start >= ids.length) return null
+        const window = ids.slice(start, start + LIST_BATCH)
+        start += LIST_BATCH
+        return store.findMany(resource, window)
       }),
     )
   }

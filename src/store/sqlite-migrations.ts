@@ -98,20 +98,23 @@ export const sqliteMigrations: readonly Migration[] = [
   },
   {
     version: 3,
-    name: 'search rows of their own for related names; name indexes',
+    name: 'search rows hold related ids, not related names; name indexes',
     // A book's search row held copies of its author's and collection's names, so renaming an
-    // author rewrote the row of every one of their books. Now each type's index holds only its own
-    // attributes and a book search matches the authors' and collections' indexes directly (the
-    // search fields of the books description); the rename triggers touch one row. The name
-    // indexes serve sorting by name (and keyset pages in that order) and filter[name].
+    // author rewrote the row of every one of their books. Now it holds their ids (which no rename
+    // changes) and a search matches names in the authors' and collections' own indexes, then those
+    // ids in the books' (the search fields of the books description, checked at start). The name
+    // indexes serve sorting by name, keyset pages in that order, and filter[name].
     sql: `
       DROP TRIGGER authors_search_update;
       DROP TRIGGER book_collections_search_update;
       DROP TRIGGER books_search_insert;
       DROP TRIGGER books_search_update;
       DROP TABLE books_search;
-      CREATE VIRTUAL TABLE books_search USING fts5(name, tokenize = 'unicode61 remove_diacritics 2');
-      INSERT INTO books_search (rowid, name) SELECT id, name FROM books;
+      CREATE VIRTUAL TABLE books_search USING fts5(
+        name, author_id, book_collection_id, tokenize = 'unicode61 remove_diacritics 2'
+      );
+      INSERT INTO books_search (rowid, name, author_id, book_collection_id)
+        SELECT id, name, author_id, book_collection_id FROM books;
 
       CREATE TRIGGER authors_search_update AFTER UPDATE OF name ON authors BEGIN
         UPDATE authors_search SET name = new.name WHERE rowid = new.id;
@@ -120,15 +123,23 @@ export const sqliteMigrations: readonly Migration[] = [
         UPDATE book_collections_search SET name = new.name WHERE rowid = new.id;
       END;
       CREATE TRIGGER books_search_insert AFTER INSERT ON books BEGIN
-        INSERT INTO books_search (rowid, name) VALUES (new.id, new.name);
+        INSERT INTO books_search (rowid, name, author_id, book_collection_id)
+          VALUES (new.id, new.name, new.author_id, new.book_collection_id);
       END;
-      CREATE TRIGGER books_search_update AFTER UPDATE OF name ON books BEGIN
-        UPDATE books_search SET name = new.name WHERE rowid = new.id;
+      -- Also when a collection's delete sets book_collection_id to NULL through the foreign key.
+      CREATE TRIGGER books_search_update AFTER UPDATE OF name, author_id, book_collection_id ON books BEGIN
+        UPDATE books_search SET name = new.name, author_id = new.author_id, book_collection_id = new.book_collection_id
+          WHERE rowid = new.id;
       END;
 
       CREATE INDEX authors_name ON authors (name, id);
       CREATE INDEX book_collections_name ON book_collections (name, id);
       CREATE INDEX books_name ON books (name, id);
+      -- The books of an author or a collection in name order; they cover the foreign-key look-ups too.
+      CREATE INDEX books_author_name ON books (author_id, name, id);
+      CREATE INDEX books_book_collection_name ON books (book_collection_id, name, id);
+      DROP INDEX books_author_id;
+      DROP INDEX books_book_collection_id;
     `,
   },
 ]

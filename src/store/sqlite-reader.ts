@@ -2,7 +2,7 @@ import type { Database, Statement } from 'bun:sqlite'
 import type { ResourceDescription } from '../resources/description'
 import { type ResourceRegistry, searchOf } from '../resources/registry'
 import { GraphBuilder } from './record-graph'
-import { SqliteSearch, searchWords } from './sqlite-search'
+import { SqliteSearch } from './sqlite-search'
 import { type Bindings, quote, type Row, Table, whereClause } from './sqlite-table'
 import type {
   Id,
@@ -103,8 +103,8 @@ export class SqliteReader {
   list(type: string, query: ListQuery): StoredRecord[] {
     const table = this.table(type)
     const params: Bindings = []
-    const { from, order } = this.ordered(type, query, params)
-    const where = this.conditions(table, query.filters, params)
+    const { from, order, filters } = this.ordered(type, query, params)
+    const where = this.conditions(table, filters, params)
     if (query.after) where.push(table.keysetCondition(query.sort, query.after, params))
     const sql = `SELECT ${table.columns} FROM ${from}${whereClause(where)} ORDER BY ${order} LIMIT ? OFFSET ?`
     return this.statement(sql)
@@ -129,8 +129,8 @@ export class SqliteReader {
   matchingIds(type: string, query: SearchOrder): Id[] {
     const table = this.table(type)
     const params: Bindings = []
-    const { from, order } = this.ordered(type, query, params)
-    const where = this.conditions(table, query.filters, params)
+    const { from, order, filters } = this.ordered(type, query, params)
+    const where = this.conditions(table, filters, params)
     return this.statement(`SELECT ${table.name}."id" FROM ${from}${whereClause(where)} ORDER BY ${order}`)
       .values(...params)
       .map(([id]) => id as Id)
@@ -214,15 +214,33 @@ export class SqliteReader {
     }
   }
 
-  /** The ORDER BY of a list, and the FROM with the relevance joins when it is ranked. */
-  private ordered(type: string, query: SearchOrder, params: Bindings): { from: string; order: string } {
+  /** The ORDER BY of a list, and the FROM with the search's relevance joined in when it is ranked. */
+  private ordered(
+    type: string,
+    query: SearchOrder,
+    params: Bindings,
+  ): { from: string; order: string; filters: readonly StoreFilter[] } {
     const table = this.table(type)
     const keys = table.orderTerms(query.sort)
-    const search = query.ranked ? query.filters.find((f) => f.kind === 'search') : undefined
-    const sql = search ? this.searches.get(type) : undefined
-    if (!search || !sql) return { from: table.name, order: keys.join(', ') }
-    const { joins, score } = sql.relevance(searchWords(search.text), params)
-    return { from: `${table.name} ${joins}`, order: [`${score}`, ...keys].join(', ') }
+    const filter = query.ranked ? query.filters.find((f) => f.kind === 'search') : undefined
+    const search = this.searches.get(type)
+    const expression = filter && search ? this.searchExpression(search, filter.text) : null
+    if (!search || expression === null) return { from: table.name, order: keys.join(', '), filters: query.filters }
+    params.push(expression)
+    // The join is the search's filter as well: the other filters are what is left to apply.
+    return {
+      filters: query.filters.filter((f) => f !== filter),
+      from: `${table.name} JOIN (SELECT rowid AS hit, ${search.rank} AS relevance FROM ${search.index} WHERE ${search.index} MATCH ?) AS ranked ON ranked.hit = ${table.name}."id"`,
+      order: ['ranked.relevance', ...keys].join(', '),
+    }
+  }
+
+  private searchExpression(search: SqliteSearch, text: string): string | null {
+    return search.expression(text, (index, query) =>
+      this.statement(`SELECT rowid FROM ${index} WHERE ${index} MATCH ?`)
+        .values(query)
+        .map(([id]) => id as number),
+    )
   }
 
   /** Records whose `column` is one of `ids`, in id order; the ids travel as one JSON parameter. */
@@ -241,8 +259,12 @@ export class SqliteReader {
     for (const filter of filters) {
       if (filter.kind === 'search') {
         const search = this.searches.get(table.resource.type)
-        const words = searchWords(filter.text)
-        where.push(search && words.length > 0 ? `${table.name}."id" IN (${search.hits(words, params)})` : '0')
+        const expression = search ? this.searchExpression(search, filter.text) : null
+        if (!search || expression === null) where.push('0')
+        else {
+          where.push(`${table.name}."id" IN (SELECT rowid FROM ${search.index} WHERE ${search.index} MATCH ?)`)
+          params.push(expression)
+        }
         continue
       }
       if (filter.kind === 'attribute') {

@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import { type ResourceRegistry, searchOf } from '../resources/registry'
-import { indexedAttributes, searchIndexName } from './sqlite-search'
+import { indexColumns, searchIndexName } from './sqlite-search'
 import { Table } from './sqlite-table'
 
 /**
@@ -26,8 +26,7 @@ export function checkSchema(db: Database, registry: ResourceRegistry): void {
     }
     const search = searchOf(resource)
     if (!search) continue
-    const wanted = indexedAttributes(search).map((name) => resource.attributes[name]?.column ?? name)
-    if (wanted.length === 0) continue
+    const wanted = indexColumns(new Table(resource), search, registry).map((c) => c.column)
     const index = searchIndexName(resource.table)
     const indexed = columnsOf(index)
     if (indexed.join(',') !== wanted.join(',')) {

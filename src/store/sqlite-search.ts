@@ -1,109 +1,108 @@
-import type { SearchField } from '../resources/description'
-import { type ResourceRegistry, type SearchDescription, searchOf } from '../resources/registry'
-import { type Bindings, quote, type Table } from './sqlite-table'
+import type { ResourceRegistry, SearchDescription } from '../resources/registry'
+import { searchOf } from '../resources/registry'
+import { quote, type Table } from './sqlite-table'
 
 /** The words of a search as the index splits them: runs of letters and digits, after NFKC. */
 export function searchWords(text: string): string[] {
   return text.normalize('NFKC').match(/[\p{L}\p{N}]+/gu) ?? []
 }
 
-/** An FTS5 prefix query for one word; quoting keeps FTS5's own syntax out of the client's hands. */
-function prefix(word: string): string {
-  return `"${word}"*`
+/**
+ * The words that narrow a search. Every word must match (as a prefix), so a word repeated, or one
+ * that begins another word of the search ("of" beside "office"), adds nothing: what matches the
+ * longer word matches it too, in the same field. Dropping them keeps `of of of ...` from costing
+ * one pass over the index per copy. Folding case and accents is the index's job; this only
+ * compares the words as the index will see them, lower-cased.
+ */
+export function narrowingWords(words: readonly string[]): string[] {
+  const folded = [...new Set(words.map((w) => w.toLowerCase()))]
+  return folded.filter((word) => !folded.some((other) => other !== word && other.startsWith(word)))
 }
 
-/** The full-text index of a table (`<table>_search`, rowid = id), holding its searched attributes. */
+/** The full-text index of a table: `<table>_search`, rowid = id. */
 export function searchIndexName(table: string): string {
   return `${table}_search`
 }
 
-/** The attributes a type's search index holds, in column order. */
-export function indexedAttributes(search: SearchDescription): string[] {
-  return search.fields.flatMap((field) => ('attribute' in field ? [field.attribute] : []))
+/** One column of a search index: an attribute's text, or the id of a related record. */
+type IndexColumn =
+  | { readonly kind: 'attribute'; readonly column: string; readonly weight: number }
+  | {
+      readonly kind: 'related'
+      readonly column: string
+      readonly weight: number
+      /** The related type's own index, where its names are matched. */
+      readonly targetIndex: string
+    }
+
+/** The columns of a type's search index, in the order of its search fields. */
+export function indexColumns(table: Table, search: SearchDescription, registry: ResourceRegistry): IndexColumn[] {
+  const resource = table.resource
+  return search.fields.map((field): IndexColumn => {
+    if ('attribute' in field) {
+      const attribute = resource.attributes[field.attribute]
+      return { kind: 'attribute', column: attribute?.column ?? field.attribute, weight: field.weight }
+    }
+    const relationship = resource.relationships[field.relationship]
+    if (relationship?.kind !== 'to-one') throw new Error(`${resource.type}.${field.relationship} is not to-one`)
+    const target = registry.get(relationship.target)
+    if (!searchOf(target)) throw new Error(`${target.type} has no search index`)
+    return {
+      kind: 'related',
+      column: relationship.column,
+      weight: field.weight,
+      targetIndex: quote(searchIndexName(target.table)),
+    }
+  })
 }
 
-type RelatedField = { readonly column: string; readonly index: string; readonly weight: number }
+/** An FTS5 prefix query for one word; quoting keeps FTS5's own syntax out of the client's hands. */
+function prefix(word: string): string {
+  return `"${word.replaceAll('"', '""')}"*`
+}
 
 /**
- * The SQL of one type's `filter[search]`, from the search fields of its description: every word
- * must match one field, as a prefix; relevance adds up the BM25 score of each field, weighted.
+ * The SQL of one type's `filter[search]`, from the search fields of its description. The type's
+ * index holds its searched attributes and, for each searched relationship, the related record's id;
+ * the related names live only in the related type's own index. A search first finds, for each
+ * word, the related records whose names match it (in their small indexes), then asks the type's
+ * index once: every word must match an attribute as a prefix or be one of those related ids.
+ * Renaming an author touches one row; the books' rows hold the author's id, which a rename keeps.
  */
 export class SqliteSearch {
-  private readonly index: string | null
-  private readonly columnWeights: number[]
-  private readonly related: RelatedField[]
+  readonly index: string
+  private readonly columns: IndexColumn[]
+  private readonly attributeSet: string
+  readonly rank: string
 
-  constructor(
-    private readonly table: Table,
-    search: SearchDescription,
-    registry: ResourceRegistry,
-  ) {
-    const resource = table.resource
-    const own = search.fields.filter((f): f is Extract<SearchField, { attribute: string }> => 'attribute' in f)
-    this.index = own.length > 0 ? quote(searchIndexName(resource.table)) : null
-    this.columnWeights = own.map((f) => f.weight)
-    this.related = []
-    for (const field of search.fields) {
-      if (!('relationship' in field)) continue
-      const relationship = resource.relationships[field.relationship]
-      if (relationship?.kind !== 'to-one') continue
-      const target = registry.get(relationship.target)
-      if (!searchOf(target)) continue
-      this.related.push({
-        column: quote(relationship.column),
-        index: quote(searchIndexName(target.table)),
-        weight: field.weight,
-      })
-    }
+  constructor(table: Table, search: SearchDescription, registry: ResourceRegistry) {
+    this.index = quote(searchIndexName(table.resource.table))
+    this.columns = indexColumns(table, search, registry)
+    // Column names from the descriptions: plain identifiers, written bare as FTS5's syntax has them.
+    const attributes = this.columns.filter((c) => c.kind === 'attribute').map((c) => c.column)
+    this.attributeSet = attributes.length > 0 ? `{${attributes.join(' ')}}` : ''
+    // BM25 weighs a match by the weight of the column (the field) it is in.
+    this.rank = `bm25(${this.index}, ${this.columns.map((c) => c.weight.toFixed(1)).join(', ')})`
   }
 
   /**
-   * A query of the ids of the records that match every word: per word, the union of the records
-   * whose own index matches it and those whose related record's index does; the words intersected.
-   * Its cost grows with the number of words times the records each word matches.
+   * The FTS5 query for the words of `text`, or null when nothing can match. `relatedIds` looks a
+   * word up in a related type's index (a read on the caller's connection, in its snapshot).
    */
-  hits(words: readonly string[], params: Bindings): string {
-    const perWord = words.map((word) => {
-      const parts: string[] = []
-      if (this.index) {
-        parts.push(`SELECT rowid AS hit FROM ${this.index} WHERE ${this.index} MATCH ?`)
-        params.push(prefix(word))
+  expression(text: string, relatedIds: (index: string, query: string) => readonly number[]): string | null {
+    const words = narrowingWords(searchWords(text))
+    if (words.length === 0) return null
+    const terms = words.map((word) => {
+      const alternatives: string[] = []
+      if (this.attributeSet) alternatives.push(`${this.attributeSet} : ${prefix(word)}`)
+      for (const column of this.columns) {
+        if (column.kind !== 'related') continue
+        const ids = relatedIds(column.targetIndex, prefix(word))
+        if (ids.length > 0) alternatives.push(`${column.column} : (${ids.map((id) => `"${id}"`).join(' OR ')})`)
       }
-      for (const related of this.related) {
-        parts.push(
-          `SELECT "id" AS hit FROM ${this.table.name} WHERE ${related.column} IN (SELECT rowid FROM ${related.index} WHERE ${related.index} MATCH ?)`,
-        )
-        params.push(prefix(word))
-      }
-      // A compound inside FROM keeps UNION and INTERSECT from binding left to right across words.
-      return `SELECT hit FROM (${parts.join(' UNION ')})`
+      return alternatives.length > 0 ? `(${alternatives.join(' OR ')})` : null
     })
-    return perWord.join(' INTERSECT ')
-  }
-
-  /**
-   * LEFT JOINs that score each record against any of the words, and the relevance expression to
-   * order by (BM25 is negative: lower is more relevant). Joins come before WHERE in the SQL text,
-   * so their parameters are pushed first.
-   */
-  relevance(words: readonly string[], params: Bindings): { joins: string; score: string } {
-    const anyWord = words.map(prefix).join(' OR ')
-    const joins: string[] = []
-    const terms: string[] = []
-    if (this.index) {
-      joins.push(
-        `LEFT JOIN (SELECT rowid AS sid, bm25(${this.index}, ${this.columnWeights.map((w) => w.toFixed(1)).join(', ')}) AS score FROM ${this.index} WHERE ${this.index} MATCH ?) AS own_score ON own_score.sid = ${this.table.name}."id"`,
-      )
-      params.push(anyWord)
-      terms.push('COALESCE(own_score.score, 0)')
-    }
-    this.related.forEach((related, i) => {
-      joins.push(
-        `LEFT JOIN (SELECT rowid AS sid, bm25(${related.index}) AS score FROM ${related.index} WHERE ${related.index} MATCH ?) AS related_score_${i} ON related_score_${i}.sid = ${this.table.name}.${related.column}`,
-      )
-      params.push(anyWord)
-      terms.push(`${related.weight.toFixed(1)} * COALESCE(related_score_${i}.score, 0)`)
-    })
-    return { joins: joins.join(' '), score: terms.length > 0 ? terms.join(' + ') : '0' }
+    if (terms.some((term) => term === null)) return null
+    return terms.join(' AND ')
   }
 }

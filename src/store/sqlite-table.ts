@@ -84,20 +84,24 @@ export class Table {
   }
 
   /**
-   * Keyset condition: the rows after the one whose sort values are `after`, in `sort` order
-   * (sort values compared left to right, each key in its own direction).
+   * Keyset condition: the rows after the one whose sort values are `after`, in `sort` order (sort
+   * values compared left to right, each key in its own direction). Written as
+   * `k1 >= v1 AND (k1 > v1 OR (k2 > v2 OR ...))` rather than a plain OR of cases, so that SQLite
+   * sees a range on the first key and starts the index scan there instead of at the beginning.
    */
   keysetCondition(sort: readonly SortKey[], after: readonly (string | number)[], params: Bindings): string {
-    const alternatives: string[] = []
-    for (let i = 0; i < sort.length; i++) {
-      const parts: string[] = []
-      for (let j = 0; j <= i; j++) {
-        const key = sort[j] as SortKey
-        parts.push(`${this.sortColumn(key.field)} ${j < i ? '=' : key.descending ? '<' : '>'} ?`)
-        params.push(after[j] as string | number)
-      }
-      alternatives.push(`(${parts.join(' AND ')})`)
+    const compare = (i: number): string => {
+      const key = sort[i] as SortKey
+      const column = this.sortColumn(key.field)
+      params.push(after[i] as string | number)
+      const strict = `${column} ${key.descending ? '<' : '>'} ?`
+      if (i === sort.length - 1) return strict
+      params.push(after[i] as string | number)
+      return `(${strict} OR (${column} = ? AND ${compare(i + 1)}))`
     }
-    return `(${alternatives.join(' OR ')})`
+    const first = sort[0] as SortKey
+    params.push(after[0] as string | number)
+    const range = `${this.sortColumn(first.field)} ${first.descending ? '<=' : '>='} ?`
+    return `(${range} AND ${compare(0)})`
   }
 }
