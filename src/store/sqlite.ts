@@ -5,6 +5,7 @@ import type { ResourceDescription, ToOneRelationship } from '../resources/descri
 import type { ResourceRegistry } from '../resources/registry'
 import { AtomicAbort, runAtomic, type SyncWriter } from './atomic'
 import { GraphBuilder } from './record-graph'
+import { sqliteFault, storeError } from './sqlite-faults'
 import { type Migration, sqliteMigrations } from './sqlite-migrations'
 import type {
   AtomicOperation,
@@ -171,14 +172,19 @@ export class SqliteStore implements Store {
   }
 
   /** Opens (creating it and its folder if needed) and migrates the database at `path` or `:memory:`. */
-  static open(path: string, registry: ResourceRegistry, migrations = sqliteMigrations): SqliteStore {
+  static open(
+    path: string,
+    registry: ResourceRegistry,
+    migrations = sqliteMigrations,
+    busyTimeoutMs = 5000,
+  ): SqliteStore {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
     const db = new Database(path, { create: true, strict: true })
     db.run('PRAGMA journal_mode = WAL')
     // FULL: a commit reaches the disk before the 2xx goes out, so it survives a crash or power loss.
     db.run('PRAGMA synchronous = FULL')
     db.run('PRAGMA foreign_keys = ON')
-    db.run('PRAGMA busy_timeout = 5000')
+    db.run(`PRAGMA busy_timeout = ${busyTimeoutMs}`)
     migrate(db, migrations)
     return new SqliteStore(db, registry)
   }
@@ -214,18 +220,20 @@ export class SqliteStore implements Store {
       this.follow(resource, records, plan, graph)
       return { records, graph }
     }
-    return plan.size === 0 ? read() : this.readSnapshot(read)
+    return plan.size === 0 ? this.guard(read) : this.readSnapshot(read)
   }
 
   async count(resource: ResourceDescription, filters: readonly StoreFilter[]): Promise<number> {
     const table = this.table(resource)
     const { where, params } = this.conditions(table, filters)
-    const row = this.statement(`SELECT COUNT(*) AS count FROM ${table.name}${whereClause(where)}`).get(...params)
+    const row = this.guard(() =>
+      this.statement(`SELECT COUNT(*) AS count FROM ${table.name}${whereClause(where)}`).get(...params),
+    )
     return row?.count as number
   }
 
   async find(resource: ResourceDescription, id: Id): Promise<StoredRecord | null> {
-    return this.findNow(this.table(resource), id)
+    return this.guard(() => this.findNow(this.table(resource), id))
   }
 
   async findWithRelated(
@@ -245,7 +253,7 @@ export class SqliteStore implements Store {
   }
 
   async missingReferences(resource: ResourceDescription, toOne: RecordInput['toOne']): Promise<string[]> {
-    return this.missingNow(resource, toOne)
+    return this.guard(() => this.missingNow(resource, toOne))
   }
 
   async create(resource: ResourceDescription, input: RecordInput): Promise<WriteResult> {
@@ -405,12 +413,16 @@ export class SqliteStore implements Store {
     this.pending = []
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = []
     try {
+      // A ROLLBACK that failed left its transaction open: it is undone, never committed by this batch.
+      if (this.db.inTransaction) this.rollback.run()
       this.beginWrite.run()
       for (const { work } of batch) {
         this.savepoint.open.run()
         try {
           outcomes.push({ ok: true, value: work() })
         } catch (error) {
+          // Disk full, I/O: SQLite may have undone the whole transaction, so the whole batch fails.
+          if (sqliteFault(error)) throw error
           this.savepoint.undo.run()
           outcomes.push({ ok: false, error })
         }
@@ -418,9 +430,9 @@ export class SqliteStore implements Store {
       }
       this.commit.run()
     } catch (error) {
-      // The commit itself failed (disk full, I/O error): nothing of the batch is stored.
-      if (this.db.inTransaction) this.rollback.run()
-      for (const { reject } of batch) reject(error)
+      // The batch failed as a whole (disk full, I/O error): nothing of it is stored.
+      this.undo()
+      for (const { reject } of batch) reject(storeError(error))
       return
     }
     batch.forEach(({ resolve, reject }, i) => {
@@ -438,8 +450,27 @@ export class SqliteStore implements Store {
       this.commit.run()
       return result
     } catch (error) {
+      this.undo()
+      throw storeError(error)
+    }
+  }
+
+  /** Rolls back what is open (SQLite undoes a transaction itself on some errors). */
+  private undo(): void {
+    try {
       if (this.db.inTransaction) this.rollback.run()
-      throw error
+    } catch {
+      // The error that led here is the one to report; a write transaction left open is undone
+      // before the next batch begins.
+    }
+  }
+
+  /** Runs a read outside a transaction; a fault of the database leaves as StoreUnavailableError. */
+  private guard<T>(read: () => T): T {
+    try {
+      return read()
+    } catch (error) {
+      throw storeError(error)
     }
   }
 
