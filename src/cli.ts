@@ -26,8 +26,8 @@ if (parsed === 'help') {
 const config = parsed
 const logger = createLogger(config.logLevel)
 
-const store = await openStore(config.database, resources).catch((error: Error) =>
-  fail(`cannot open the database at ${config.databaseUrl}: ${error.message}`),
+const store = await openStore(config.database, resources, { busyTimeoutMs: config.busyTimeoutMs }).catch(
+  (error: Error) => fail(`cannot open the database at ${config.databaseUrl}: ${error.message}`),
 )
 const app = createApp({
   store,

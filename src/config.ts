@@ -10,6 +10,7 @@ export interface Config {
   readonly maxBodyBytes: number
   readonly maxPageSize: number
   readonly maxOperations: number
+  readonly busyTimeoutMs: number
 }
 
 /** A bad setting: reported as one line, exit code 2. */
@@ -49,6 +50,12 @@ const settings = {
     env: 'MAX_OPERATIONS',
     fallback: '100',
     help: 'most operations one atomic request may carry (400 above it)',
+  },
+  busyTimeoutMs: {
+    flag: '--busy-timeout',
+    env: 'BUSY_TIMEOUT',
+    fallback: '5000',
+    help: 'milliseconds a write waits for a lock another connection holds (503 after it)',
   },
 } satisfies Record<keyof Omit<Config, 'database'>, Setting>
 
@@ -102,5 +109,6 @@ export function parseConfig(
   const maxBodyBytes = integer(settings.maxBodyBytes.env, read(settings.maxBodyBytes), 1, 1024 ** 3)
   const maxPageSize = integer(settings.maxPageSize.env, read(settings.maxPageSize), 1, 100_000)
   const maxOperations = integer(settings.maxOperations.env, read(settings.maxOperations), 1, 10_000)
-  return { port, host, databaseUrl, database, logLevel, maxBodyBytes, maxPageSize, maxOperations }
+  const busyTimeoutMs = integer(settings.busyTimeoutMs.env, read(settings.busyTimeoutMs), 0, 600_000)
+  return { port, host, databaseUrl, database, logLevel, maxBodyBytes, maxPageSize, maxOperations, busyTimeoutMs }
 }

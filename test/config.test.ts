@@ -246,3 +246,22 @@ describe('parseConfig DATABASE_URL forms', () => {
     expect(configOf([], { DATABASE_URL: long }).database).toEqual({ kind: 'postgres', url: long })
   })
 })
+
+describe('parseConfig BUSY_TIMEOUT', () => {
+  it('waits 5000 ms for a lock by default', () => {
+    expect(configOf([]).busyTimeoutMs).toBe(5000)
+  })
+
+  it('reads BUSY_TIMEOUT and --busy-timeout, the flag winning', () => {
+    expect(configOf([], { BUSY_TIMEOUT: '250' }).busyTimeoutMs).toBe(250)
+    expect(configOf(['--busy-timeout', '0'], { BUSY_TIMEOUT: '250' }).busyTimeoutMs).toBe(0)
+    expect(helpText).toContain('--busy-timeout')
+  })
+
+  it('rejects a BUSY_TIMEOUT that is not a whole number of milliseconds up to 600000', () => {
+    expect(errorOf([], { BUSY_TIMEOUT: '1.5' }).message).toBe(
+      'BUSY_TIMEOUT must be an integer from 0 to 600000 (got "1.5")',
+    )
+    expect(errorOf(['--busy-timeout=600001']).message).toContain('BUSY_TIMEOUT must be an integer')
+  })
+})

@@ -1,7 +1,9 @@
 import { Elysia } from 'elysia'
 import { httpError, JsonApiError, recordNotFound } from '../jsonapi/errors'
 import type { Logger } from '../logger'
-import { errorResponse, send } from './responses'
+import { StoreUnavailableError } from '../store/faults'
+import { FaultLog } from './fault-log'
+import { errorResponse, type ResponseSettings, send } from './responses'
 
 /** The methods served at a path, for 405 answers; empty when no route has that path. */
 export type AllowedMethods = (path: string) => readonly string[]
@@ -15,6 +17,11 @@ function toJsonApiError(
   if (error instanceof JsonApiError) return error
   // Elysia wraps what a parse hook throws; the cause is the body parser's own answer.
   if (code === 'PARSE' && (error as Error).cause instanceof JsonApiError) return (error as Error).cause as JsonApiError
+  if (error instanceof StoreUnavailableError) {
+    return httpError(503, `The database is unavailable (${error.description}); try again shortly`, undefined, {
+      'retry-after': String(error.retryAfterSeconds),
+    })
+  }
   switch (code) {
     case 'NOT_FOUND': {
       const methods = allowed(path)
@@ -38,18 +45,88 @@ function toJsonApiError(
   }
 }
 
-/** Every failure leaves as a JSON:API error document; nothing a client sends produces a 5xx. */
+const writes = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+/**
+ * `stream` as it is, except that a failure while it is read is reported first. The failure still
+ * errors the response, so the connection is reset: a client never takes a cut list for a whole one.
+ */
+function reportingFailure(
+  stream: ReadableStream<Uint8Array>,
+  report: (error: unknown) => void,
+): ReadableStream<Uint8Array> {
+  const reader = stream.getReader()
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read()
+        if (done) controller.close()
+        else controller.enqueue(value)
+      } catch (error) {
+        report(error)
+        // Without a reason: Bun would print any reason on stderr, and the failure is logged already.
+        controller.error()
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  })
+}
+
+/**
+ * Every failure leaves as a JSON:API error document; nothing a client sends produces a 5xx. A fault
+ * of the database is a 503 with Retry-After, logged once per episode (see FaultLog); a 500 is left
+ * for a bug in the service.
+ */
 export function jsonApiErrors(logger: Logger, allowed: AllowedMethods) {
-  return new Elysia({ name: 'jsonapi-errors' }).onError({ as: 'global' }, ({ code, error, path, set, request }) => {
-    const known = toJsonApiError(code, error, path, allowed)
-    if (known) return send(set, errorResponse(known.status, known.errors, known.headers))
-    logger.log('error', 'unhandled error', {
+  const faults = new FaultLog(logger)
+  const unexpected = (message: string, request: Request, path: string, requestId: unknown, error: unknown) =>
+    logger.log('error', message, {
       method: request.method,
       path,
       error: error instanceof Error ? (error.stack ?? error.message) : String(error),
-      request_id: String(set.headers['x-request-id'] ?? ''),
+      request_id: String(requestId ?? ''),
     })
-    const failure = httpError(500, 'The server failed to complete the request; it has been logged')
-    return send(set, errorResponse(500, failure.errors))
-  })
+  /**
+   * A streamed body as a Response of our own: Elysia would end a stream that fails as if it were
+   * complete, and a Response is cut off instead. The failure is logged.
+   */
+  const cutOffOnFailure = (
+    stream: ReadableStream<Uint8Array>,
+    request: Request,
+    path: string,
+    set: ResponseSettings,
+  ) => {
+    const requestId = set.headers['x-request-id']
+    const body = reportingFailure(stream, (error) => {
+      if (!(error instanceof StoreUnavailableError))
+        return unexpected('response cut off', request, path, requestId, error)
+      faults.failed(error)
+      logger.log('warn', 'response cut off', {
+        method: request.method,
+        path,
+        reason: error.reason,
+        code: error.code,
+        request_id: String(requestId ?? ''),
+      })
+    })
+    return new Response(body, { status: Number(set.status ?? 200), headers: set.headers as Record<string, string> })
+  }
+  return (
+    new Elysia({ name: 'jsonapi-errors' })
+      .onError({ as: 'global' }, ({ code, error, path, set, request }) => {
+        const known = toJsonApiError(code, error, path, allowed)
+        if (error instanceof StoreUnavailableError) faults.failed(error)
+        if (known) return send(set, errorResponse(known.status, known.errors, known.headers))
+        unexpected('unhandled error', request, path, set.headers['x-request-id'], error)
+        const failure = httpError(500, 'The server failed to complete the request; it has been logged')
+        return send(set, errorResponse(500, failure.errors))
+      })
+      // After the handler, not after the response: a write answered just before a fault began must not end it.
+      .onAfterHandle({ as: 'global' }, ({ request, set, responseValue, path }) => {
+        if (responseValue instanceof ReadableStream) return cutOffOnFailure(responseValue, request, path, set)
+        if (!faults.active || !writes.has(request.method)) return
+        const status = Number(set.status ?? 200)
+        if (status >= 200 && status < 300) faults.recovered()
+      })
+  )
 }

@@ -22,14 +22,18 @@ export interface HandlerInput {
 const nothing: IncludePlan = new Map()
 const noInclude: IncludeTree = new Map()
 
-/** Whether a record's answer can grow with the data: it links or includes a to-many relationship. */
+/**
+ * Whether a record's answer can grow with the data: it links a to-many relationship (a single
+ * record renders the linkage of all of its relationships) or its include tree follows one.
+ */
 function reachesMany(registry: ResourceRegistry, resource: ResourceDescription, tree: IncludeTree): boolean {
-  for (const relationship of Object.values(resource.relationships)) if (relationship.kind === 'to-many') return true
-  for (const [name, subtree] of tree) {
-    const relationship = resource.relationships[name]
-    if (relationship && reachesMany(registry, registry.get(relationship.target), subtree)) return true
-  }
-  return false
+  const follows = (from: ResourceDescription, subtree: IncludeTree): boolean =>
+    [...subtree].some(([name, below]) => {
+      const relationship = from.relationships[name]
+      if (!relationship) return false
+      return relationship.kind === 'to-many' || follows(registry.get(relationship.target), below)
+    })
+  return Object.values(resource.relationships).some((r) => r.kind === 'to-many') || follows(resource, tree)
 }
 
 /**

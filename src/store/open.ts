@@ -1,5 +1,7 @@
 import type { ResourceRegistry } from '../resources/registry'
+import { StoreUnavailableError } from './faults'
 import { SqliteStore } from './sqlite'
+import { sqliteMigrations } from './sqlite-migrations'
 import type { Store } from './store'
 
 /** Where the data lives, as parsed from DATABASE_URL. */
@@ -21,13 +23,24 @@ export function parseDatabaseUrl(url: string): DatabaseLocation | string {
   return `DATABASE_URL must start with sqlite:// or postgres:// (got "${url}")`
 }
 
-export class StoreUnavailableError extends Error {}
+export interface StoreOptions {
+  /** How long a write waits for a lock another connection holds before it fails as `busy`. */
+  readonly busyTimeoutMs?: number
+}
 
-export async function openStore(location: DatabaseLocation, registry: ResourceRegistry): Promise<Store> {
+export async function openStore(
+  location: DatabaseLocation,
+  registry: ResourceRegistry,
+  options: StoreOptions = {},
+): Promise<Store> {
   switch (location.kind) {
     case 'sqlite':
-      return SqliteStore.open(location.path, registry)
+      return SqliteStore.open(location.path, registry, { busyTimeoutMs: options.busyTimeoutMs })
     case 'postgres':
-      throw new StoreUnavailableError('the PostgreSQL store is not built yet; use a sqlite:// DATABASE_URL')
+      throw new StoreUnavailableError(
+        'unavailable',
+        'NOT_BUILT',
+        'the PostgreSQL store is not built yet; use a sqlite:// DATABASE_URL',
+      )
   }
 }

@@ -12,9 +12,6 @@ import { SqliteReader } from './sqlite-reader'
 declare const self: Worker
 
 const { path, busyTimeoutMs, descriptions } = workerData as ReadWorkerData
-const db = new Database(path, { readonly: true, strict: true })
-db.run(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
-const reader = new SqliteReader(db, new ResourceRegistry(descriptions))
 
 function crossed(error: unknown): CrossedError {
   if (!(error instanceof Error)) return { name: 'Error', message: String(error) }
@@ -28,12 +25,31 @@ function crossed(error: unknown): CrossedError {
   }
 }
 
+// A file that cannot be opened (gone, unreadable) fails each read with SQLite's own error, which the
+// main thread classifies as it would its own, rather than the worker dying at start.
+let opened: { db: Database; reader: SqliteReader } | { error: CrossedError }
+try {
+  const db = new Database(path, { readonly: true, strict: true })
+  db.run(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
+  opened = { db, reader: new SqliteReader(db, new ResourceRegistry(descriptions)) }
+} catch (error) {
+  opened = { error: crossed(error) }
+}
+
 self.onmessage = (event: MessageEvent<ReadRequest | 'close'>) => {
   const request = event.data
   if (request === 'close') {
-    db.close()
+    if ('db' in opened) {
+      opened.reader.close()
+      opened.db.close()
+    }
     process.exit(0)
   }
+  if ('error' in opened) {
+    self.postMessage({ call: request.call, ok: false, error: opened.error } satisfies ReadReply)
+    return
+  }
+  const { reader } = opened
   let reply: ReadReply
   try {
     const run = reader[request.method] as (...args: unknown[]) => unknown

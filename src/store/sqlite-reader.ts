@@ -67,7 +67,11 @@ export class SqliteReader {
       this.commit.run()
       return result
     } catch (error) {
-      if (this.db.inTransaction) this.rollback.run()
+      try {
+        if (this.db.inTransaction) this.rollback.run()
+      } catch {
+        // The error that led here is the one to report.
+      }
       throw error
     }
   }

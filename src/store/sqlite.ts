@@ -4,8 +4,9 @@ import { dirname } from 'node:path'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import { AtomicAbort, runAtomic, type SyncWriter } from './atomic'
+import { sqliteFault, storeError } from './sqlite-faults'
 import { type Migration, sqliteMigrations } from './sqlite-migrations'
-import { inlineReads, type ReadExecutor } from './sqlite-read-calls'
+import { inlineReads, type ReadArgs, type ReadExecutor, type ReadMethod, type ReadResult } from './sqlite-read-calls'
 import { ReadPool } from './sqlite-read-pool'
 import { SqliteReader } from './sqlite-reader'
 import { checkSchema } from './sqlite-schema'
@@ -107,27 +108,27 @@ export class SqliteStore implements Store {
   }
 
   list(resource: ResourceDescription, query: ListQuery): Promise<StoredRecord[]> {
-    return this.reads.run('list', [resource.type, query])
+    return this.read('list', [resource.type, query])
   }
 
   page(resource: ResourceDescription, query: ListQuery): Promise<{ records: StoredRecord[]; total: number }> {
-    return this.reads.run('page', [resource.type, query])
+    return this.read('page', [resource.type, query])
   }
 
   matchingIds(resource: ResourceDescription, query: SearchOrder): Promise<Id[]> {
-    return this.reads.run('matchingIds', [resource.type, query])
+    return this.read('matchingIds', [resource.type, query])
   }
 
   findMany(resource: ResourceDescription, ids: readonly Id[]): Promise<StoredRecord[]> {
-    return this.reads.run('findMany', [resource.type, ids])
+    return this.read('findMany', [resource.type, ids])
   }
 
   members(resource: ResourceDescription, relationship: string, owners: readonly Id[]): Promise<Members> {
-    return this.reads.run('members', [resource.type, relationship, owners])
+    return this.read('members', [resource.type, relationship, owners])
   }
 
   async find(resource: ResourceDescription, id: Id): Promise<StoredRecord | null> {
-    return this.local.find(resource.type, id)
+    return this.guard(() => this.local.find(resource.type, id))
   }
 
   async findWithRelated(
@@ -135,11 +136,11 @@ export class SqliteStore implements Store {
     id: Id,
     plan: IncludePlan,
   ): Promise<{ record: StoredRecord; graph: RecordGraph } | null> {
-    return this.local.findWithRelated(resource.type, id, plan)
+    return this.guard(() => this.local.findWithRelated(resource.type, id, plan))
   }
 
   async missingReferences(resource: ResourceDescription, toOne: RecordInput['toOne']): Promise<string[]> {
-    return this.local.missing(resource, toOne)
+    return this.guard(() => this.local.missing(resource, toOne))
   }
 
   async create(resource: ResourceDescription, input: RecordInput): Promise<WriteResult> {
@@ -301,12 +302,16 @@ export class SqliteStore implements Store {
     this.pending = []
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = []
     try {
+      // A ROLLBACK that failed left its transaction open: it is undone, never committed by this batch.
+      if (this.db.inTransaction) this.rollback.run()
       this.beginWrite.run()
       for (const { work } of batch) {
         this.savepoint.open.run()
         try {
           outcomes.push({ ok: true, value: work() })
         } catch (error) {
+          // Disk full, I/O: SQLite may have undone the whole transaction, so the whole batch fails.
+          if (sqliteFault(error)) throw error
           this.savepoint.undo.run()
           outcomes.push({ ok: false, error })
         }
@@ -314,9 +319,9 @@ export class SqliteStore implements Store {
       }
       this.commit.run()
     } catch (error) {
-      // The commit itself failed (disk full, I/O error): nothing of the batch is stored.
-      if (this.db.inTransaction) this.rollback.run()
-      for (const { reject } of batch) reject(error)
+      // The batch failed as a whole (disk full, I/O error): nothing of it is stored.
+      this.undo()
+      for (const { reject } of batch) reject(storeError(error))
       return
     }
     batch.forEach(({ resolve, reject }, i) => {
@@ -324,6 +329,34 @@ export class SqliteStore implements Store {
       if (outcome?.ok) resolve(outcome.value)
       else reject(outcome?.error)
     })
+  }
+
+  /** A read on the pool (or inline); a fault of the database leaves as StoreUnavailableError. */
+  private async read<M extends ReadMethod>(method: M, args: ReadArgs<M>): Promise<ReadResult<M>> {
+    try {
+      return await this.reads.run(method, args)
+    } catch (error) {
+      throw storeError(error)
+    }
+  }
+
+  /** Runs a read on this connection; a fault of the database leaves as StoreUnavailableError. */
+  private guard<T>(read: () => T): T {
+    try {
+      return read()
+    } catch (error) {
+      throw storeError(error)
+    }
+  }
+
+  /** Rolls back what is open (SQLite undoes a transaction itself on some errors). */
+  private undo(): void {
+    try {
+      if (this.db.inTransaction) this.rollback.run()
+    } catch {
+      // The error that led here is the one to report; a write transaction left open is undone
+      // before the next batch begins.
+    }
   }
 
   private table(resource: ResourceDescription) {

@@ -6,6 +6,7 @@ import { type App, createApp } from '../../src/http/app'
 import { createLogger, type LogLevel } from '../../src/logger'
 import { resources } from '../../src/resources/registry'
 import { SqliteStore } from '../../src/store/sqlite'
+import { sqliteMigrations } from '../../src/store/sqlite-migrations'
 
 export const JSON_API = 'application/vnd.api+json'
 
@@ -52,11 +53,19 @@ export interface TestApp {
 }
 
 export function openTestApp(
-  options: { logLevel?: LogLevel; maxBodyBytes?: number; maxPageSize?: number; maxOperations?: number } = {},
+  options: {
+    logLevel?: LogLevel
+    maxBodyBytes?: number
+    maxPageSize?: number
+    maxOperations?: number
+    /** Where the temporary folder goes (a small file system, for the fault tests); the OS's by default. */
+    parent?: string
+    busyTimeoutMs?: number
+  } = {},
 ): TestApp {
-  const dir = mkdtempSync(join(tmpdir(), 'catalogue-test-'))
+  const dir = mkdtempSync(join(options.parent ?? tmpdir(), 'catalogue-test-'))
   const dbPath = join(dir, 'catalogue.db')
-  const store = SqliteStore.open(dbPath, resources)
+  const store = SqliteStore.open(dbPath, resources, { busyTimeoutMs: options.busyTimeoutMs })
   const logs: string[] = []
   const logger = createLogger(options.logLevel ?? 'silent', { write: (line) => logs.push(line), flush() {} })
   const { maxBodyBytes, maxPageSize, maxOperations } = options
