@@ -5,7 +5,8 @@ import type { ResourceDescription, ToOneRelationship } from '../resources/descri
 import type { ResourceRegistry } from '../resources/registry'
 import { AtomicAbort, runAtomic, type SyncWriter } from './atomic'
 import { GraphBuilder } from './record-graph'
-import { type Migration, sqliteMigrations } from './sqlite-migrations'
+import { migrate, useWal } from './sqlite-migrate'
+import { sqliteMigrations } from './sqlite-migrations'
 import type {
   AtomicOperation,
   AtomicOutcome,
@@ -174,11 +175,12 @@ export class SqliteStore implements Store {
   static open(path: string, registry: ResourceRegistry, migrations = sqliteMigrations): SqliteStore {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
     const db = new Database(path, { create: true, strict: true })
-    db.run('PRAGMA journal_mode = WAL')
+    // First: every later statement then waits for another process starting on this file.
+    db.run('PRAGMA busy_timeout = 5000')
+    useWal(db)
     // FULL: a commit reaches the disk before the 2xx goes out, so it survives a crash or power loss.
     db.run('PRAGMA synchronous = FULL')
     db.run('PRAGMA foreign_keys = ON')
-    db.run('PRAGMA busy_timeout = 5000')
     migrate(db, migrations)
     return new SqliteStore(db, registry)
   }
@@ -564,29 +566,5 @@ export class SqliteStore implements Store {
       if (!found) missing.push(name)
     }
     return missing
-  }
-}
-
-function migrate(db: Database, migrations: readonly Migration[]): void {
-  db.run(
-    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
-  )
-  const { current } = db.query('SELECT COALESCE(MAX(version), 0) AS current FROM schema_migrations').get() as {
-    current: number
-  }
-  const latest = migrations.at(-1)?.version ?? 0
-  if (current > latest) {
-    throw new Error(`the database schema is at version ${current}, newer than this build knows (${latest})`)
-  }
-  for (const migration of migrations) {
-    if (migration.version <= current) continue
-    db.transaction(() => {
-      db.run(migration.sql)
-      db.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
-        migration.version,
-        migration.name,
-        new Date().toISOString(),
-      )
-    }).immediate()
   }
 }
