@@ -26,14 +26,14 @@ export interface MemoryResult {
   readonly runs: readonly MemoryRun[]
 }
 
-function memoryOf(pid: number): { rssKb: number; hwmKb: number } {
+export function memoryOf(pid: number): { rssKb: number; hwmKb: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN)
   return { rssKb: kb('VmRSS'), hwmKb: kb('VmHWM') }
 }
 
 /** Sets VmHWM back to the current VmRSS (Linux 4.0+, "5" to clear_refs); false where that is not allowed. */
-function resetPeak(pid: number): boolean {
+export function resetPeak(pid: number): boolean {
   try {
     writeFileSync(`/proc/${pid}/clear_refs`, '5')
   } catch {
@@ -45,7 +45,7 @@ function resetPeak(pid: number): boolean {
 }
 
 /** Reads a body to its end, counting bytes and keeping none. */
-async function countBytes(response: Response): Promise<number> {
+export async function countBytes(response: Response): Promise<number> {
   let bytes = 0
   const reader = response.body?.getReader()
   if (!reader) return 0

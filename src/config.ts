@@ -11,6 +11,7 @@ export interface Config {
   readonly maxPageSize: number
   readonly maxOperations: number
   readonly busyTimeoutMs: number
+  readonly shutdownTimeout: number
 }
 
 /** A bad setting: reported as one line, exit code 2. */
@@ -57,7 +58,17 @@ const settings = {
     fallback: '5000',
     help: 'milliseconds a write waits for a lock another connection holds (503 after it)',
   },
+  shutdownTimeout: {
+    flag: '--shutdown-timeout',
+    env: 'SHUTDOWN_TIMEOUT',
+    fallback: '10',
+    help: 'seconds a stop waits for requests in flight before closing their connections',
+  },
 } satisfies Record<keyof Omit<Config, 'database'>, Setting>
+
+// Column widths of the help table: the longest flag and variable, plus two spaces.
+const flagColumn = Math.max(...Object.values(settings).map((s) => `${s.flag} <value>`.length)) + 2
+const envColumn = Math.max(...Object.values(settings).map((s) => s.env.length)) + 2
 
 export const helpText = `catalogue: the library catalogue JSON:API service
 
@@ -66,9 +77,9 @@ Usage: catalogue [options]
 Each option can also be set by its environment variable; the command line wins.
 
 ${Object.values(settings)
-  .map((s) => `  ${`${s.flag} <value>`.padEnd(26)}${s.env.padEnd(16)}${s.help} (default ${s.fallback})`)
+  .map((s) => `  ${`${s.flag} <value>`.padEnd(flagColumn)}${s.env.padEnd(envColumn)}${s.help} (default ${s.fallback})`)
   .join('\n')}
-  ${'--help'.padEnd(26)}${''.padEnd(16)}print this text and exit
+  ${'--help'.padEnd(flagColumn)}${''.padEnd(envColumn)}print this text and exit
 `
 
 function integer(name: string, value: string, min: number, max: number): number {
@@ -110,5 +121,17 @@ export function parseConfig(
   const maxPageSize = integer(settings.maxPageSize.env, read(settings.maxPageSize), 1, 100_000)
   const maxOperations = integer(settings.maxOperations.env, read(settings.maxOperations), 1, 10_000)
   const busyTimeoutMs = integer(settings.busyTimeoutMs.env, read(settings.busyTimeoutMs), 0, 600_000)
-  return { port, host, databaseUrl, database, logLevel, maxBodyBytes, maxPageSize, maxOperations, busyTimeoutMs }
+  const shutdownTimeout = integer(settings.shutdownTimeout.env, read(settings.shutdownTimeout), 0, 3600)
+  return {
+    port,
+    host,
+    databaseUrl,
+    database,
+    logLevel,
+    maxBodyBytes,
+    maxPageSize,
+    maxOperations,
+    busyTimeoutMs,
+    shutdownTimeout,
+  }
 }

@@ -265,3 +265,21 @@ describe('parseConfig BUSY_TIMEOUT', () => {
     expect(errorOf(['--busy-timeout=600001']).message).toContain('BUSY_TIMEOUT must be an integer')
   })
 })
+
+describe('parseConfig SHUTDOWN_TIMEOUT', () => {
+  it('waits 10 seconds by default, and reads SHUTDOWN_TIMEOUT and --shutdown-timeout', () => {
+    expect(configOf([]).shutdownTimeout).toBe(10)
+    expect(configOf([], { SHUTDOWN_TIMEOUT: '0' }).shutdownTimeout).toBe(0)
+    expect(configOf(['--shutdown-timeout', '30'], { SHUTDOWN_TIMEOUT: '5' }).shutdownTimeout).toBe(30)
+  })
+
+  it.each(['soon', '-1', '1.5', '3601'])('rejects SHUTDOWN_TIMEOUT=%p naming it and the value', (value) => {
+    const message = errorOf([], { SHUTDOWN_TIMEOUT: value }).message
+    expect(message).toContain('SHUTDOWN_TIMEOUT')
+    expect(message).toContain(`"${value}"`)
+  })
+
+  it('is listed in --help with its variable, the columns kept apart', () => {
+    expect(helpText).toMatch(/ {2}--shutdown-timeout <value> {2,}SHUTDOWN_TIMEOUT {2,}\S/)
+  })
+})

@@ -11,6 +11,7 @@ import { OperationsController } from './operations-controller'
 import { requestLog } from './request-log'
 import { resourceRoutes } from './resource-routes'
 import { send } from './responses'
+import { closeConnectionsWhen } from './shutdown'
 
 export const API_PREFIX = '/api/v1'
 /** 1 MiB, the default limit on a request body. */
@@ -28,6 +29,8 @@ export interface AppOptions {
   readonly maxPageSize?: number
   readonly maxOperations?: number
   readonly registry?: ResourceRegistry
+  /** True once the service is stopping: every answer then carries `Connection: close`. */
+  readonly stopping?: () => boolean
 }
 
 /** For 405 answers: the methods each route path answers to, matched by pattern. */
@@ -53,6 +56,7 @@ export function createApp({
   maxPageSize = DEFAULT_MAX_PAGE_SIZE,
   maxOperations = DEFAULT_MAX_OPERATIONS,
   registry = resources,
+  stopping = () => false,
 }: AppOptions) {
   const pageLimits = { defaultSize: Math.min(DEFAULT_PAGE_SIZE, maxPageSize), maxSize: maxPageSize }
   const api = resourceRoutes(registry, store, API_PREFIX, pageLimits)
@@ -66,6 +70,7 @@ export function createApp({
   )
   return new Elysia()
     .use(requestLog(logger))
+    .use(closeConnectionsWhen(stopping))
     .use(jsonApiErrors(logger, methodsByPath(api.routes)))
     .use(acceptNegotiation)
     .use(jsonApiBodyParser(maxBodyBytes))

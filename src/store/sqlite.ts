@@ -5,6 +5,7 @@ import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import { AtomicAbort, runAtomic, type SyncWriter } from './atomic'
 import { sqliteFault, storeError } from './sqlite-faults'
+import { migrate, useWal } from './sqlite-migrate'
 import { type Migration, sqliteMigrations } from './sqlite-migrations'
 import { inlineReads, type ReadArgs, type ReadExecutor, type ReadMethod, type ReadResult } from './sqlite-read-calls'
 import { ReadPool } from './sqlite-read-pool'
@@ -86,8 +87,9 @@ export class SqliteStore implements Store {
     const { readWorkers = DEFAULT_READ_WORKERS, busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS } = options
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
     const db = new Database(path, { create: true, strict: true })
+    // First: every later statement then waits for another process starting on this file.
     db.run(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
-    db.run('PRAGMA journal_mode = WAL')
+    useWal(db)
     // FULL: a commit reaches the disk before the 2xx goes out, so it survives a crash or power loss.
     db.run('PRAGMA synchronous = FULL')
     db.run('PRAGMA foreign_keys = ON')
@@ -365,29 +367,5 @@ export class SqliteStore implements Store {
 
   private statement(sql: string): Statement<Row, SQLQueryBindings[]> {
     return this.local.statement(sql)
-  }
-}
-
-function migrate(db: Database, migrations: readonly Migration[]): void {
-  db.run(
-    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
-  )
-  const { current } = db.query('SELECT COALESCE(MAX(version), 0) AS current FROM schema_migrations').get() as {
-    current: number
-  }
-  const latest = migrations.at(-1)?.version ?? 0
-  if (current > latest) {
-    throw new Error(`the database schema is at version ${current}, newer than this build knows (${latest})`)
-  }
-  for (const migration of migrations) {
-    if (migration.version <= current) continue
-    db.transaction(() => {
-      db.run(migration.sql)
-      db.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
-        migration.version,
-        migration.name,
-        new Date().toISOString(),
-      )
-    }).immediate()
   }
 }

@@ -1,0 +1,57 @@
+import type { Database } from 'bun:sqlite'
+import type { Migration } from './sqlite-migrations'
+
+/** How often, and how far apart, switching to WAL is tried again while another process holds the file. */
+const WAL_TRIES = 100
+const WAL_RETRY_MS = 20
+
+/**
+ * Puts the database in WAL mode. The switch needs the file to itself, and SQLite answers
+ * SQLITE_BUSY at once, without waiting out busy_timeout, while another connection holds the write
+ * lock of a file still in rollback-journal mode (a database from before WAL, several processes
+ * converting it at once): so it is tried again, for up to two seconds.
+ */
+export function useWal(db: Database): void {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      db.run('PRAGMA journal_mode = WAL')
+      return
+    } catch (error) {
+      const busy = String((error as { code?: unknown }).code).startsWith('SQLITE_BUSY')
+      if (!busy || attempt === WAL_TRIES) throw error
+      Bun.sleepSync(WAL_RETRY_MS)
+    }
+  }
+}
+
+/**
+ * Brings the schema up to the last of `migrations`, one migration per transaction. Each
+ * transaction takes the write lock first (BEGIN IMMEDIATE, waiting out busy_timeout) and only then
+ * reads the version, so that processes starting together on one file apply each migration once:
+ * whoever comes second sees the version the first one committed.
+ */
+export function migrate(db: Database, migrations: readonly Migration[]): void {
+  const latest = migrations.at(-1)?.version ?? 0
+  const step = db.transaction((): boolean => {
+    db.run(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+    )
+    const { current } = db.query('SELECT COALESCE(MAX(version), 0) AS current FROM schema_migrations').get() as {
+      current: number
+    }
+    if (current > latest) {
+      throw new Error(`the database schema is at version ${current}, newer than this build knows (${latest})`)
+    }
+    const next = migrations.find((migration) => migration.version > current)
+    if (!next) return false
+    db.run(next.sql)
+    db.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+      next.version,
+      next.name,
+      new Date().toISOString(),
+    )
+    return true
+  })
+  // One migration per transaction, until none is left.
+  while (step.immediate()) {}
+}
