@@ -1,3 +1,4 @@
+import type { CrashTotals } from '../test/support/crash'
 import type { LoadSummary } from './load'
 import type { MemoryResult } from './memory'
 
@@ -172,4 +173,27 @@ export function targets(results: readonly ScenarioResult[]): string {
   }
   lines.push(`  overall: ${missed === 0 ? 'PASS' : `MISS (${missed} of ${checked} checks missed)`}`)
   return lines.join('\n')
+}
+
+/** The crash run's totals: what must be 0 says so, and PASS or FAIL on each such line. */
+export function crashTable(totals: CrashTotals): string {
+  const n = (value: number) => value.toLocaleString('en-US')
+  const mustBe = (ok: boolean) => (ok ? 'PASS' : 'FAIL')
+  const zero = (value: number) => [n(value), mustBe(value === 0)]
+  const rows = [
+    ['kills (SIGKILL, then a restart on the same file)', n(totals.kills), ''],
+    ['writes acknowledged (2xx)', n(totals.acknowledged), ''],
+    ['writes in flight at a kill', n(totals.inFlight), ''],
+    ['in-flight writes found stored after the restart', n(totals.appliedInFlight), ''],
+    ['records searched for through the API', n(totals.searched), ''],
+    ['acknowledged writes lost', ...zero(totals.lost)],
+    ['atomic batches half-applied', ...zero(totals.halfApplied)],
+    ['records stored that no writer sent', ...zero(totals.unaccounted)],
+    ['search misses (current name not found, former name found)', ...zero(totals.searchMisses)],
+    ['meta.total differing from the lists', ...zero(totals.totalMismatches)],
+    ['writes answered with an error', ...zero(totals.unexpected)],
+    ['PRAGMA integrity_check ok after every kill', totals.integrityOk ? 'yes' : 'no', mustBe(totals.integrityOk)],
+    ['PRAGMA foreign_key_check rows', ...zero(totals.foreignKeyViolations)],
+  ]
+  return markdownTable(['check', 'count', 'verdict'], rows)
 }

@@ -2,13 +2,16 @@
  * `bun run bench`: seeds two temporary databases (10,000 and 100,000 books), measures the memory
  * of a full-list request on fresh service processes, then for each data set starts the service
  * and the reference server in their own processes, loads each over loopback from a third
- * process, prints markdown tables and writes them to bench/results.md.
+ * process, prints markdown tables and writes them to bench/results.md. `bun run bench -- crash`
+ * runs the crash rounds of bench/crash.ts instead.
  */
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { encodeCursor } from '../src/jsonapi/cursor'
+import { removeTempDirs, stopChildren } from '../test/support/process'
 import { compareAnswers } from './compare'
+import { crashBench } from './crash'
 import { LARGE_MEASURE_MS, MEASURE_MS, pinning, ROUNDS, runScenario, WARMUP_MS, warmUp } from './measure'
 import { MEMORY_RUNS, type MemoryResult, measureListMemory } from './memory'
 import { cpuTable, memoryTable, referenceNote, type ScenarioResult, table, targets } from './report'
@@ -42,6 +45,9 @@ const servers: RunningServer[] = []
 
 async function cleanUp(): Promise<void> {
   await Promise.all(servers.map(stopServer))
+  // The crash rounds' service and folder.
+  await stopChildren()
+  removeTempDirs()
   rmSync(dir, { recursive: true, force: true })
 }
 
@@ -241,7 +247,16 @@ async function main(): Promise<number> {
   return 0
 }
 
-const code = await main().catch((error: Error) => {
+/** `bun run bench` runs `main`; `bun run bench -- crash` the crash rounds of bench/crash.ts instead. */
+async function chosenBench(): Promise<number> {
+  const chosen = Bun.argv[2]
+  if (chosen === undefined) return main()
+  if (chosen === 'crash') return crashBench()
+  console.error(`bench: no bench "${chosen}"; run it without an argument, or with "crash"`)
+  return 2
+}
+
+const code = await chosenBench().catch((error: Error) => {
   console.error(`bench: ${error.message}`)
   return 1
 })
