@@ -57,7 +57,14 @@ const createBook = db.transaction((name: string, authorId: number): BookRow | nu
 )
 
 // Lists, with the service's SQL: offset pages, keyset pages and ranked full-text search.
-const SEARCH = 'SELECT rowid AS hit, rank AS relevance FROM books_search WHERE books_search MATCH ?'
+const SEARCH =
+  'SELECT rowid AS hit, bm25(books_search, 10.0, 2.0, 1.0) AS relevance FROM books_search WHERE books_search MATCH ?'
+const authorHits = db.query<{ id: number }, [string]>(
+  'SELECT rowid AS id FROM authors_search WHERE authors_search MATCH ?',
+)
+const collectionHits = db.query<{ id: number }, [string]>(
+  'SELECT rowid AS id FROM book_collections_search WHERE book_collections_search MATCH ?',
+)
 const booksPage = db.query<BookRow, [number, number]>(`SELECT ${BOOK_COLUMNS} FROM books ORDER BY id LIMIT ? OFFSET ?`)
 const booksAfter = db.query<BookRow, [number, number]>(
   `SELECT ${BOOK_COLUMNS} FROM books WHERE id > ? ORDER BY id LIMIT ?`,
@@ -121,10 +128,25 @@ function badRequest(parameter: string): Response {
   return json(400, { errors: [{ status: '400', detail: `the reference does not take ${parameter}` }] })
 }
 
-/** The FTS5 query the service makes of a search: each word a quoted prefix, all required. */
+/**
+ * The FTS5 query the service makes of a search: each word (repeats and prefixes of other words
+ * dropped) a quoted prefix of the title, or the id of an author or collection whose name it begins.
+ */
 function matchExpression(text: string): string {
-  const words = text.normalize('NFKC').match(/[\p{L}\p{N}]+/gu) ?? []
-  return words.map((word) => `"${word}"*`).join(' ')
+  const all = [...new Set((text.normalize('NFKC').match(/[\p{L}\p{N}]+/gu) ?? []).map((w) => w.toLowerCase()))]
+  const words = all.filter((word) => !all.some((other) => other !== word && other.startsWith(word)))
+  return words
+    .map((word) => {
+      const phrase = `"${word}"*`
+      const alternatives = [`{name} : ${phrase}`]
+      const ids = (hits: typeof authorHits) => hits.all(phrase).map((row) => `"${row.id}"`)
+      const authors = ids(authorHits)
+      const collections = ids(collectionHits)
+      if (authors.length > 0) alternatives.push(`author_id : (${authors.join(' OR ')})`)
+      if (collections.length > 0) alternatives.push(`book_collection_id : (${collections.join(' OR ')})`)
+      return `(${alternatives.join(' OR ')})`
+    })
+    .join(' AND ')
 }
 
 /** The request's URL, relative, with some query parameters set (or, for null, removed). */
