@@ -159,10 +159,3 @@ export class DocumentStream {
     return pieces
   }
 }
-
-/** Batches read one after another: each is asked for when the one before has been written; null ends them. */
-export async function* batches(
-  next: () => Promise<readonly StoredRecord[] | null>,
-): AsyncGenerator<readonly StoredRecord[]> {
-  for (let batch = await next(); batch !== null; batch = await next()) yield batch
-}

@@ -3,7 +3,7 @@ import type { IncludeTree, Page } from '../jsonapi/query'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import type { SortKey, Store, StoredRecord, StoreFilter } from '../store/store'
-import { batches, DocumentStream } from './document-stream'
+import { DocumentStream } from './document-stream'
 import { type ApiResponse, documentResponse } from './responses'
 
 /** How many records a list reads from the store at a time while it streams. */
@@ -113,23 +113,10 @@ export class ListReader {
     return this.respond([records], paginated(total, links))
   }
 
-  /**
-   * Every record, a batch at a time. The ids of the whole list are read first, in order, in one
-   * query (a search matched and ranked once; an order no index gives sorted once), then the
-   * records by id: each batch costs the same however far into the list it is.
-   */
+  /** Every record, a batch at a time, as the store streams them. */
   async streamed(): Promise<ApiResponse> {
     const { resource, store, filters, sort, ranked } = this.request
-    const ids = await store.matchingIds(resource, { filters, sort, ranked })
-    let start = 0
-    return this.respond(
-      batches(async () => {
-        if (start >= ids.length) return null
-        const window = ids.slice(start, start + LIST_BATCH)
-        start += LIST_BATCH
-        return store.findMany(resource, window)
-      }),
-    )
+    return this.respond(store.stream(resource, { filters, sort, ranked }, LIST_BATCH))
   }
 
   /** The values of a record's sort keys: where a keyset continues after it. */

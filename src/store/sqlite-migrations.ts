@@ -135,11 +135,9 @@ export const sqliteMigrations: readonly Migration[] = [
       CREATE INDEX authors_name ON authors (name, id);
       CREATE INDEX book_collections_name ON book_collections (name, id);
       CREATE INDEX books_name ON books (name, id);
-      -- The books of an author or a collection in name order; they cover the foreign-key look-ups too.
+      -- The books of an author or a collection in name order (in id order: the indexes of migration 1).
       CREATE INDEX books_author_name ON books (author_id, name, id);
       CREATE INDEX books_book_collection_name ON books (book_collection_id, name, id);
-      DROP INDEX books_author_id;
-      DROP INDEX books_book_collection_id;
     `,
   },
 ]

@@ -8,6 +8,8 @@ import type {
   ReadResult,
   ReadWorkerData,
 } from './sqlite-read-calls'
+import { decodeResult, type Encoded } from './sqlite-read-codec'
+import type { Table } from './sqlite-table'
 
 /** A read that failed on a worker, rebuilt with SQLite's code and errno so that it can be classified. */
 export class WorkerReadError extends Error {
@@ -23,9 +25,13 @@ export class WorkerReadError extends Error {
 }
 
 interface Pending {
+  readonly method: ReadMethod
+  readonly args: readonly unknown[]
   readonly resolve: (value: never) => void
   readonly reject: (error: unknown) => void
 }
+
+type Tables = (type: string) => Table
 
 interface PoolWorker {
   worker: Worker
@@ -56,12 +62,16 @@ export class ReadPool implements ReadExecutor {
   private constructor(
     private readonly data: ReadWorkerData,
     size: number,
+    /** Rebuilds a worker's encoded answer (see sqlite-read-codec.ts). */
+    private readonly decode: (method: ReadMethod, args: readonly unknown[], encoded: Encoded) => unknown,
   ) {
     this.workers = Array.from({ length: size }, () => undefined)
   }
 
-  static lazy(path: string, registry: ResourceRegistry, size: number, busyTimeoutMs: number): ReadPool {
-    return new ReadPool({ path, busyTimeoutMs, descriptions: registry.all }, size)
+  static lazy(path: string, registry: ResourceRegistry, size: number, busyTimeoutMs: number, tables: Tables): ReadPool {
+    return new ReadPool({ path, busyTimeoutMs, descriptions: registry.all }, size, (method, args, encoded) =>
+      decodeResult(tables, method, args as ReadArgs<typeof method>, encoded),
+    )
   }
 
   run<M extends ReadMethod>(method: M, args: ReadArgs<M>): Promise<ReadResult<M>> {
@@ -75,7 +85,7 @@ export class ReadPool implements ReadExecutor {
     const chosen = target as PoolWorker
     const call = this.nextCall++
     return new Promise<ReadResult<M>>((resolve, reject) => {
-      chosen.pending.set(call, { resolve: resolve as (value: never) => void, reject })
+      chosen.pending.set(call, { method, args, resolve: resolve as (value: never) => void, reject })
       chosen.worker.postMessage({ call, method, args })
     })
   }
@@ -104,8 +114,8 @@ export class ReadPool implements ReadExecutor {
       const pending = entry.pending.get(reply.call)
       if (!pending) return
       entry.pending.delete(reply.call)
-      if (reply.ok) pending.resolve(reply.value as never)
-      else pending.reject(new WorkerReadError(reply.error))
+      if (!reply.ok) pending.reject(new WorkerReadError(reply.error))
+      else pending.resolve(this.decode(pending.method, pending.args, reply.value as Encoded) as never)
     }
     const lost = (reason: string) => {
       // The next read starts a new worker in this slot; the calls this one held fail.

@@ -6,7 +6,8 @@
 import { Database } from 'bun:sqlite'
 import { workerData } from 'node:worker_threads'
 import { ResourceRegistry } from '../resources/registry'
-import type { CrossedError, ReadReply, ReadRequest, ReadWorkerData } from './sqlite-read-calls'
+import type { CrossedError, ReadArgs, ReadMethod, ReadReply, ReadRequest, ReadWorkerData } from './sqlite-read-calls'
+import { encodeResult } from './sqlite-read-codec'
 import { SqliteReader } from './sqlite-reader'
 
 declare const self: Worker
@@ -52,8 +53,11 @@ self.onmessage = (event: MessageEvent<ReadRequest | 'close'>) => {
   const { reader } = opened
   let reply: ReadReply
   try {
-    const run = reader[request.method] as (...args: unknown[]) => unknown
-    reply = { call: request.call, ok: true, value: run.apply(reader, [...request.args]) }
+    const method = request.method as ReadMethod
+    const args = request.args as ReadArgs<ReadMethod>
+    const run = reader[method] as (...a: unknown[]) => unknown
+    const value = run.apply(reader, [...args]) as never
+    reply = { call: request.call, ok: true, value: encodeResult((type) => reader.table(type), method, args, value) }
   } catch (error) {
     reply = { call: request.call, ok: false, error: crossed(error) }
   }

@@ -105,7 +105,9 @@ export class SqliteStore implements Store {
     return new SqliteStore(
       db,
       local,
-      pooled ? ReadPool.lazy(path, registry, readWorkers, busyTimeoutMs) : inlineReads(local),
+      pooled
+        ? ReadPool.lazy(path, registry, readWorkers, busyTimeoutMs, (type) => local.table(type))
+        : inlineReads(local),
     )
   }
 
@@ -119,6 +121,33 @@ export class SqliteStore implements Store {
 
   matchingIds(resource: ResourceDescription, query: SearchOrder): Promise<Id[]> {
     return this.read('matchingIds', [resource.type, query])
+  }
+
+  /**
+   * By keyset where an index gives the list's order (no search, and each relationship filter one
+   * id or only null): then each batch starts where the last one ended. Otherwise the ordered ids of
+   * the whole list are read once (ids only) and the records fetched by id a batch at a time.
+   */
+  async *stream(resource: ResourceDescription, query: SearchOrder, size: number): AsyncGenerator<StoredRecord[]> {
+    const indexed = query.filters.every((filter) =>
+      filter.kind === 'search'
+        ? false
+        : filter.kind === 'attribute' || filter.ids.length + (filter.orNone ? 1 : 0) === 1,
+    )
+    if (indexed && !query.ranked) {
+      let after: (string | number)[] | undefined
+      for (;;) {
+        const batch = await this.list(resource, { ...query, limit: size, after })
+        if (batch.length > 0) yield batch
+        const last = batch.at(-1)
+        if (batch.length < size || !last) return
+        after = query.sort.map((key) => (key.field === 'id' ? last.id : (last.attributes[key.field] as string)))
+      }
+    }
+    const ids = await this.matchingIds(resource, query)
+    for (let start = 0; start < ids.length; start += size) {
+      yield await this.findMany(resource, ids.slice(start, start + size))
+    }
   }
 
   findMany(resource: ResourceDescription, ids: readonly Id[]): Promise<StoredRecord[]> {

@@ -164,6 +164,13 @@ export interface Store {
    * its records by id, so that the search is matched and ranked once, not once per window.
    */
   matchingIds(resource: ResourceDescription, query: SearchOrder): Promise<Id[]>
+  /**
+   * Every record of a list in its order, a batch of at most `size` at a time, each read when the
+   * one before has been taken. A backend reads them so that each batch costs about the same however
+   * far into the list it is: never a search matched again, or an order sorted again, per batch.
+   * Not one snapshot: a record changed while the list streams shows as it was when its batch was read.
+   */
+  stream(resource: ResourceDescription, query: SearchOrder, size: number): AsyncIterable<readonly StoredRecord[]>
   find(resource: ResourceDescription, id: Id): Promise<StoredRecord | null>
   /** The records with these ids, in the order given; ids no record has are left out. */
   findMany(resource: ResourceDescription, ids: readonly Id[]): Promise<StoredRecord[]>
