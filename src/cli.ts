@@ -35,6 +35,14 @@ const app = createApp({
   maxBodyBytes: config.maxBodyBytes,
   maxPageSize: config.maxPageSize,
   maxOperations: config.maxOperations,
+  limits: {
+    maxSearchWords: config.maxSearchWords,
+    maxIncludeDepth: config.maxIncludeDepth,
+    maxIncludePaths: config.maxIncludePaths,
+    maxFilterIds: config.maxFilterIds,
+    maxRelationshipIds: config.maxRelationshipIds,
+    maxErrors: config.maxErrors,
+  },
 })
 
 let stopping = false

@@ -1,3 +1,4 @@
+import { DEFAULT_LIMITS, type RequestLimits } from './jsonapi/limits'
 import { type LogLevel, logLevels } from './logger'
 import { type DatabaseLocation, parseDatabaseUrl } from './store/open'
 
@@ -10,6 +11,12 @@ export interface Config {
   readonly maxBodyBytes: number
   readonly maxPageSize: number
   readonly maxOperations: number
+  readonly maxSearchWords: number
+  readonly maxIncludeDepth: number
+  readonly maxIncludePaths: number
+  readonly maxFilterIds: number
+  readonly maxRelationshipIds: number
+  readonly maxErrors: number
 }
 
 /** A bad setting: reported as one line, exit code 2. */
@@ -50,6 +57,42 @@ const settings = {
     fallback: '100',
     help: 'most operations one atomic request may carry (400 above it)',
   },
+  maxSearchWords: {
+    flag: '--max-search-words',
+    env: 'MAX_SEARCH_WORDS',
+    fallback: String(DEFAULT_LIMITS.maxSearchWords),
+    help: 'most words filter[search] may hold (400 above it)',
+  },
+  maxIncludeDepth: {
+    flag: '--max-include-depth',
+    env: 'MAX_INCLUDE_DEPTH',
+    fallback: String(DEFAULT_LIMITS.maxIncludeDepth),
+    help: 'most relationships in one include path (400 above it)',
+  },
+  maxIncludePaths: {
+    flag: '--max-include-paths',
+    env: 'MAX_INCLUDE_PATHS',
+    fallback: String(DEFAULT_LIMITS.maxIncludePaths),
+    help: 'most comma-separated paths in include (400 above it)',
+  },
+  maxFilterIds: {
+    flag: '--max-filter-ids',
+    env: 'MAX_FILTER_IDS',
+    fallback: String(DEFAULT_LIMITS.maxFilterIds),
+    help: 'most ids in one relationship filter (400 above it)',
+  },
+  maxRelationshipIds: {
+    flag: '--max-relationship-ids',
+    env: 'MAX_RELATIONSHIP_IDS',
+    fallback: String(DEFAULT_LIMITS.maxRelationshipIds),
+    help: 'most resource identifiers in one to-many relationship write (400 above it)',
+  },
+  maxErrors: {
+    flag: '--max-errors',
+    env: 'MAX_ERRORS',
+    fallback: String(DEFAULT_LIMITS.maxErrors),
+    help: 'errors an error document lists in full; one more counts the rest',
+  },
 } satisfies Record<keyof Omit<Config, 'database'>, Setting>
 
 export const helpText = `catalogue: the library catalogue JSON:API service
@@ -59,9 +102,9 @@ Usage: catalogue [options]
 Each option can also be set by its environment variable; the command line wins.
 
 ${Object.values(settings)
-  .map((s) => `  ${`${s.flag} <value>`.padEnd(26)}${s.env.padEnd(16)}${s.help} (default ${s.fallback})`)
+  .map((s) => `  ${`${s.flag} <value>`.padEnd(32)}${s.env.padEnd(22)}${s.help} (default ${s.fallback})`)
   .join('\n')}
-  ${'--help'.padEnd(26)}${''.padEnd(16)}print this text and exit
+  ${'--help'.padEnd(32)}${''.padEnd(22)}print this text and exit
 `
 
 function integer(name: string, value: string, min: number, max: number): number {
@@ -102,5 +145,21 @@ export function parseConfig(
   const maxBodyBytes = integer(settings.maxBodyBytes.env, read(settings.maxBodyBytes), 1, 1024 ** 3)
   const maxPageSize = integer(settings.maxPageSize.env, read(settings.maxPageSize), 1, 100_000)
   const maxOperations = integer(settings.maxOperations.env, read(settings.maxOperations), 1, 10_000)
-  return { port, host, databaseUrl, database, logLevel, maxBodyBytes, maxPageSize, maxOperations }
+  const limit = (key: keyof RequestLimits, max: number) => integer(settings[key].env, read(settings[key]), 1, max)
+  return {
+    port,
+    host,
+    databaseUrl,
+    database,
+    logLevel,
+    maxBodyBytes,
+    maxPageSize,
+    maxOperations,
+    maxSearchWords: limit('maxSearchWords', 1000),
+    maxIncludeDepth: limit('maxIncludeDepth', 100),
+    maxIncludePaths: limit('maxIncludePaths', 1000),
+    maxFilterIds: limit('maxFilterIds', 100_000),
+    maxRelationshipIds: limit('maxRelationshipIds', 1_000_000),
+    maxErrors: limit('maxErrors', 100_000),
+  }
 }

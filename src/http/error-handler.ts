@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia'
-import { httpError, JsonApiError, recordNotFound } from '../jsonapi/errors'
+import { cappedErrors, httpError, JsonApiError, recordNotFound } from '../jsonapi/errors'
 import type { Logger } from '../logger'
 import { errorResponse, send } from './responses'
 
@@ -38,11 +38,14 @@ function toJsonApiError(
   }
 }
 
-/** Every failure leaves as a JSON:API error document; nothing a client sends produces a 5xx. */
-export function jsonApiErrors(logger: Logger, allowed: AllowedMethods) {
+/**
+ * Every failure leaves as a JSON:API error document; nothing a client sends produces a 5xx. A
+ * document lists at most `maxErrors` errors in full, wherever the errors came from.
+ */
+export function jsonApiErrors(logger: Logger, allowed: AllowedMethods, maxErrors: number) {
   return new Elysia({ name: 'jsonapi-errors' }).onError({ as: 'global' }, ({ code, error, path, set, request }) => {
     const known = toJsonApiError(code, error, path, allowed)
-    if (known) return send(set, errorResponse(known.status, known.errors, known.headers))
+    if (known) return send(set, errorResponse(known.status, cappedErrors(known.errors, maxErrors), known.headers))
     logger.log('error', 'unhandled error', {
       method: request.method,
       path,

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type App, createApp } from '../../src/http/app'
+import type { RequestLimits } from '../../src/jsonapi/limits'
 import { createLogger, type LogLevel } from '../../src/logger'
 import { resources } from '../../src/resources/registry'
 import { SqliteStore } from '../../src/store/sqlite'
@@ -52,15 +53,21 @@ export interface TestApp {
 }
 
 export function openTestApp(
-  options: { logLevel?: LogLevel; maxBodyBytes?: number; maxPageSize?: number; maxOperations?: number } = {},
+  options: {
+    logLevel?: LogLevel
+    maxBodyBytes?: number
+    maxPageSize?: number
+    maxOperations?: number
+    limits?: Partial<RequestLimits>
+  } = {},
 ): TestApp {
   const dir = mkdtempSync(join(tmpdir(), 'catalogue-test-'))
   const dbPath = join(dir, 'catalogue.db')
   const store = SqliteStore.open(dbPath, resources)
   const logs: string[] = []
   const logger = createLogger(options.logLevel ?? 'silent', { write: (line) => logs.push(line), flush() {} })
-  const { maxBodyBytes, maxPageSize, maxOperations } = options
-  const app = createApp({ store, logger, maxBodyBytes, maxPageSize, maxOperations })
+  const { maxBodyBytes, maxPageSize, maxOperations, limits } = options
+  const app = createApp({ store, logger, maxBodyBytes, maxPageSize, maxOperations, limits })
   const inspector = new Database(dbPath, { readonly: true })
 
   async function send(method: string, path: string, { headers, body }: RawRequest = {}): Promise<Answer> {
