@@ -242,5 +242,3 @@ export async function runHostile(): Promise<number> {
     rmSync(dir, { recursive: true, force: true })
   }
 }
-
-if (import.meta.main) process.exit(await runHostile())

@@ -12,6 +12,7 @@ import { encodeCursor } from '../src/jsonapi/cursor'
 import { removeTempDirs, stopChildren } from '../test/support/process'
 import { compareAnswers } from './compare'
 import { crashBench } from './crash'
+import { runHostile } from './hostile'
 import { LARGE_MEASURE_MS, MEASURE_MS, pinning, ROUNDS, runScenario, WARMUP_MS, warmUp } from './measure'
 import { MEMORY_RUNS, type MemoryResult, measureListMemory } from './memory'
 import { cpuTable, memoryTable, referenceNote, type ScenarioResult, table, targets } from './report'
@@ -247,12 +248,16 @@ async function main(): Promise<number> {
   return 0
 }
 
-/** `bun run bench` runs `main`; `bun run bench -- crash` the crash rounds of bench/crash.ts instead. */
+/**
+ * `bun run bench` runs `main`; `bun run bench -- crash` the crash rounds of bench/crash.ts, and
+ * `bun run bench -- hostile` the most expensive requests the limits allow (bench/hostile.ts).
+ */
 async function chosenBench(): Promise<number> {
   const chosen = Bun.argv[2]
   if (chosen === undefined) return main()
   if (chosen === 'crash') return crashBench()
-  console.error(`bench: no bench "${chosen}"; run it without an argument, or with "crash"`)
+  if (chosen === 'hostile') return runHostile()
+  console.error(`bench: no bench "${chosen}"; run it without an argument, or with "crash" or "hostile"`)
   return 2
 }
 

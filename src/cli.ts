@@ -38,6 +38,14 @@ const app = createApp({
   maxPageSize: config.maxPageSize,
   maxOperations: config.maxOperations,
   stopping: () => stopping,
+  limits: {
+    maxSearchWords: config.maxSearchWords,
+    maxIncludeDepth: config.maxIncludeDepth,
+    maxIncludePaths: config.maxIncludePaths,
+    maxFilterIds: config.maxFilterIds,
+    maxRelationshipIds: config.maxRelationshipIds,
+    maxErrors: config.maxErrors,
+  },
 })
 
 async function shutdown(signal: string): Promise<void> {

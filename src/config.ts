@@ -1,3 +1,4 @@
+import { DEFAULT_LIMITS, type RequestLimits } from './jsonapi/limits'
 import { type LogLevel, logLevels } from './logger'
 import { type DatabaseLocation, parseDatabaseUrl } from './store/open'
 
@@ -12,6 +13,12 @@ export interface Config {
   readonly maxOperations: number
   readonly busyTimeoutMs: number
   readonly shutdownTimeout: number
+  readonly maxSearchWords: number
+  readonly maxIncludeDepth: number
+  readonly maxIncludePaths: number
+  readonly maxFilterIds: number
+  readonly maxRelationshipIds: number
+  readonly maxErrors: number
 }
 
 /** A bad setting: reported as one line, exit code 2. */
@@ -63,6 +70,42 @@ const settings = {
     env: 'SHUTDOWN_TIMEOUT',
     fallback: '10',
     help: 'seconds a stop waits for requests in flight before closing their connections',
+  },
+  maxSearchWords: {
+    flag: '--max-search-words',
+    env: 'MAX_SEARCH_WORDS',
+    fallback: String(DEFAULT_LIMITS.maxSearchWords),
+    help: 'most words filter[search] may hold (400 above it)',
+  },
+  maxIncludeDepth: {
+    flag: '--max-include-depth',
+    env: 'MAX_INCLUDE_DEPTH',
+    fallback: String(DEFAULT_LIMITS.maxIncludeDepth),
+    help: 'most relationships in one include path (400 above it)',
+  },
+  maxIncludePaths: {
+    flag: '--max-include-paths',
+    env: 'MAX_INCLUDE_PATHS',
+    fallback: String(DEFAULT_LIMITS.maxIncludePaths),
+    help: 'most comma-separated paths in include (400 above it)',
+  },
+  maxFilterIds: {
+    flag: '--max-filter-ids',
+    env: 'MAX_FILTER_IDS',
+    fallback: String(DEFAULT_LIMITS.maxFilterIds),
+    help: 'most ids in one relationship filter (400 above it)',
+  },
+  maxRelationshipIds: {
+    flag: '--max-relationship-ids',
+    env: 'MAX_RELATIONSHIP_IDS',
+    fallback: String(DEFAULT_LIMITS.maxRelationshipIds),
+    help: 'most resource identifiers in one to-many relationship write (400 above it)',
+  },
+  maxErrors: {
+    flag: '--max-errors',
+    env: 'MAX_ERRORS',
+    fallback: String(DEFAULT_LIMITS.maxErrors),
+    help: 'errors an error document lists in full; one more counts the rest',
   },
 } satisfies Record<keyof Omit<Config, 'database'>, Setting>
 
@@ -122,6 +165,7 @@ export function parseConfig(
   const maxOperations = integer(settings.maxOperations.env, read(settings.maxOperations), 1, 10_000)
   const busyTimeoutMs = integer(settings.busyTimeoutMs.env, read(settings.busyTimeoutMs), 0, 600_000)
   const shutdownTimeout = integer(settings.shutdownTimeout.env, read(settings.shutdownTimeout), 0, 3600)
+  const limit = (key: keyof RequestLimits, max: number) => integer(settings[key].env, read(settings[key]), 1, max)
   return {
     port,
     host,
@@ -133,5 +177,11 @@ export function parseConfig(
     maxOperations,
     busyTimeoutMs,
     shutdownTimeout,
+    maxSearchWords: limit('maxSearchWords', 1000),
+    maxIncludeDepth: limit('maxIncludeDepth', 100),
+    maxIncludePaths: limit('maxIncludePaths', 1000),
+    maxFilterIds: limit('maxFilterIds', 100_000),
+    maxRelationshipIds: limit('maxRelationshipIds', 1_000_000),
+    maxErrors: limit('maxErrors', 100_000),
   }
 }

@@ -283,3 +283,45 @@ describe('parseConfig SHUTDOWN_TIMEOUT', () => {
     expect(helpText).toMatch(/ {2}--shutdown-timeout <value> {2,}SHUTDOWN_TIMEOUT {2,}\S/)
   })
 })
+
+describe('parseConfig request limits', () => {
+  const limits = [
+    ['maxSearchWords', 'MAX_SEARCH_WORDS', '--max-search-words', 10, 1000],
+    ['maxIncludeDepth', 'MAX_INCLUDE_DEPTH', '--max-include-depth', 3, 100],
+    ['maxIncludePaths', 'MAX_INCLUDE_PATHS', '--max-include-paths', 10, 1000],
+    ['maxFilterIds', 'MAX_FILTER_IDS', '--max-filter-ids', 100, 100_000],
+    ['maxRelationshipIds', 'MAX_RELATIONSHIP_IDS', '--max-relationship-ids', 1000, 1_000_000],
+    ['maxErrors', 'MAX_ERRORS', '--max-errors', 100, 100_000],
+  ] as const
+
+  it.each(limits)('%s has its documented default', (key, _env, _flag, fallback) => {
+    expect(configOf([])[key]).toBe(fallback)
+  })
+
+  it.each(limits)('%s is read from %s, and from %s over it', (key, env, flag) => {
+    expect(configOf([], { [env]: '7' })[key]).toBe(7)
+    expect(configOf([flag, '8'], { [env]: '7' })[key]).toBe(8)
+    expect(configOf([`${flag}=9`])[key]).toBe(9)
+  })
+
+  it.each(limits)('%s accepts 1 and its maximum', (key, env, _flag, _fallback, max) => {
+    expect(configOf([], { [env]: '1' })[key]).toBe(1)
+    expect(configOf([], { [env]: String(max) })[key]).toBe(max)
+  })
+
+  it.each(
+    limits.flatMap(([key, env, , , max]) =>
+      ['0', 'ten', '-1', '2.5', '', String(max + 1)].map((v) => [key, env, v, max]),
+    ),
+  )('%s: rejects %s=%p naming the setting, its range and the value', (_key, env, value, max) => {
+    expect(errorOf([], { [env]: value }).message).toBe(`${env} must be an integer from 1 to ${max} (got "${value}")`)
+  })
+
+  it('are all in --help with their flags, variables and defaults', () => {
+    for (const [, env, flag, fallback] of limits) {
+      const line = helpText.split('\n').find((l) => l.includes(flag)) ?? ''
+      expect(line).toContain(env)
+      expect(line).toContain(`(default ${fallback})`)
+    }
+  })
+})

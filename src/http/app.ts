@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
 import packageJson from '../../package.json'
+import { DEFAULT_LIMITS, type RequestLimits } from '../jsonapi/limits'
 import type { Logger } from '../logger'
 import { type ResourceRegistry, resources } from '../resources/registry'
 import type { Store } from '../store/store'
@@ -28,6 +29,8 @@ export interface AppOptions {
   readonly maxBodyBytes?: number
   readonly maxPageSize?: number
   readonly maxOperations?: number
+  /** Any limit not given keeps its default. */
+  readonly limits?: Partial<RequestLimits>
   readonly registry?: ResourceRegistry
   /** True once the service is stopping: every answer then carries `Connection: close`. */
   readonly stopping?: () => boolean
@@ -55,12 +58,17 @@ export function createApp({
   maxBodyBytes = DEFAULT_MAX_BODY_BYTES,
   maxPageSize = DEFAULT_MAX_PAGE_SIZE,
   maxOperations = DEFAULT_MAX_OPERATIONS,
+  limits: given = {},
   registry = resources,
   stopping = () => false,
 }: AppOptions) {
+  const limits: RequestLimits = { ...DEFAULT_LIMITS, ...given }
   const pageLimits = { defaultSize: Math.min(DEFAULT_PAGE_SIZE, maxPageSize), maxSize: maxPageSize }
-  const api = resourceRoutes(registry, store, API_PREFIX, pageLimits)
-  const operations = new OperationsController(registry, store, maxOperations)
+  const api = resourceRoutes(registry, store, API_PREFIX, { ...pageLimits, ...limits })
+  const operations = new OperationsController(registry, store, {
+    maxOperations,
+    maxRelationshipIds: limits.maxRelationshipIds,
+  })
   api.post(
     '/operations',
     async ({ request, body, set }) => send(set, await operations.run(request.url, request.headers, body)),
@@ -71,7 +79,7 @@ export function createApp({
   return new Elysia()
     .use(requestLog(logger))
     .use(closeConnectionsWhen(stopping))
-    .use(jsonApiErrors(logger, methodsByPath(api.routes)))
+    .use(jsonApiErrors(logger, methodsByPath(api.routes), limits.maxErrors))
     .use(acceptNegotiation)
     .use(jsonApiBodyParser(maxBodyBytes))
     .use(apiDocs(packageJson.version))

@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia'
-import { httpError, JsonApiError, recordNotFound } from '../jsonapi/errors'
+import { cappedErrors, httpError, JsonApiError, recordNotFound } from '../jsonapi/errors'
 import type { Logger } from '../logger'
 import { StoreUnavailableError } from '../store/faults'
 import { FaultLog } from './fault-log'
@@ -77,7 +77,7 @@ function reportingFailure(
  * of the database is a 503 with Retry-After, logged once per episode (see FaultLog); a 500 is left
  * for a bug in the service.
  */
-export function jsonApiErrors(logger: Logger, allowed: AllowedMethods) {
+export function jsonApiErrors(logger: Logger, allowed: AllowedMethods, maxErrors: number) {
   const faults = new FaultLog(logger)
   const unexpected = (message: string, request: Request, path: string, requestId: unknown, error: unknown) =>
     logger.log('error', message, {
@@ -116,7 +116,8 @@ export function jsonApiErrors(logger: Logger, allowed: AllowedMethods) {
       .onError({ as: 'global' }, ({ code, error, path, set, request }) => {
         const known = toJsonApiError(code, error, path, allowed)
         if (error instanceof StoreUnavailableError) faults.failed(error)
-        if (known) return send(set, errorResponse(known.status, known.errors, known.headers))
+        // A document lists at most `maxErrors` errors in full, wherever the errors came from.
+        if (known) return send(set, errorResponse(known.status, cappedErrors(known.errors, maxErrors), known.headers))
         unexpected('unhandled error', request, path, set.headers['x-request-id'], error)
         const failure = httpError(500, 'The server failed to complete the request; it has been logged')
         return send(set, errorResponse(500, failure.errors))

@@ -63,7 +63,9 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
       description: `The ${plural}, in id order unless sorted. Without page[...] every record, streamed; with it a page, with links and meta.total. Relationships carry \`meta.included = false\` unless included.`,
       responses: {
         200: body(`All ${plural}`, listDocumentSchema(registry, resource)),
-        400: failure('An unknown or repeated query parameter, or a malformed include, fields, sort, filter or page'),
+        400: failure(
+          'An unknown or repeated query parameter, a malformed include, fields, sort, filter or page, or one over its limit (include paths and depth, search words, filter ids, page size)',
+        ),
         ...negotiation,
       },
     },
@@ -74,7 +76,9 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
       description: `The ${single} with linkage for every relationship, and its ${included} in \`included\` (left out when there are none).`,
       responses: {
         200: body(`The ${single}`, singleDocumentSchema(registry, resource)),
-        400: failure('A malformed include or fields parameter, or a parameter a single record does not take'),
+        400: failure(
+          'A malformed include or fields parameter, include over its limits, or a parameter a single record does not take',
+        ),
         404: notFound,
         ...negotiation,
       },
@@ -142,7 +146,7 @@ export function relationshipDocs(registry: ResourceRegistry, resource: ResourceD
   }
   const missing = failure(`No ${owner} has this id (\`{"errors": []}\`), or a related record named does not exist`)
   const linkWrites = {
-    400: failure('The body is not a relationship document of the right shape'),
+    400: failure('The body is not a relationship document of the right shape, or names more records than allowed'),
     409: failure(`A resource identifier is not of type ${target.type}`),
     413: writeFailures[413],
     415: writeFailures[415],
@@ -168,7 +172,7 @@ export function relationshipDocs(registry: ResourceRegistry, resource: ResourceD
         200: toMany
           ? body(`The ${what}`, listDocumentSchema(registry, target))
           : body(`The ${what}, or data null`, singleDocumentSchema(registry, target, !relationship.required)),
-        400: failure('A malformed or unsupported query parameter'),
+        400: failure('A malformed or unsupported query parameter, or one over its limit'),
         404: notFound,
         ...negotiation,
       },
@@ -204,7 +208,9 @@ export function operationsDocs() {
         'One result per operation, in order: `{"data": ...}` for added or updated records, `{}` otherwise',
         atomicResultsSchema,
       ),
-      400: failure('Not an atomic document, a malformed operation, an unknown lid, or more operations than allowed'),
+      400: failure(
+        'Not an atomic document, a malformed operation, an unknown lid, or more operations or relationship members than allowed',
+      ),
       403: failure('An operation removes books from their author'),
       404: failure('An operation names a record that does not exist'),
       409: failure('A type does not match, or a record cannot be removed while others need it'),

@@ -1,4 +1,4 @@
-import { parseAtomicDocument } from '../jsonapi/atomic-document'
+import { type AtomicLimits, parseAtomicDocument } from '../jsonapi/atomic-document'
 import { unlinkedResource } from '../jsonapi/document'
 import { type ErrorObject, httpError, JsonApiError } from '../jsonapi/errors'
 import { ATOMIC_CONTENT_TYPE, ATOMIC_EXT, checkAcceptsExtension, namesExtension } from '../jsonapi/media-type'
@@ -47,7 +47,7 @@ export class OperationsController {
   constructor(
     private readonly registry: ResourceRegistry,
     private readonly store: Store,
-    private readonly maxOperations: number,
+    private readonly limits: AtomicLimits,
   ) {}
 
   async run(url: string, headers: Headers, body: unknown): Promise<ApiResponse> {
@@ -59,7 +59,7 @@ export class OperationsController {
     }
     const refused = checkAcceptsExtension(headers.get('accept'), ATOMIC_EXT)
     if (refused) throw refused
-    const operations = parseAtomicDocument(this.registry, documentOf(body), this.maxOperations)
+    const operations = parseAtomicDocument(this.registry, documentOf(body), this.limits)
     const outcome = await this.store.atomic(operations)
     if (!outcome.ok) {
       throw failed(operations[outcome.index] as AtomicOperation, outcome.index, outcome.failure)

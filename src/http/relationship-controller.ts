@@ -34,6 +34,8 @@ export class RelationshipController {
     /** The controller of each type: related resources answer as their own endpoints do. */
     private readonly controllers: (type: string) => ResourceController,
     private readonly basePath: string,
+    /** The most identifiers one to-many write may name. */
+    private readonly maxIds: number,
   ) {
     const relationship = resource.relationships[name]
     if (!relationship) throw new Error(`${resource.type} has no relationship ${name}`)
@@ -110,7 +112,7 @@ export class RelationshipController {
       if (!(await store.find(resource, recordId))) throw recordNotFound()
       throw httpError(403, messages.cannotLeave(target.type, resource.singular))
     }
-    const { ids, invalid } = parseToManyDocument(target, documentOf(body))
+    const { ids, invalid } = parseToManyDocument(target, documentOf(body), this.maxIds)
     if (invalid.length > 0) throw relatedNotFound(target, invalid)
     const result = await store.changeToMany(resource, recordId, name, ids, change)
     if (result.status === 'not-found') throw recordNotFound()

@@ -2,7 +2,7 @@ import { resourceObject, unlinkedResource } from '../jsonapi/document'
 import { type FieldError, httpError, recordNotFound, unprocessable } from '../jsonapi/errors'
 import { requireId } from '../jsonapi/ids'
 import { messages } from '../jsonapi/messages'
-import { type IncludeTree, type PageLimits, parseFetchQuery, rejectQueryParameters } from '../jsonapi/query'
+import { type FetchLimits, type IncludeTree, parseFetchQuery, rejectQueryParameters } from '../jsonapi/query'
 import { parseWriteDocument, type WriteRequest } from '../jsonapi/request-document'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
@@ -66,7 +66,7 @@ export class ResourceController {
     private readonly registry: ResourceRegistry,
     private readonly store: Store,
     private readonly basePath: string,
-    private readonly pageLimits: PageLimits,
+    private readonly limits: FetchLimits,
   ) {
     this.defaultInclude = new Map(resource.defaultInclude.map((name) => [name, new Map()]))
     this.defaultPlan = planOf(resource, this.defaultInclude, true)
@@ -75,7 +75,7 @@ export class ResourceController {
   /** `scope` narrows the list before the client's filters: the books of one author, say. */
   async list({ url }: HandlerInput, scope: readonly StoreFilter[] = []): Promise<ApiResponse> {
     const { resource, registry, store } = this
-    const query = parseFetchQuery(registry, resource, url, 'list', this.pageLimits)
+    const query = parseFetchQuery(registry, resource, url, 'list', this.limits)
     const include = query.include ?? noInclude
     const { sort, page } = query
     const filters = scope.length > 0 ? [...scope, ...query.filters] : query.filters
@@ -100,13 +100,13 @@ export class ResourceController {
 
   /** Checks the query of a single-record GET without reading anything (a related record that is null). */
   checkRecordQuery(url: string): void {
-    parseFetchQuery(this.registry, this.resource, url, 'record', this.pageLimits)
+    parseFetchQuery(this.registry, this.resource, url, 'record', this.limits)
   }
 
   async show({ url, id }: HandlerInput): Promise<ApiResponse> {
     const { resource, registry, store } = this
     const recordId = requireId(id)
-    const query = parseFetchQuery(registry, resource, url, 'record', this.pageLimits)
+    const query = parseFetchQuery(registry, resource, url, 'record', this.limits)
     const include = query.include ?? this.defaultInclude
     if (reachesMany(registry, resource, include)) {
       // What it includes grows with the data (an author's books): written a batch at a time.

@@ -1,5 +1,5 @@
 import { Elysia, t } from 'elysia'
-import type { PageLimits } from '../jsonapi/query'
+import type { FetchLimits } from '../jsonapi/query'
 import { fetchQuerySchema } from '../jsonapi/schemas'
 import type { ResourceRegistry } from '../resources/registry'
 import type { Store } from '../store/store'
@@ -38,13 +38,15 @@ function withBody(operation: Operation) {
  * Registers list, get, create, update (PUT and PATCH) and delete for every described resource, and
  * the related-resource and relationship endpoints of each of its relationships.
  */
-export function resourceRoutes(registry: ResourceRegistry, store: Store, prefix: string, pageLimits: PageLimits) {
+export function resourceRoutes(
+  registry: ResourceRegistry,
+  store: Store,
+  prefix: string,
+  limits: FetchLimits & { readonly maxRelationshipIds: number },
+) {
   const api = new Elysia({ prefix })
   const controllers = new Map(
-    registry.all.map((resource) => [
-      resource.type,
-      new ResourceController(resource, registry, store, prefix, pageLimits),
-    ]),
+    registry.all.map((resource) => [resource.type, new ResourceController(resource, registry, store, prefix, limits)]),
   )
   const controllerOf = (type: string) => controllers.get(type) as ResourceController
   for (const resource of registry.all) {
@@ -80,7 +82,15 @@ export function resourceRoutes(registry: ResourceRegistry, store: Store, prefix:
       )
 
     for (const [name, relationship] of Object.entries(resource.relationships)) {
-      const related = new RelationshipController(resource, name, registry, store, controllerOf, prefix)
+      const related = new RelationshipController(
+        resource,
+        name,
+        registry,
+        store,
+        controllerOf,
+        prefix,
+        limits.maxRelationshipIds,
+      )
       const endpoints = relationshipDocs(registry, resource, name)
       const target = registry.get(relationship.target)
       const self = `${member}/relationships/${name}`

@@ -4,7 +4,7 @@ import type { AtomicInput, AtomicOperation, RecordRef } from '../store/store'
 import { type ErrorObject, httpError, JsonApiError, unprocessable } from './errors'
 import { parseId } from './ids'
 import { messages } from './messages'
-import { checkIdentifierType } from './relationship-document'
+import { checkIdentifierType, checkMemberCount } from './relationship-document'
 import { parseWriteDocument } from './request-document'
 
 const OPERATIONS = 'atomic:operations'
@@ -96,7 +96,7 @@ function resourceInput(
   return { input: { attributes: write.input.attributes, toOne }, lid: lid as string | undefined }
 }
 
-function parseOperation(registry: ResourceRegistry, operation: unknown): AtomicOperation {
+function parseOperation(registry: ResourceRegistry, operation: unknown, limits: AtomicLimits): AtomicOperation {
   if (!isObject(operation)) throw httpError(400, 'An operation must be an object', { pointer: '' })
   const { op, ref, data } = operation
   if (op !== 'add' && op !== 'update' && op !== 'remove') {
@@ -133,6 +133,7 @@ function parseOperation(registry: ResourceRegistry, operation: unknown): AtomicO
     if (op !== 'add' && registry.inverseOf(resource, name).required) {
       throw httpError(403, messages.cannotLeave(related.type, resource.singular), { pointer: '/op' })
     }
+    checkMemberCount(data.length, limits.maxRelationshipIds)
     const members = data.map((member, i) => refOf(related, member, `/data/${i}`))
     const change = op === 'add' ? 'add' : op === 'remove' ? 'remove' : 'replace'
     return { kind: 'to-many', resource, target, relationship: name, members, change }
@@ -158,6 +159,12 @@ function parseOperation(registry: ResourceRegistry, operation: unknown): AtomicO
   return { kind: 'update', resource, target, input: resourceInput(registry, resource, rest, false).input }
 }
 
+/** How much one atomic request may carry. */
+export interface AtomicLimits {
+  readonly maxOperations: number
+  readonly maxRelationshipIds: number
+}
+
 /**
  * Reads an Atomic Operations document into store operations, in order. A failure of any
  * operation is reported with pointers under `/atomic:operations/N`.
@@ -165,8 +172,9 @@ function parseOperation(registry: ResourceRegistry, operation: unknown): AtomicO
 export function parseAtomicDocument(
   registry: ResourceRegistry,
   body: unknown,
-  maxOperations: number,
+  limits: AtomicLimits,
 ): AtomicOperation[] {
+  const { maxOperations } = limits
   if (isObject(body) && (body.data !== undefined || body.included !== undefined)) {
     throw httpError(400, `An atomic document carries "${OPERATIONS}" and no data or included`, {
       pointer: body.data !== undefined ? '/data' : '/included',
@@ -186,7 +194,7 @@ export function parseAtomicDocument(
   const lids = new Set<string>()
   return operations.map((operation, index) => {
     try {
-      const parsed = parseOperation(registry, operation)
+      const parsed = parseOperation(registry, operation, limits)
       // A lid names one record in the whole request (JSON:API 1.1).
       if (parsed.kind === 'create' && parsed.lid !== undefined) {
         if (lids.has(parsed.lid)) throw httpError(400, `lid "${parsed.lid}" is used twice`, { pointer: '/data/lid' })

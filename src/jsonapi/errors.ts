@@ -65,3 +65,17 @@ export function unprocessable(fields: readonly FieldError[]): JsonApiError {
     })),
   )
 }
+
+const count = new Intl.NumberFormat('en-US')
+
+/**
+ * At most `max` errors in full, then one more that counts the rest (same status and title as the
+ * first it stands for): a body of 60,000 unknown attributes answers with 101 errors, not 60,000.
+ */
+export function cappedErrors(errors: readonly ErrorObject[], max: number): readonly ErrorObject[] {
+  if (errors.length <= max + 1) return errors
+  const rest = errors.length - max
+  const { status, title } = errors[max] as ErrorObject
+  const detail = `and ${count.format(rest)} more errors like these`
+  return [...errors.slice(0, max), status === undefined ? { title, detail } : { status, title, detail }]
+}

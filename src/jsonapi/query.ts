@@ -4,6 +4,7 @@ import type { SortKey, StoreFilter } from '../store/store'
 import { type CursorValues, decodeCursor } from './cursor'
 import { httpError, type JsonApiError } from './errors'
 import { parseId } from './ids'
+import type { RequestLimits } from './limits'
 
 /** Relationship paths to include, as a tree: `books.book_collection` is books -> book_collection. */
 export type IncludeTree = ReadonlyMap<string, IncludeTree>
@@ -32,6 +33,11 @@ export interface PageLimits {
   readonly maxSize: number
 }
 
+/** Everything that bounds what one fetch may ask for. */
+export interface FetchLimits
+  extends PageLimits,
+    Pick<RequestLimits, 'maxSearchWords' | 'maxIncludeDepth' | 'maxIncludePaths' | 'maxFilterIds'> {}
+
 const byId: SortKey = { field: 'id', descending: false }
 const bracketed = /^(fields|filter|page)\[([^\]]*)\]$/
 
@@ -39,10 +45,36 @@ function invalid(parameter: string, detail: string): JsonApiError {
   return httpError(400, detail, { parameter })
 }
 
-function parseInclude(registry: ResourceRegistry, resource: ResourceDescription, value: string): IncludeTree {
+/** How many relationships `path` names, counted from its dots without splitting it. */
+function pathDepth(path: string): number {
+  let depth = 1
+  for (let at = path.indexOf('.'); at !== -1; at = path.indexOf('.', at + 1)) depth++
+  return depth
+}
+
+function parseInclude(
+  registry: ResourceRegistry,
+  resource: ResourceDescription,
+  value: string,
+  limits: FetchLimits,
+): IncludeTree {
   const tree = new Map<string, Map<string, unknown>>()
   if (value === '') return tree as IncludeTree
-  for (const path of value.split(',')) {
+  const paths = value.split(',')
+  if (paths.length > limits.maxIncludePaths) {
+    throw invalid('include', `include takes at most ${limits.maxIncludePaths} paths (got ${paths.length})`)
+  }
+  // Every path's depth before any path's names: a path a thousand levels deep costs a scan, no more.
+  for (const path of paths) {
+    const depth = pathDepth(path)
+    if (depth > limits.maxIncludeDepth) {
+      throw invalid(
+        'include',
+        `include paths go at most ${limits.maxIncludeDepth} relationships deep ("${path}" goes ${depth})`,
+      )
+    }
+  }
+  for (const path of paths) {
     let type = resource
     let level = tree
     for (const name of path.split('.')) {
@@ -91,12 +123,30 @@ function parseSort(resource: ResourceDescription, value: string): SortKey[] {
   return keys.some((k) => k.field === 'id') ? keys : [...keys, byId]
 }
 
-function parseFilter(resource: ResourceDescription, parameter: string, name: string, value: string): StoreFilter {
+/**
+ * The words of a search, as the store reads them: runs of letters and digits after NFKC
+ * (`matchExpression` in store/sqlite.ts takes the same runs).
+ */
+function searchWordCount(text: string): number {
+  return text.normalize('NFKC').match(/[\p{L}\p{N}]+/gu)?.length ?? 0
+}
+
+function parseFilter(
+  resource: ResourceDescription,
+  parameter: string,
+  name: string,
+  value: string,
+  limits: FetchLimits,
+): StoreFilter {
   const filter = Object.hasOwn(resource.filters, name) ? resource.filters[name] : undefined
   if (!filter) throw invalid(parameter, `${resource.type} has no filter "${name}"`)
   if (filter.kind === 'attribute') return { kind: 'attribute', attribute: filter.attribute, value }
   if (filter.kind === 'search') {
-    if (!/[\p{L}\p{N}]/u.test(value)) throw invalid(parameter, `${parameter} needs at least one word to search for`)
+    const words = searchWordCount(value)
+    if (words === 0) throw invalid(parameter, `${parameter} needs at least one word to search for`)
+    if (words > limits.maxSearchWords) {
+      throw invalid(parameter, `${parameter} takes at most ${limits.maxSearchWords} words (got ${words})`)
+    }
     return { kind: 'search', text: value }
   }
   const relationship = resource.relationships[filter.relationship]
@@ -113,6 +163,9 @@ function parseFilter(resource: ResourceDescription, parameter: string, name: str
         `${parameter} takes record ids separated by commas${nullable ? ', or null' : ''} (got "${value}")`,
       )
     }
+  }
+  if (ids.length > limits.maxFilterIds) {
+    throw invalid(parameter, `${parameter} takes at most ${limits.maxFilterIds} ids (got ${ids.length})`)
   }
   return { kind: 'relationship', relationship: filter.relationship, ids, orNone }
 }
@@ -134,7 +187,7 @@ export function parseFetchQuery(
   resource: ResourceDescription,
   url: string,
   target: 'list' | 'record',
-  limits: PageLimits,
+  limits: FetchLimits,
 ): FetchQuery {
   const at = url.indexOf('?')
   const query: {
@@ -158,14 +211,14 @@ export function parseFetchQuery(
       family === 'filter' || family === 'page' || name === 'sort' || Object.hasOwn(resource.plainFilters, name)
     if (listOnly && target === 'record') throw invalid(name, `"${name}" applies to lists only`)
 
-    if (name === 'include') query.include = parseInclude(registry, resource, value)
+    if (name === 'include') query.include = parseInclude(registry, resource, value, limits)
     else if (name === 'sort') {
       query.sort = parseSort(resource, value)
       query.sorted = true
     } else if (family === 'fields') query.fields.set(key, parseFields(registry, name, key, value))
-    else if (family === 'filter') filters.push(parseFilter(resource, name, key, value))
+    else if (family === 'filter') filters.push(parseFilter(resource, name, key, value, limits))
     else if (Object.hasOwn(resource.plainFilters, name)) {
-      filters.push(parseFilter(resource, name, resource.plainFilters[name] as string, value))
+      filters.push(parseFilter(resource, name, resource.plainFilters[name] as string, value, limits))
     } else if (family === 'page' && key === 'number') pageNumber = parsePositive(name, value)
     else if (family === 'page' && key === 'size') pageSize = parsePositive(name, value, limits.maxSize)
     else if (family === 'page' && (key === 'after' || key === 'before')) cursors[key] = value

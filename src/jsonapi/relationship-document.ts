@@ -55,12 +55,26 @@ export function parseToOneDocument(
   return id === null ? { invalid: String(data.id) } : { id }
 }
 
+/** 400 when a to-many write names more than `max` records: the cost of a write grows with them. */
+export function checkMemberCount(count: number, max: number): void {
+  if (count > max) {
+    throw httpError(400, `A relationship write takes at most ${max} resource identifiers (got ${count})`, {
+      pointer: '/data',
+    })
+  }
+}
+
 /** The ids a to-many relationship request names; `invalid` holds the identifiers no record can have. */
-export function parseToManyDocument(target: ResourceDescription, body: unknown): { ids: Id[]; invalid: string[] } {
+export function parseToManyDocument(
+  target: ResourceDescription,
+  body: unknown,
+  maxIds: number,
+): { ids: Id[]; invalid: string[] } {
   const data = linkageOf(body)
   if (!Array.isArray(data)) {
     throw httpError(400, 'A to-many relationship takes an array of resource identifiers', { pointer: '/data' })
   }
+  checkMemberCount(data.length, maxIds)
   const ids: Id[] = []
   const invalid: string[] = []
   data.forEach((identifier, i) => {

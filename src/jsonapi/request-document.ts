@@ -56,11 +56,20 @@ function envelopeError(body: unknown): never {
   throw httpError(400, `Invalid JSON:API document at ${path}: ${error?.message.toLowerCase()}`, { pointer: path })
 }
 
+/**
+ * A character that shows: anything but white space, controls (NUL included), format characters
+ * (zero-width spaces and joiners, the BOM, the soft hyphen), default-ignorable ones (the Hangul
+ * fillers, variation selectors) and the blank Braille pattern U+2800, drawn as nothing. Combining
+ * marks are drawn, so a name of marks alone holds a visible character.
+ */
+const visibleCharacter = /[^\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\u2800]/u
+
 function validateString(name: string, attribute: StringAttribute, value: unknown): string | null {
   if (typeof value !== 'string') return messages.notAString(name)
   // A lone surrogate (from a \ud800 escape) is no character: stored, it would turn into U+FFFD.
   if (!value.isWellFormed()) return messages.notUnicode(name)
-  if (value.trim() === '') return messages.blank(name)
+  // A name that shows nothing is as blank as an empty one; one that shows something is kept as sent.
+  if (!visibleCharacter.test(value)) return messages.blank(name)
   // Count code points, not UTF-16 units, as JSON Schema's maxLength does.
   let length = 0
   for (const _ of value) if (++length > attribute.maxLength) return messages.tooLong(name, attribute.maxLength)

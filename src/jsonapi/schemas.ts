@@ -1,6 +1,7 @@
 import { type TSchema, Type as t } from '@sinclair/typebox'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
+import { DEFAULT_LIMITS as limits } from './limits'
 
 /**
  * JSON Schemas of the documents the service reads and writes, derived from the resource
@@ -164,6 +165,9 @@ export const errorDocumentSchema = t.Object(
           }),
         ),
       }),
+      {
+        description: `At most ${limits.maxErrors} errors in full (by default); past that, one more error counts the rest.`,
+      },
     ),
   },
   { title: 'Error document' },
@@ -179,7 +183,7 @@ export function fetchQuerySchema(registry: ResourceRegistry, resource: ResourceD
   const text = (description: string) => t.Optional(t.String({ description }))
   const properties: Record<string, TSchema> = {
     include: text(
-      `Relationship paths to include, comma-separated and dot-nested (from ${resource.type}: ${Object.keys(resource.relationships).join(', ')}).`,
+      `Relationship paths to include, comma-separated and dot-nested (from ${resource.type}: ${Object.keys(resource.relationships).join(', ')}). By default at most ${limits.maxIncludePaths} paths, each at most ${limits.maxIncludeDepth} relationships deep.`,
     ),
   }
   for (const r of registry.all) {
@@ -189,8 +193,13 @@ export function fetchQuerySchema(registry: ResourceRegistry, resource: ResourceD
     properties.sort = text(
       `Sort keys, comma-separated, - for descending: id, ${resource.sortable.join(', ')}. Ties break by id.`,
     )
+    const bounds = {
+      attribute: '',
+      search: ` At most ${limits.maxSearchWords} words by default.`,
+      relationship: ` At most ${limits.maxFilterIds} ids by default.`,
+    }
     for (const [name, filter] of Object.entries(resource.filters))
-      properties[`filter[${name}]`] = text(filter.description)
+      properties[`filter[${name}]`] = text(`${filter.description}${bounds[filter.kind]}`)
     for (const [name, filter] of Object.entries(resource.plainFilters)) {
       properties[name] = text(`The original interface's form of filter[${filter}]: one id.`)
     }
@@ -218,7 +227,10 @@ export function relationshipDocumentSchema(target: ResourceDescription, toMany: 
 /** The body of a relationship write: `{"data": ...}` with identifiers of the target type. */
 export function relationshipRequestSchema(target: ResourceDescription, toMany: boolean): TSchema {
   const linkage = t.Object({ type: typeInput(target), id: idInput })
-  return t.Object({ data: toMany ? t.Array(linkage) : t.Union([linkage, t.Null()]) })
+  const members = t.Array(linkage, {
+    description: `At most ${limits.maxRelationshipIds} identifiers by default.`,
+  })
+  return t.Object({ data: toMany ? members : t.Union([linkage, t.Null()]) })
 }
 
 const atomicRef = t.Object({
@@ -235,9 +247,13 @@ export const atomicRequestSchema = t.Object(
       t.Object({
         op: t.Union([t.Literal('add'), t.Literal('update'), t.Literal('remove')]),
         ref: t.Optional(atomicRef),
-        data: t.Optional(t.Unknown({ description: 'A resource object (with lid on add), identifiers, or null' })),
+        data: t.Optional(
+          t.Unknown({
+            description: `A resource object (with lid on add), identifiers (at most ${limits.maxRelationshipIds} by default), or null`,
+          }),
+        ),
       }),
-      { minItems: 1 },
+      { minItems: 1, description: 'At most MAX_OPERATIONS operations (100 by default).' },
     ),
   },
   { title: 'Atomic operations document' },

@@ -49,6 +49,16 @@ const blankNames: [string, string][] = [
   ['spaces', '   '],
   ['a tab and a newline', '\t\n'],
   ['a non-breaking space and CR LF', '\u00a0\r\n'],
+  // Nothing visible is as blank as nothing at all.
+  ['NUL', '\u0000'],
+  ['control characters', '\u0001\u007f\u009f'],
+  ['two zero-width spaces', '\u200b\u200b'],
+  ['a byte order mark', '\ufeff'],
+  ['a soft hyphen', '\u00ad'],
+  ['the Hangul filler', '\u3164'],
+  ['the blank Braille pattern', '\u2800'],
+  ['a word joiner, a variation selector, a grapheme joiner and a tag', '\u2060\ufe0f\u034f\u{e0041}'],
+  ['invisible characters among white space', ' \u200b\u00a0\u2060\t'],
 ]
 
 const nonStrings: [string, unknown][] = [
@@ -415,5 +425,55 @@ describe('PUT and PATCH /api/v1/books/:id', () => {
     const answer = await update(method, { author_id: other })
     expect(answer.status).toBe(200)
     expect(app.rows('books')[0]).toMatchObject({ author_id: Number(other), name: 'The Left Hand of Darkness' })
+  })
+})
+
+describe('names hold a visible character', () => {
+  const atomic = 'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"'
+  const operations = (list: unknown[]) =>
+    app.request('POST', '/api/v1/operations', {
+      body: { 'atomic:operations': list },
+      headers: { 'content-type': atomic, accept: atomic },
+    })
+
+  it.each([
+    ['zero-width spaces around it', '\u200bZoë\u200b'],
+    ['a soft hyphen inside it', 'Ur\u00adsula'],
+    ['a combining mark alone, which is drawn', '\u0301'],
+    ['a letter after a NUL', '\u0000A'],
+  ])('accepts a name with %s and stores it exactly as sent', async (_, name) => {
+    const answer = await app.post('/api/v1/authors', document('author', { name }))
+    expect(answer.status).toBe(201)
+    expect(answer.json.data.attributes.name).toBe(name)
+    expect(app.rows('authors').at(-1)?.name).toBe(name)
+  })
+
+  it("rejects an invisible name in an atomic add with 422 Name can't be blank under the operation, storing nothing", async () => {
+    const answer = await changesNothing(app, () =>
+      operations([
+        { op: 'add', data: { type: 'authors', attributes: { name: 'Kept?' } } },
+        { op: 'add', data: { type: 'authors', attributes: { name: '\u200b\u2060' } } },
+      ]),
+    )
+    expect(answer.status).toBe(422)
+    expect(answer.json.errors).toEqual([
+      {
+        title: 'Unprocessable Entity',
+        detail: "Name can't be blank",
+        source: { parameter: 'name', pointer: '/atomic:operations/1/data/attributes/name' },
+      },
+    ])
+  })
+
+  it("rejects an invisible name in an atomic update with 422 Name can't be blank, changing nothing", async () => {
+    const answer = await changesNothing(app, () =>
+      operations([{ op: 'update', data: { type: 'books', id: bookId, attributes: { name: '\u3164' } } }]),
+    )
+    expect(answer.status).toBe(422)
+    expect(answer.json.errors[0]).toEqual({
+      title: 'Unprocessable Entity',
+      detail: "Name can't be blank",
+      source: { parameter: 'name', pointer: '/atomic:operations/0/data/attributes/name' },
+    })
   })
 })

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type App, createApp } from '../../src/http/app'
+import type { RequestLimits } from '../../src/jsonapi/limits'
 import { createLogger, type LogLevel } from '../../src/logger'
 import { resources } from '../../src/resources/registry'
 import { SqliteStore } from '../../src/store/sqlite'
@@ -61,6 +62,7 @@ export function openTestApp(
     /** Where the temporary folder goes (a small file system, for the fault tests); the OS's by default. */
     parent?: string
     busyTimeoutMs?: number
+    limits?: Partial<RequestLimits>
   } = {},
 ): TestApp {
   const dir = mkdtempSync(join(options.parent ?? tmpdir(), 'catalogue-test-'))
@@ -68,8 +70,8 @@ export function openTestApp(
   const store = SqliteStore.open(dbPath, resources, { busyTimeoutMs: options.busyTimeoutMs })
   const logs: string[] = []
   const logger = createLogger(options.logLevel ?? 'silent', { write: (line) => logs.push(line), flush() {} })
-  const { maxBodyBytes, maxPageSize, maxOperations } = options
-  const app = createApp({ store, logger, maxBodyBytes, maxPageSize, maxOperations })
+  const { maxBodyBytes, maxPageSize, maxOperations, limits } = options
+  const app = createApp({ store, logger, maxBodyBytes, maxPageSize, maxOperations, limits })
   const inspector = new Database(dbPath, { readonly: true })
 
   async function send(method: string, path: string, { headers, body }: RawRequest = {}): Promise<Answer> {

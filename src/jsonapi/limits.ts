@@ -1,0 +1,29 @@
+/**
+ * Limits on what one request may ask for, so that no request costs more than a bounded amount
+ * however it is written. Each is set well above what a real client sends; README's "Limits" lists
+ * them with the answer a client gets past each.
+ */
+export interface RequestLimits {
+  /** Words in `filter[search]`: each word is one more prefix query for FTS5 to merge. */
+  readonly maxSearchWords: number
+  /** Relationships in one `include` path: `books.author` is 2. */
+  readonly maxIncludeDepth: number
+  /** Comma-separated paths in `include`, as written (a repeated path counts each time). */
+  readonly maxIncludePaths: number
+  /** Ids in one relationship filter: `filter[author]=1,2,3` or `?author_id=1,2,3`. */
+  readonly maxFilterIds: number
+  /** Resource identifiers in one to-many relationship write, REST or atomic. */
+  readonly maxRelationshipIds: number
+  /** Errors an error document lists in full; one more error counts the rest. */
+  readonly maxErrors: number
+}
+
+/** The defaults: each setting of config.ts falls back to these. */
+export const DEFAULT_LIMITS: RequestLimits = Object.freeze({
+  maxSearchWords: 10,
+  maxIncludeDepth: 3,
+  maxIncludePaths: 10,
+  maxFilterIds: 100,
+  maxRelationshipIds: 1000,
+  maxErrors: 100,
+})
