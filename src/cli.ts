@@ -46,6 +46,11 @@ const app = createApp({
     maxRelationshipIds: config.maxRelationshipIds,
     maxErrors: config.maxErrors,
   },
+  // A database in memory is this process's alone: no other connection, so no workers, can read it.
+  readWorkers:
+    config.database.kind === 'sqlite' && config.database.path === ':memory:'
+      ? undefined
+      : { count: config.readWorkers, databaseUrl: config.databaseUrl, busyTimeoutMs: config.busyTimeoutMs },
 })
 
 async function shutdown(signal: string): Promise<void> {
@@ -67,6 +72,7 @@ async function shutdown(signal: string): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve))
   let code = 0
   try {
+    await app.decorator.reads?.close()
     await store.close()
   } catch (error) {
     logger.log('error', 'cannot close the database', { error: (error as Error).message })

@@ -13,6 +13,7 @@ export interface Config {
   readonly maxOperations: number
   readonly busyTimeoutMs: number
   readonly shutdownTimeout: number
+  readonly readWorkers: number
   readonly maxSearchWords: number
   readonly maxIncludeDepth: number
   readonly maxIncludePaths: number
@@ -64,6 +65,12 @@ const settings = {
     env: 'BUSY_TIMEOUT',
     fallback: '5000',
     help: 'milliseconds a write waits for a lock another connection holds (503 after it)',
+  },
+  readWorkers: {
+    flag: '--read-workers',
+    env: 'READ_WORKERS',
+    fallback: '2',
+    help: 'threads that answer lists and other reads that grow with the data (0: the main thread)',
   },
   shutdownTimeout: {
     flag: '--shutdown-timeout',
@@ -165,6 +172,7 @@ export function parseConfig(
   const maxOperations = integer(settings.maxOperations.env, read(settings.maxOperations), 1, 10_000)
   const busyTimeoutMs = integer(settings.busyTimeoutMs.env, read(settings.busyTimeoutMs), 0, 600_000)
   const shutdownTimeout = integer(settings.shutdownTimeout.env, read(settings.shutdownTimeout), 0, 3600)
+  const readWorkers = integer(settings.readWorkers.env, read(settings.readWorkers), 0, 64)
   const limit = (key: keyof RequestLimits, max: number) => integer(settings[key].env, read(settings[key]), 1, max)
   return {
     port,
@@ -177,6 +185,7 @@ export function parseConfig(
     maxOperations,
     busyTimeoutMs,
     shutdownTimeout,
+    readWorkers,
     maxSearchWords: limit('maxSearchWords', 1000),
     maxIncludeDepth: limit('maxIncludeDepth', 100),
     maxIncludePaths: limit('maxIncludePaths', 1000),

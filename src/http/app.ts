@@ -9,6 +9,7 @@ import { jsonApiErrors } from './error-handler'
 import { acceptNegotiation } from './negotiation'
 import { apiDocs, operationsDocs } from './openapi'
 import { OperationsController } from './operations-controller'
+import { ReadPool } from './read-pool'
 import { requestLog } from './request-log'
 import { resourceRoutes } from './resource-routes'
 import { send } from './responses'
@@ -34,7 +35,15 @@ export interface AppOptions {
   readonly registry?: ResourceRegistry
   /** True once the service is stopping: every answer then carries `Connection: close`. */
   readonly stopping?: () => boolean
+  /**
+   * Read workers for the reads whose cost grows with the data (see read-pool.ts); without them
+   * those reads run on the main thread. Each opens the database at `databaseUrl` read-only.
+   */
+  readonly readWorkers?: { readonly count: number; readonly databaseUrl: string; readonly busyTimeoutMs?: number }
 }
+
+/** Two read workers: the machines this service is sized for have two cores. */
+export const DEFAULT_READ_WORKERS = 2
 
 /** For 405 answers: the methods each route path answers to, matched by pattern. */
 function methodsByPath(routes: readonly { method: string; path: string }[]): (path: string) => string[] {
@@ -61,10 +70,25 @@ export function createApp({
   limits: given = {},
   registry = resources,
   stopping = () => false,
+  readWorkers,
 }: AppOptions) {
   const limits: RequestLimits = { ...DEFAULT_LIMITS, ...given }
   const pageLimits = { defaultSize: Math.min(DEFAULT_PAGE_SIZE, maxPageSize), maxSize: maxPageSize }
-  const api = resourceRoutes(registry, store, API_PREFIX, { ...pageLimits, ...limits })
+  const fetchLimits = { ...pageLimits, ...limits }
+  const reads =
+    readWorkers && readWorkers.count > 0
+      ? new ReadPool(
+          {
+            databaseUrl: readWorkers.databaseUrl,
+            busyTimeoutMs: readWorkers.busyTimeoutMs ?? 5000,
+            descriptions: registry.all,
+            prefix: API_PREFIX,
+            limits: fetchLimits,
+          },
+          readWorkers.count,
+        )
+      : null
+  const api = resourceRoutes(registry, store, API_PREFIX, fetchLimits, reads)
   const operations = new OperationsController(registry, store, {
     maxOperations,
     maxRelationshipIds: limits.maxRelationshipIds,
@@ -84,6 +108,7 @@ export function createApp({
     .use(jsonApiBodyParser(maxBodyBytes))
     .use(apiDocs(packageJson.version))
     .use(api)
+    .decorate('reads', reads)
 }
 
 export type App = ReturnType<typeof createApp>

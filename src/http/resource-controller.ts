@@ -10,6 +10,7 @@ import type { IncludeNode, IncludePlan, Store, StoreFilter } from '../store/stor
 import { documentOf } from './body-parser'
 import { DocumentStream } from './document-stream'
 import { ListReader } from './list-reader'
+import type { OffloadedRead } from './read-calls'
 import { type ApiResponse, documentResponse, jsonApiResponse, noContent } from './responses'
 
 /** What a handler gets from the request: the raw URL, the path id and the parsed body. */
@@ -67,6 +68,11 @@ export class ResourceController {
     private readonly store: Store,
     private readonly basePath: string,
     private readonly limits: FetchLimits,
+    /**
+     * Where the reads whose cost grows with the data are answered: a read worker (see read-pool.ts).
+     * Absent in the worker itself, and where there are no workers.
+     */
+    private readonly offload?: (read: OffloadedRead) => Promise<ApiResponse>,
   ) {
     this.defaultInclude = new Map(resource.defaultInclude.map((name) => [name, new Map()]))
     this.defaultPlan = planOf(resource, this.defaultInclude, true)
@@ -75,6 +81,7 @@ export class ResourceController {
   /** `scope` narrows the list before the client's filters: the books of one author, say. */
   async list({ url }: HandlerInput, scope: readonly StoreFilter[] = []): Promise<ApiResponse> {
     const { resource, registry, store } = this
+    if (this.offload) return this.offload({ op: 'list', type: resource.type, url, scope })
     const query = parseFetchQuery(registry, resource, url, 'list', this.limits)
     const include = query.include ?? noInclude
     const { sort, page } = query
@@ -109,6 +116,7 @@ export class ResourceController {
     const query = parseFetchQuery(registry, resource, url, 'record', this.limits)
     const include = query.include ?? this.defaultInclude
     if (reachesMany(registry, resource, include)) {
+      if (this.offload) return this.offload({ op: 'show', type: resource.type, url, id: String(recordId) })
       // What it includes grows with the data (an author's books): written a batch at a time.
       const record = await store.find(resource, recordId)
       if (!record) throw recordNotFound()

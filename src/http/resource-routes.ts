@@ -4,6 +4,8 @@ import { fetchQuerySchema } from '../jsonapi/schemas'
 import type { ResourceRegistry } from '../resources/registry'
 import type { Store } from '../store/store'
 import { operationDocs, relationshipDocs } from './openapi'
+import type { OffloadedRead } from './read-calls'
+import type { ReadPool } from './read-pool'
 import { RelationshipController } from './relationship-controller'
 import { type HandlerInput, ResourceController } from './resource-controller'
 import { type ApiResponse, type ResponseSettings, send } from './responses'
@@ -43,10 +45,15 @@ export function resourceRoutes(
   store: Store,
   prefix: string,
   limits: FetchLimits & { readonly maxRelationshipIds: number },
+  reads: ReadPool | null,
 ) {
   const api = new Elysia({ prefix })
+  const offload = reads ? (read: OffloadedRead) => reads.run(read) : undefined
   const controllers = new Map(
-    registry.all.map((resource) => [resource.type, new ResourceController(resource, registry, store, prefix, limits)]),
+    registry.all.map((resource) => [
+      resource.type,
+      new ResourceController(resource, registry, store, prefix, limits, offload),
+    ]),
   )
   const controllerOf = (type: string) => controllers.get(type) as ResourceController
   for (const resource of registry.all) {

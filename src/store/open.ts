@@ -1,7 +1,6 @@
 import type { ResourceRegistry } from '../resources/registry'
 import { StoreUnavailableError } from './faults'
 import { SqliteStore } from './sqlite'
-import { sqliteMigrations } from './sqlite-migrations'
 import type { Store } from './store'
 
 /** Where the data lives, as parsed from DATABASE_URL. */
@@ -26,6 +25,8 @@ export function parseDatabaseUrl(url: string): DatabaseLocation | string {
 export interface StoreOptions {
   /** How long a write waits for a lock another connection holds before it fails as `busy`. */
   readonly busyTimeoutMs?: number
+  /** For a read worker: a connection that only reads, the writer having migrated the schema. */
+  readonly readOnly?: boolean
 }
 
 export async function openStore(
@@ -35,7 +36,10 @@ export async function openStore(
 ): Promise<Store> {
   switch (location.kind) {
     case 'sqlite':
-      return SqliteStore.open(location.path, registry, { busyTimeoutMs: options.busyTimeoutMs })
+      return SqliteStore.open(location.path, registry, {
+        busyTimeoutMs: options.busyTimeoutMs,
+        readOnly: options.readOnly,
+      })
     case 'postgres':
       throw new StoreUnavailableError(
         'unavailable',

@@ -1,6 +1,5 @@
 import { SQLiteError } from 'bun:sqlite'
 import { type StoreFaultReason, StoreUnavailableError } from './faults'
-import { WorkerReadError } from './sqlite-read-pool'
 
 /**
  * The fault behind an SQLite result code (extended codes included, as bun:sqlite reports them),
@@ -27,8 +26,7 @@ function reasonOf(code: string): StoreFaultReason | null {
 /** `error` as a StoreUnavailableError when it is a fault of the database, else null. */
 export function sqliteFault(error: unknown): StoreUnavailableError | null {
   if (error instanceof StoreUnavailableError) return error
-  // A read on a worker thread fails there with an SQLiteError, which crosses as a WorkerReadError.
-  if (!(error instanceof SQLiteError || error instanceof WorkerReadError) || typeof error.code !== 'string') return null
+  if (!(error instanceof SQLiteError) || typeof error.code !== 'string') return null
   const reason = reasonOf(error.code)
   return reason && new StoreUnavailableError(reason, error.code, error.message, { cause: error })
 }

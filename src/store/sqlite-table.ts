@@ -4,7 +4,6 @@ import type { Id, RecordInput, SortKey, StoredRecord } from './store'
 
 export type Row = Record<string, string | number | null>
 export type Bindings = SQLQueryBindings[]
-export type FlatValue = string | number | null
 
 export function quote(identifier: string): string {
   return `"${identifier.replaceAll('"', '""')}"`
@@ -63,27 +62,6 @@ export class Table {
     const toOne: Record<string, Id | null> = {}
     for (const [name, relationship] of this.toOne) toOne[name] = row[relationship.column] as Id | null
     return { id: row.id as Id, attributes, toOne }
-  }
-
-  /** A record as values in column order, appended to `out`: the form records cross threads in. */
-  pushFlat(record: StoredRecord, out: FlatValue[]): void {
-    out.push(record.id)
-    for (const [name] of this.attributes) out.push(record.attributes[name] as string)
-    for (const [name] of this.toOne) out.push(record.toOne[name] ?? null)
-  }
-
-  /** The records of values written by pushFlat. */
-  fromFlat(flat: readonly FlatValue[]): StoredRecord[] {
-    const records: StoredRecord[] = []
-    for (let i = 0; i < flat.length; ) {
-      const id = flat[i++] as Id
-      const attributes: Record<string, string> = {}
-      for (const [name] of this.attributes) attributes[name] = flat[i++] as string
-      const toOne: Record<string, Id | null> = {}
-      for (const [name] of this.toOne) toOne[name] = flat[i++] as Id | null
-      records.push({ id, attributes, toOne })
-    }
-    return records
   }
 
   /** Column names and values for the fields an input sets, in description order. */

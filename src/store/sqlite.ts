@@ -7,8 +7,6 @@ import { AtomicAbort, runAtomic, type SyncWriter } from './atomic'
 import { sqliteFault, storeError } from './sqlite-faults'
 import { migrate, useWal } from './sqlite-migrate'
 import { type Migration, sqliteMigrations } from './sqlite-migrations'
-import { inlineReads, type ReadArgs, type ReadExecutor, type ReadMethod, type ReadResult } from './sqlite-read-calls'
-import { ReadPool } from './sqlite-read-pool'
 import { SqliteReader } from './sqlite-reader'
 import { checkSchema } from './sqlite-schema'
 import { quote, type Row } from './sqlite-table'
@@ -31,14 +29,15 @@ import type {
 } from './store'
 
 export interface SqliteOptions {
-  /** Worker threads for the reads of lists; 0 reads on the main thread (and always for `:memory:`). */
-  readonly readWorkers?: number
   readonly busyTimeoutMs?: number
   readonly migrations?: readonly Migration[]
+  /**
+   * A connection that only reads (a read worker's): it neither migrates nor writes, and finds
+   * the schema as the writer left it.
+   */
+  readonly readOnly?: boolean
 }
 
-/** Two workers: this service's machines have two cores, and one is the main thread's. */
-export const DEFAULT_READ_WORKERS = 2
 const DEFAULT_BUSY_TIMEOUT_MS = 5000
 
 interface PendingWrite {
@@ -62,10 +61,8 @@ export class SqliteStore implements Store {
 
   private constructor(
     private readonly db: Database,
-    /** Reads on this connection: single records, and what writes check. */
+    /** Every read, on this connection: those of requests and those that writes make. */
     private readonly local: SqliteReader,
-    /** Where the reads of lists run. */
-    private readonly reads: ReadExecutor,
   ) {
     this.registry = local.registry
     // A write takes the write lock up front so that its reads and its writes see one state.
@@ -81,10 +78,21 @@ export class SqliteStore implements Store {
 
   /**
    * Opens (creating it and its folder if needed), migrates and checks the database at `path` or
-   * `:memory:`. The read workers start with the first list read.
+   * `:memory:`.
    */
   static open(path: string, registry: ResourceRegistry, options: SqliteOptions = {}): SqliteStore {
-    const { readWorkers = DEFAULT_READ_WORKERS, busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS } = options
+    const { busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS } = options
+    if (options.readOnly) {
+      const db = new Database(path, { readonly: true, strict: true })
+      db.run(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
+      try {
+        checkSchema(db, registry)
+      } catch (error) {
+        db.close()
+        throw error
+      }
+      return new SqliteStore(db, new SqliteReader(db, registry))
+    }
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
     const db = new Database(path, { create: true, strict: true })
     // First: every later statement then waits for another process starting on this file.
@@ -100,27 +108,19 @@ export class SqliteStore implements Store {
       db.close()
       throw error
     }
-    const local = new SqliteReader(db, registry)
-    const pooled = path !== ':memory:' && readWorkers > 0
-    return new SqliteStore(
-      db,
-      local,
-      pooled
-        ? ReadPool.lazy(path, registry, readWorkers, busyTimeoutMs, (type) => local.table(type))
-        : inlineReads(local),
-    )
+    return new SqliteStore(db, new SqliteReader(db, registry))
   }
 
-  list(resource: ResourceDescription, query: ListQuery): Promise<StoredRecord[]> {
-    return this.read('list', [resource.type, query])
+  async list(resource: ResourceDescription, query: ListQuery): Promise<StoredRecord[]> {
+    return this.guard(() => this.local.list(resource.type, query))
   }
 
-  page(resource: ResourceDescription, query: ListQuery): Promise<{ records: StoredRecord[]; total: number }> {
-    return this.read('page', [resource.type, query])
+  async page(resource: ResourceDescription, query: ListQuery): Promise<{ records: StoredRecord[]; total: number }> {
+    return this.guard(() => this.local.page(resource.type, query))
   }
 
-  matchingIds(resource: ResourceDescription, query: SearchOrder): Promise<Id[]> {
-    return this.read('matchingIds', [resource.type, query])
+  async matchingIds(resource: ResourceDescription, query: SearchOrder): Promise<Id[]> {
+    return this.guard(() => this.local.matchingIds(resource.type, query))
   }
 
   /**
@@ -150,12 +150,12 @@ export class SqliteStore implements Store {
     }
   }
 
-  findMany(resource: ResourceDescription, ids: readonly Id[]): Promise<StoredRecord[]> {
-    return this.read('findMany', [resource.type, ids])
+  async findMany(resource: ResourceDescription, ids: readonly Id[]): Promise<StoredRecord[]> {
+    return this.guard(() => this.local.findMany(resource.type, ids))
   }
 
-  members(resource: ResourceDescription, relationship: string, owners: readonly Id[]): Promise<Members> {
-    return this.read('members', [resource.type, relationship, owners])
+  async members(resource: ResourceDescription, relationship: string, owners: readonly Id[]): Promise<Members> {
+    return this.guard(() => this.local.members(resource.type, relationship, owners))
   }
 
   async find(resource: ResourceDescription, id: Id): Promise<StoredRecord | null> {
@@ -302,7 +302,6 @@ export class SqliteStore implements Store {
   /** Commits what is pending and closes; with every statement finalized SQLite checkpoints the WAL into the file. */
   async close(): Promise<void> {
     if (this.pending.length > 0) this.commitPending()
-    await this.reads.close()
     const prepared = [this.beginWrite, this.commit, this.rollback, ...Object.values(this.savepoint)]
     for (const statement of prepared) statement.finalize()
     this.local.close()
@@ -360,15 +359,6 @@ export class SqliteStore implements Store {
       if (outcome?.ok) resolve(outcome.value)
       else reject(outcome?.error)
     })
-  }
-
-  /** A read on the pool (or inline); a fault of the database leaves as StoreUnavailableError. */
-  private async read<M extends ReadMethod>(method: M, args: ReadArgs<M>): Promise<ReadResult<M>> {
-    try {
-      return await this.reads.run(method, args)
-    } catch (error) {
-      throw storeError(error)
-    }
   }
 
   /** Runs a read on this connection; a fault of the database leaves as StoreUnavailableError. */

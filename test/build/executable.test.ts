@@ -42,7 +42,7 @@ beforeAll(async () => {
   executable = join(buildDir, 'catalogue')
   const started = performance.now()
   const build = Bun.spawn(
-    ['bun', 'build', '--compile', 'src/cli.ts', 'src/store/sqlite-read-worker.ts', '--outfile', executable],
+    ['bun', 'build', '--compile', 'src/cli.ts', 'src/http/read-worker.ts', '--outfile', executable],
     {
       cwd: REPO,
       env: childEnv({}),

@@ -7,7 +7,6 @@ import type { RequestLimits } from '../../src/jsonapi/limits'
 import { createLogger, type LogLevel } from '../../src/logger'
 import { resources } from '../../src/resources/registry'
 import { SqliteStore } from '../../src/store/sqlite'
-import { sqliteMigrations } from '../../src/store/sqlite-migrations'
 
 export const JSON_API = 'application/vnd.api+json'
 
@@ -63,6 +62,8 @@ export function openTestApp(
     parent?: string
     busyTimeoutMs?: number
     limits?: Partial<RequestLimits>
+    /** Read workers (see src/http/read-pool.ts): one by default, so that tests cross them as the service does. */
+    readWorkers?: number
   } = {},
 ): TestApp {
   const dir = mkdtempSync(join(options.parent ?? tmpdir(), 'catalogue-test-'))
@@ -71,7 +72,8 @@ export function openTestApp(
   const logs: string[] = []
   const logger = createLogger(options.logLevel ?? 'silent', { write: (line) => logs.push(line), flush() {} })
   const { maxBodyBytes, maxPageSize, maxOperations, limits } = options
-  const app = createApp({ store, logger, maxBodyBytes, maxPageSize, maxOperations, limits })
+  const readWorkers = { count: options.readWorkers ?? 1, databaseUrl: `sqlite://${dbPath}` }
+  const app = createApp({ store, logger, maxBodyBytes, maxPageSize, maxOperations, limits, readWorkers })
   const inspector = new Database(dbPath, { readonly: true })
 
   async function send(method: string, path: string, { headers, body }: RawRequest = {}): Promise<Answer> {
@@ -116,6 +118,7 @@ export function openTestApp(
     rows: (table) => inspector.query<Record<string, unknown>, []>(`SELECT * FROM ${table} ORDER BY id`).all(),
     async close() {
       inspector.close()
+      await app.decorator.reads?.close()
       await store.close()
       rmSync(dir, { recursive: true, force: true })
     },

@@ -1,0 +1,85 @@
+/**
+ * A read worker: a thread with its own read-only store that answers the reads the main thread
+ * hands it (lists, and records whose answer grows with the data), from the query string to the
+ * JSON text, with the same controllers as the main thread. See read-pool.ts.
+ */
+import { workerData } from 'node:worker_threads'
+import { ResourceRegistry } from '../resources/registry'
+import { openStore, parseDatabaseUrl } from '../store/open'
+import { crossFailure, type MainMessage, type ReadWorkerData, type WorkerMessage } from './read-calls'
+import { ResourceController } from './resource-controller'
+
+declare const self: Worker
+
+const data = workerData as ReadWorkerData
+const registry = new ResourceRegistry(data.descriptions)
+const location = parseDatabaseUrl(data.databaseUrl)
+if (typeof location === 'string') throw new Error(location)
+const store = await openStore(location, registry, { busyTimeoutMs: data.busyTimeoutMs, readOnly: true })
+const controllers = new Map(
+  registry.all.map((resource) => [
+    resource.type,
+    new ResourceController(resource, registry, store, data.prefix, data.limits),
+  ]),
+)
+/** The bodies still being written, by call. */
+const streams = new Map<number, { read(): Promise<{ done: boolean; value?: Uint8Array }>; cancel(): Promise<void> }>()
+
+function post(message: WorkerMessage, transfer: ArrayBuffer[] = []): void {
+  self.postMessage(message, transfer)
+}
+
+async function start(call: number, read: Extract<MainMessage, { kind: 'start' }>['read']): Promise<void> {
+  try {
+    const controller = controllers.get(read.type)
+    if (!controller) throw new Error(`no resource type ${read.type}`)
+    const answer =
+      read.op === 'list' ? await controller.list({ url: read.url }, read.scope) : await controller.show(read)
+    const { body } = answer
+    if (body instanceof ReadableStream) streams.set(call, body.getReader())
+    post({
+      kind: 'answer',
+      call,
+      status: answer.status,
+      headers: answer.headers,
+      body: body instanceof ReadableStream ? null : body,
+    })
+  } catch (error) {
+    post({ kind: 'failed', call, failure: crossFailure(error) })
+  }
+}
+
+async function pull(call: number): Promise<void> {
+  const reader = streams.get(call)
+  if (!reader) return
+  try {
+    const { done, value } = await reader.read()
+    if (done || !value) {
+      streams.delete(call)
+      post({ kind: 'end', call })
+    } else post({ kind: 'piece', call, bytes: value }, [value.buffer as ArrayBuffer])
+  } catch (error) {
+    streams.delete(call)
+    post({ kind: 'failed', call, failure: crossFailure(error) })
+  }
+}
+
+self.onmessage = (event: MessageEvent<MainMessage>) => {
+  const message = event.data
+  switch (message.kind) {
+    case 'start':
+      void start(message.call, message.read)
+      return
+    case 'pull':
+      void pull(message.call)
+      return
+    case 'cancel':
+      void streams.get(message.call)?.cancel()
+      streams.delete(message.call)
+      return
+    case 'close':
+      for (const reader of streams.values()) void reader.cancel()
+      void store.close().finally(() => process.exit(0))
+  }
+}
+post({ kind: 'ready' })
