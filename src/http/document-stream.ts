@@ -1,9 +1,10 @@
-import { resourceObject, unlinkedResourceJson } from '../jsonapi/document'
+import { resourceJson, unlinkedResourceJson } from '../jsonapi/document'
 import type { IncludeTree } from '../jsonapi/query'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import { GraphBuilder } from '../store/record-graph'
 import type { Id, Store, StoredRecord } from '../store/store'
+import { IdSet } from './id-set'
 
 /** How many included records are read from the store at a time. */
 export const INCLUDED_BATCH = 1000
@@ -13,7 +14,7 @@ interface IncludeNode {
   readonly resource: ResourceDescription
   readonly children: readonly (readonly [name: string, node: IncludeNode])[]
   queue: Id[]
-  queued: Set<Id>
+  queued: IdSet
 }
 
 export interface DocumentRequest {
@@ -39,7 +40,7 @@ export class DocumentStream {
   private readonly root: IncludeNode
   /** For included records of each type: the relationships any path follows from that type. */
   private readonly links = new Map<string, string[]>()
-  private readonly written = new Map<string, Set<Id>>()
+  private readonly written = new Map<string, IdSet>()
   private readonly plain: boolean
 
   constructor(private readonly request: DocumentRequest) {
@@ -50,7 +51,7 @@ export class DocumentStream {
         const target = registry.get(resource.relationships[name]?.target ?? '')
         children.push([name, build(target, subtree)])
       }
-      return { resource, children, queue: [], queued: new Set() }
+      return { resource, children, queue: [], queued: new IdSet() }
     }
     this.root = build(resource, include)
     // Breadth first: a path's records are all read before the paths that go on from them.
@@ -81,8 +82,10 @@ export class DocumentStream {
       const pieces = this.plain
         ? records.map((record) => unlinkedResourceJson(resource, record))
         : await this.render(this.root, records, primaryLinks)
-      yield (first ? '' : ',') + pieces.join(',')
-      first = false
+      for (const group of groups(pieces)) {
+        yield (first ? '' : ',') + group
+        first = false
+      }
     }
     if (shape === 'many') yield ']'
     let included = false
@@ -90,16 +93,17 @@ export class DocumentStream {
       // In id order within a path, as a reader of the document would expect.
       let queue = node.queue.sort((a, b) => a - b)
       node.queue = []
-      node.queued = new Set()
+      node.queued = new IdSet()
       // A record written already is read again only to follow paths on from it.
       const written = this.written.get(node.resource.type)
       if (node.children.length === 0 && written) queue = queue.filter((id) => !written.has(id))
       for (let start = 0; start < queue.length; start += INCLUDED_BATCH) {
         const records = await this.request.store.findMany(node.resource, queue.slice(start, start + INCLUDED_BATCH))
         const pieces = await this.render(node, records, this.links.get(node.resource.type) ?? [], true)
-        if (pieces.length === 0) continue
-        yield (included ? ',' : ',"included":[') + pieces.join(',')
-        included = true
+        for (const group of groups(pieces)) {
+          yield (included ? ',' : ',"included":[') + group
+          included = true
+        }
       }
     }
     if (included) yield ']'
@@ -145,17 +149,36 @@ export class DocumentStream {
     }
     let written = this.written.get(resource.type)
     if (!written) {
-      written = new Set()
+      written = new IdSet()
       this.written.set(resource.type, written)
     }
     const pieces: string[] = []
     const context = { registry, graph, fields }
+    // No linkage and no fieldset: the prepared template, which makes far less garbage per record.
+    const plain = links.length === 0 && !fields.has(resource.type)
     for (const record of records) {
       if (skipWritten && written.has(record.id)) continue
       // Primary records are remembered only when something may be included after them.
       if (skipWritten || this.nodes.length > 0) written.add(record.id)
-      pieces.push(JSON.stringify(resourceObject(context, resource, record)))
+      pieces.push(plain ? unlinkedResourceJson(resource, record) : resourceJson(context, resource, record))
     }
     return pieces
+  }
+}
+
+/** About this much JSON text goes out in one piece: a batch of records that link thousands each is split. */
+const PIECE_CHARS = 64 * 1024
+
+/** Resource objects joined by commas, in groups of about PIECE_CHARS. */
+function* groups(pieces: readonly string[]): Generator<string> {
+  let start = 0
+  let size = 0
+  for (let i = 0; i < pieces.length; i++) {
+    size += (pieces[i] as string).length
+    if (size >= PIECE_CHARS || i === pieces.length - 1) {
+      yield pieces.slice(start, i + 1).join(',')
+      start = i + 1
+      size = 0
+    }
   }
 }

@@ -113,7 +113,7 @@ export class ReadPool {
   }
 
   private spawn(slot: number): PoolWorker {
-    const worker = new Worker(workerUrl, { workerData: this.data } as WorkerOptions)
+    const worker = new Worker(workerUrl, { workerData: this.data, smol: true } as WorkerOptions)
     const entry: PoolWorker = { worker, calls: new Map(), dead: false }
     this.workers[slot] = entry
     worker.onmessage = (event: MessageEvent<WorkerMessage>) => {

@@ -109,3 +109,40 @@ export function resourceObject(
   }
   return { id: String(record.id), type: resource.type, attributes, relationships }
 }
+
+/**
+ * `JSON.stringify(resourceObject(context, resource, record))`, written as text: no object per
+ * resource identifier, which matters for a record that links thousands (an author's books).
+ */
+export function resourceJson(context: RenderContext, resource: ResourceDescription, record: StoredRecord): string {
+  const only = context.fields.get(resource.type)
+  let json = `{"id":"${record.id}","type":${JSON.stringify(resource.type)},"attributes":{`
+  let first = true
+  for (const [name, value] of Object.entries(record.attributes)) {
+    if (only && !only.has(name)) continue
+    json += `${first ? '' : ','}${JSON.stringify(name)}:${JSON.stringify(value)}`
+    first = false
+  }
+  json += '},"relationships":{'
+  first = true
+  for (const [name, relationship] of Object.entries(resource.relationships)) {
+    if (only && !only.has(name)) continue
+    json += `${first ? '' : ','}${JSON.stringify(name)}:`
+    first = false
+    const linkage = context.graph.linkage(resource.type, record.id, name)
+    if (linkage === undefined) {
+      json += '{"meta":{"included":false}}'
+      continue
+    }
+    // Ids are integers and type names plain words: neither needs escaping.
+    const prefix = `{"type":${JSON.stringify(context.registry.get(relationship.target).type)},"id":"`
+    if (linkage === null) json += '{"data":null}'
+    else if (typeof linkage === 'number') json += `{"data":${prefix}${linkage}"}}`
+    else {
+      json += '{"data":['
+      for (let i = 0; i < linkage.length; i++) json += `${i > 0 ? ',' : ''}${prefix}${linkage[i]}"}`
+      json += ']}'
+    }
+  }
+  return `${json}}}`
+}
