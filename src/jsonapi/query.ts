@@ -120,7 +120,10 @@ function parseSort(resource: ResourceDescription, value: string): SortKey[] {
     if (keys.some((k) => k.field === field)) throw invalid('sort', `sort names "${field}" twice`)
     keys.push({ field, descending })
   }
-  return keys.some((k) => k.field === 'id') ? keys : [...keys, byId]
+  if (keys.some((k) => k.field === 'id')) return keys
+  // Ties go in the direction of the last key: `-name` is name then id, both descending, which an
+  // index on (name, id) read backwards gives whole; a mixed order would be sorted on every read.
+  return [...keys, { field: 'id', descending: keys.at(-1)?.descending ?? false }]
 }
 
 /**

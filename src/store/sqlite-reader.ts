@@ -110,9 +110,15 @@ export class SqliteReader {
     const { from, order, filters } = this.ordered(type, query, params)
     const where = this.conditions(table, filters, params)
     if (query.after) where.push(table.keysetCondition(query.sort, query.after, params))
-    const sql = `SELECT ${table.columns} FROM ${from}${whereClause(where)} ORDER BY ${order} LIMIT ? OFFSET ?`
+    const offset = query.offset ?? 0
+    let sql = `SELECT ${table.columns} FROM ${from}${whereClause(where)} ORDER BY ${order} LIMIT ? OFFSET ?`
+    if (offset > 0 && from === table.name) {
+      // Rows skipped by OFFSET are still stepped through: step through ids alone (the covering
+      // index of the order), then read just the page's rows.
+      sql = `SELECT ${table.columns} FROM ${table.name} WHERE "id" IN (SELECT ${table.name}."id" FROM ${from}${whereClause(where)} ORDER BY ${order} LIMIT ? OFFSET ?) ORDER BY ${order}`
+    }
     return this.statement(sql)
-      .all(...params, query.limit, query.offset ?? 0)
+      .all(...params, query.limit, offset)
       .map((row) => table.toRecord(row))
   }
 

@@ -124,8 +124,8 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * By keyset where an index gives the list's order (no search, and each relationship filter one
-   * id or only null): then each batch starts where the last one ended. Otherwise the ordered ids of
+   * By keyset where an index gives the list's order (no search, each relationship filter one id
+   * or only null, every key in one direction): then each batch starts where the last one ended. Otherwise the ordered ids of
    * the whole list are read once (ids only) and the records fetched by id a batch at a time.
    */
   async *stream(resource: ResourceDescription, query: SearchOrder, size: number): AsyncGenerator<StoredRecord[]> {
@@ -134,7 +134,9 @@ export class SqliteStore implements Store {
         ? false
         : filter.kind === 'attribute' || filter.ids.length + (filter.orNone ? 1 : 0) === 1,
     )
-    if (indexed && !query.ranked) {
+    // An index is read one way: keys in mixed directions would be sorted again for every batch.
+    const oneWay = query.sort.every((key) => key.descending === query.sort[0]?.descending)
+    if (indexed && oneWay && !query.ranked) {
       let after: (string | number)[] | undefined
       for (;;) {
         const batch = await this.list(resource, { ...query, limit: size, after })

@@ -154,8 +154,8 @@ describe('pages of the book list (7 books, page[size]=3)', () => {
       'smallGods',
       'mort',
       'guards',
-      'ursulaStories',
       'terryStories',
+      'ursulaStories',
     ]
     expect(seen).toEqual(byNameDescending.map((key) => c.books[key as keyof Catalogue['books']].id))
   })

@@ -39,8 +39,14 @@ describe('sort', () => {
     expectDocument(answer, { data: order.map((key) => c.book(c.books[key])) })
   })
 
-  it('sort=-name orders books by name descending, ties still by id ascending', async () => {
+  it('sort=-name orders books by name descending, ties by id descending too (the direction of the last key)', async () => {
     expect(ids(await t.get('/api/v1/books?sort=-name'))).toEqual(
+      bookIds('leftHand', 'dispossessed', 'smallGods', 'mort', 'guards', 'terryStories', 'ursulaStories'),
+    )
+  })
+
+  it('sort=-name,id breaks the tie by id ascending when asked', async () => {
+    expect(ids(await t.get('/api/v1/books?sort=-name,id'))).toEqual(
       bookIds('leftHand', 'dispossessed', 'smallGods', 'mort', 'guards', 'ursulaStories', 'terryStories'),
     )
   })
