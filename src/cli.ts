@@ -38,14 +38,8 @@ const app = createApp({
   maxPageSize: config.maxPageSize,
   maxOperations: config.maxOperations,
   stopping: () => stopping,
-  limits: {
-    maxSearchWords: config.maxSearchWords,
-    maxIncludeDepth: config.maxIncludeDepth,
-    maxIncludePaths: config.maxIncludePaths,
-    maxFilterIds: config.maxFilterIds,
-    maxRelationshipIds: config.maxRelationshipIds,
-    maxErrors: config.maxErrors,
-  },
+  // The config is a RequestLimits too: each limit is a setting.
+  limits: config,
   // A database in memory is this process's alone: no other connection, so no workers, can read it.
   readWorkers:
     config.database.kind === 'sqlite' && config.database.path === ':memory:'

@@ -2,7 +2,8 @@ import { DEFAULT_LIMITS, type RequestLimits } from './jsonapi/limits'
 import { type LogLevel, logLevels } from './logger'
 import { type DatabaseLocation, parseDatabaseUrl } from './store/open'
 
-export interface Config {
+/** The settings; the request limits are settings too, one each. */
+export interface Config extends RequestLimits {
   readonly port: number
   readonly host: string
   readonly databaseUrl: string
@@ -14,12 +15,6 @@ export interface Config {
   readonly busyTimeoutMs: number
   readonly shutdownTimeout: number
   readonly readWorkers: number
-  readonly maxSearchWords: number
-  readonly maxIncludeDepth: number
-  readonly maxIncludePaths: number
-  readonly maxFilterIds: number
-  readonly maxRelationshipIds: number
-  readonly maxErrors: number
 }
 
 /** A bad setting: reported as one line, exit code 2. */

@@ -1,4 +1,5 @@
 import {
+  type CrossedFailure,
   type MainMessage,
   type OffloadedRead,
   type ReadWorkerData,
@@ -8,6 +9,14 @@ import {
 import type { ApiResponse } from './responses'
 
 type Settled = Exclude<WorkerMessage, { kind: 'ready' }>
+
+/**
+ * A read whose worker died: the machine's fault (memory, a crash of the runtime), not the
+ * client's, so a 503 that invites a retry, which a new worker will answer.
+ */
+function workerLost(reason: string): CrossedFailure {
+  return { kind: 'store', reason: 'unavailable', code: 'READ_WORKER_LOST', message: `a read worker stopped: ${reason}` }
+}
 
 interface PoolWorker {
   readonly worker: Worker
@@ -56,11 +65,7 @@ export class ReadPool {
     }
     const worker = target as PoolWorker
     const call = this.nextCall++
-    const lostWhileWaiting: Settled = {
-      kind: 'failed',
-      call,
-      failure: { kind: 'error', name: 'Error', message: 'a read worker stopped' },
-    }
+    const lostWhileWaiting: Settled = { kind: 'failed', call, failure: workerLost('it had stopped') }
     const next = () =>
       new Promise<Settled>((resolve) => {
         if (worker.dead) resolve(lostWhileWaiting)
@@ -124,7 +129,7 @@ export class ReadPool {
     const lost = (reason: string) => {
       entry.dead = true
       if (this.workers[slot] === entry) this.workers[slot] = undefined
-      const failure = { kind: 'error', name: 'Error', message: `a read worker stopped: ${reason}` } as const
+      const failure = workerLost(reason)
       for (const [call, settle] of entry.calls) settle({ kind: 'failed', call, failure })
       entry.calls.clear()
     }
