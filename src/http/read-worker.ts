@@ -15,13 +15,19 @@ const data = workerData as ReadWorkerData
 const registry = new ResourceRegistry(data.descriptions)
 const location = parseDatabaseUrl(data.databaseUrl)
 if (typeof location === 'string') throw new Error(location)
-const store = await openStore(location, registry, { busyTimeoutMs: data.busyTimeoutMs, readOnly: true })
-const controllers = new Map(
-  registry.all.map((resource) => [
-    resource.type,
-    new ResourceController(resource, registry, store, data.prefix, data.limits),
-  ]),
-)
+// Opened before any message is handled, but awaited by each: the handler is in place at once, so
+// no message posted while the store opens can arrive before it.
+const opened = openStore(location, registry, { busyTimeoutMs: data.busyTimeoutMs, readOnly: true }).then((store) => ({
+  store,
+  controllers: new Map(
+    registry.all.map((resource) => [
+      resource.type,
+      new ResourceController(resource, registry, store, data.prefix, data.limits),
+    ]),
+  ),
+}))
+// Each read awaits it and reports its failure; this only keeps the failure from being unhandled.
+opened.catch(() => {})
 /** The bodies still being written, by call. */
 const streams = new Map<number, { read(): Promise<{ done: boolean; value?: Uint8Array }>; cancel(): Promise<void> }>()
 
@@ -31,6 +37,7 @@ function post(message: WorkerMessage, transfer: ArrayBuffer[] = []): void {
 
 async function start(call: number, read: Extract<MainMessage, { kind: 'start' }>['read']): Promise<void> {
   try {
+    const { controllers } = await opened
     const controller = controllers.get(read.type)
     if (!controller) throw new Error(`no resource type ${read.type}`)
     const answer =
@@ -79,7 +86,7 @@ self.onmessage = (event: MessageEvent<MainMessage>) => {
       return
     case 'close':
       for (const reader of streams.values()) void reader.cancel()
-      void store.close().finally(() => process.exit(0))
+      void opened.then(({ store }) => store.close()).finally(() => process.exit(0))
   }
 }
 post({ kind: 'ready' })

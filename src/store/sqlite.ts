@@ -83,13 +83,19 @@ export class SqliteStore implements Store {
   static open(path: string, registry: ResourceRegistry, options: SqliteOptions = {}): SqliteStore {
     const { busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS } = options
     if (options.readOnly) {
-      const db = new Database(path, { readonly: true, strict: true })
-      db.run(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
+      let db: Database
+      try {
+        db = new Database(path, { readonly: true, strict: true })
+        db.run(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
+      } catch (error) {
+        // A file gone or unreadable while the service runs: a fault, as for any read.
+        throw storeError(error)
+      }
       try {
         checkSchema(db, registry)
       } catch (error) {
         db.close()
-        throw error
+        throw storeError(error)
       }
       return new SqliteStore(db, new SqliteReader(db, registry))
     }
