@@ -325,3 +325,32 @@ describe('parseConfig request limits', () => {
     }
   })
 })
+
+describe('parseConfig READ_WORKERS', () => {
+  it('starts 2 read workers by default', () => {
+    expect(configOf([]).readWorkers).toBe(2)
+  })
+
+  it('reads READ_WORKERS and --read-workers, the flag winning', () => {
+    expect(configOf([], { READ_WORKERS: '4' }).readWorkers).toBe(4)
+    expect(configOf(['--read-workers', '3'], { READ_WORKERS: '4' }).readWorkers).toBe(3)
+    expect(configOf(['--read-workers=1']).readWorkers).toBe(1)
+  })
+
+  it('accepts 0 (reads on the main thread) and 64', () => {
+    expect(configOf([], { READ_WORKERS: '0' }).readWorkers).toBe(0)
+    expect(configOf(['--read-workers', '64']).readWorkers).toBe(64)
+  })
+
+  it.each(['65', '-1', '1.5', 'two', ''])('rejects READ_WORKERS=%p naming it, its range and the value', (value) => {
+    expect(errorOf([], { READ_WORKERS: value }).message).toBe(
+      `READ_WORKERS must be an integer from 0 to 64 (got "${value}")`,
+    )
+  })
+
+  it('is listed in --help with its variable and default', () => {
+    const line = helpText.split('\n').find((l) => l.includes('--read-workers')) ?? ''
+    expect(line).toContain('READ_WORKERS')
+    expect(line).toContain('(default 2)')
+  })
+})

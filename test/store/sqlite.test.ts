@@ -1,12 +1,13 @@
 import { Database } from 'bun:sqlite'
-import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { resources } from '../../src/resources/registry'
 import { SqliteStore } from '../../src/store/sqlite'
 import { sqliteMigrations } from '../../src/store/sqlite-migrations'
-import type { IncludePlan, ListQuery, StoredRecord, WriteResult } from '../../src/store/store'
+import type { IncludePlan, ListQuery, StoredRecord, StoreFilter, WriteResult } from '../../src/store/store'
+import { type BulkBook, type BulkCatalogue, byName, byNameDescending, insertCatalogue } from '../support/bulk'
 
 const authors = resources.get('authors')
 const collections = resources.get('book_collections')
@@ -524,5 +525,160 @@ describe('SqliteStore group commit', () => {
     await store.close()
     expect(created(await pending).attributes.name).toBe('Late')
     expect(inspect().query('SELECT name FROM authors').all()).toEqual([{ name: 'Late' }])
+  })
+})
+
+describe('SqliteStore.stream', () => {
+  const sorts = {
+    id: { sort: [{ field: 'id', descending: false }], order: (a: BulkBook, b: BulkBook) => a.id - b.id },
+    name: {
+      sort: [
+        { field: 'name', descending: false },
+        { field: 'id', descending: false },
+      ],
+      order: byName,
+    },
+    '-name': {
+      sort: [
+        { field: 'name', descending: true },
+        { field: 'id', descending: false },
+      ],
+      order: byNameDescending,
+    },
+  } as const
+  type SortName = keyof typeof sorts
+
+  const collectionIs = (ids: number[], orNone: boolean) =>
+    ({ kind: 'relationship', relationship: 'book_collection', ids, orNone }) as const
+  const winter = { kind: 'search', text: 'winter' } as const
+  const isWinter = (b: BulkBook) => b.name.startsWith('Winter ')
+
+  /**
+   * 2,500 books by 4 authors, interleaved (author 2 has 625), three in four in one of 2
+   * collections; titles out of id order, each repeated every 1,200 books.
+   */
+  const plan = {
+    authors: ['Ada Quill', 'Bram Fenwick', 'Cora Lindqvist', 'Dell Marsh'],
+    collections: ['Northern Tales', 'Southern Tales'],
+    books: 2500,
+    authorOf: (i: number) => 1 + ((i * 3) % 4),
+    collectionOf: (i: number) => (i % 4 === 3 ? null : 1 + (i % 2)),
+  }
+
+  /** A store of its own over the plan's books, for a test that writes. */
+  function seeded(): { store: SqliteStore; catalogue: BulkCatalogue } {
+    const store = openStore()
+    return { store, catalogue: insertCatalogue(dbPath, plan) }
+  }
+
+  // The reads share one seeded file; a test that writes seeds its own.
+  let shared: { store: SqliteStore; catalogue: BulkCatalogue; dir: string }
+  beforeAll(() => {
+    const dir = mkdtempSync(join(tmpdir(), 'catalogue-stream-'))
+    const path = join(dir, 'catalogue.db')
+    const store = SqliteStore.open(path, resources)
+    shared = { store, catalogue: insertCatalogue(path, plan), dir }
+  })
+  afterAll(async () => {
+    await shared.store.close()
+    rmSync(shared.dir, { recursive: true, force: true })
+  })
+
+  /** Every batch of a stream, each checked against `size`. */
+  async function batches(stream: AsyncIterable<readonly StoredRecord[]>, size: number): Promise<StoredRecord[][]> {
+    const all: StoredRecord[][] = []
+    for await (const batch of stream) all.push([...batch])
+    all.forEach((batch, i) => {
+      expect(batch.length).toBeGreaterThan(0)
+      if (i < all.length - 1) expect(batch).toHaveLength(size)
+      else expect(batch.length).toBeLessThanOrEqual(size)
+    })
+    return all
+  }
+
+  const stored = (b: BulkBook): StoredRecord => ({
+    id: b.id,
+    attributes: { name: b.name },
+    toOne: { author: b.author, book_collection: b.collection },
+  })
+
+  // Keyset batches where an index gives the order; otherwise the ordered ids read once.
+  const cases: [string, StoreFilter[], (b: BulkBook) => boolean, SortName, number][] = [
+    ['keyset, no filter', [], () => true, 'id', 1000],
+    ['keyset, no filter', [], () => true, 'name', 1000],
+    ['keyset, no filter', [], () => true, '-name', 333],
+    ['keyset, filter[author]=2', [authorIs(2)], (b) => b.author === 2, 'id', 125],
+    ['keyset, filter[author]=2', [authorIs(2)], (b) => b.author === 2, 'name', 100],
+    ['keyset, filter[author]=2', [authorIs(2)], (b) => b.author === 2, '-name', 64],
+    ['keyset, filter[book_collection]=null', [collectionIs([], true)], (b) => b.collection === null, 'name', 200],
+    [
+      'keyset, filter[name]',
+      [{ kind: 'attribute', attribute: 'name', value: 'River 185' }],
+      (b) => b.name === 'River 185',
+      'id',
+      2,
+    ],
+    ['ids once, filter[search]=winter', [winter], isWinter, 'id', 100],
+    ['ids once, filter[search]=winter', [winter], isWinter, '-name', 150],
+    ['ids once, filter[author]=1,3', [authorIs(1, 3)], (b) => b.author === 1 || b.author === 3, '-name', 500],
+    ['ids once, filter[author]=1,3', [authorIs(1, 3)], (b) => b.author === 1 || b.author === 3, 'id', 1000],
+    [
+      'ids once, filter[book_collection]=1,null',
+      [collectionIs([1], true)],
+      (b) => b.collection === 1 || b.collection === null,
+      'name',
+      300,
+    ],
+  ]
+
+  for (const [label, filters, matches, sortName, size] of cases) {
+    it(`${label}, sort=${sortName}: every matching record once, in order, in batches of ${size}`, async () => {
+      const { store, catalogue } = shared
+      const { sort, order } = sorts[sortName]
+      const expected = catalogue.books.filter(matches).sort(order).map(stored)
+      expect(expected.length).toBeGreaterThan(1)
+      const got = await batches(store.stream(books, { filters, sort }, size), size)
+      expect(got.length).toBe(Math.ceil(expected.length / size))
+      expect(got.flat()).toEqual(expected)
+    })
+  }
+
+  it('streams a ranked search in the order of the same list read at once', async () => {
+    const { store, catalogue } = shared
+    // Every word must match: "winter" in a title, "quill" in the name of author 1.
+    const query = { filters: [{ kind: 'search', text: 'winter quill' } as const], sort: sorts.id.sort, ranked: true }
+    const whole = await store.list(books, { ...query, limit: 10_000 })
+    const got = await batches(store.stream(books, query, 40), 40)
+    expect(got.flat()).toEqual(whole)
+    expect(whole.map((r) => r.id).sort((a, b) => a - b)).toEqual(
+      catalogue.books.filter((b) => isWinter(b) && b.author === 1).map((b) => b.id),
+    )
+  })
+
+  it('yields no batch for a list with no records, on either path', async () => {
+    const { store } = shared
+    for (const filters of [[authorIs(4000)], [{ kind: 'search', text: 'nowhere' } as const], [authorIs(4000, 4001)]]) {
+      expect(await batches(store.stream(books, { filters, sort: sorts.name.sort }, 10), 10)).toEqual([])
+    }
+  })
+
+  it('leaves out a record deleted while the list streams, on either path', async () => {
+    const { store, catalogue } = seeded()
+    const deleted = new Set<number>()
+    for (const authorIds of [[2], [2, 3]]) {
+      const expected = catalogue.books
+        .filter((b) => authorIds.includes(b.author) && !deleted.has(b.id))
+        .sort(byNameDescending)
+      // Last in the order: in the last batch, read after the first has been taken.
+      const last = expected.at(-1) as BulkBook
+      const stream = store.stream(books, { filters: [authorIs(...authorIds)], sort: sorts['-name'].sort }, 100)
+      const got: StoredRecord[] = []
+      for await (const batch of stream) {
+        if (got.length === 0) expect(await store.delete(books, last.id)).toEqual({ status: 'deleted' })
+        got.push(...batch)
+      }
+      deleted.add(last.id)
+      expect(got).toEqual(expected.slice(0, -1).map(stored))
+    }
   })
 })

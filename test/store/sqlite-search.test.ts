@@ -1,0 +1,165 @@
+import { Database } from 'bun:sqlite'
+import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { resources } from '../../src/resources/registry'
+import { SqliteStore } from '../../src/store/sqlite'
+import { narrowingWords } from '../../src/store/sqlite-search'
+import type { Id, StoredRecord } from '../../src/store/store'
+
+const authors = resources.get('authors')
+const collections = resources.get('book_collections')
+const books = resources.get('books')
+
+describe('narrowingWords', () => {
+  it('drops repeats of a word', () => {
+    expect(narrowingWords(['of', 'of', 'of', 'of'])).toEqual(['of'])
+  })
+
+  it('drops a word that begins another word of the search, wherever it stands', () => {
+    expect(narrowingWords(['of', 'office'])).toEqual(['office'])
+    expect(narrowingWords(['office', 'of'])).toEqual(['office'])
+    expect(narrowingWords(['a', 'ab', 'abc'])).toEqual(['abc'])
+  })
+
+  it('keeps a word found inside another but not at its start', () => {
+    expect(narrowingWords(['of', 'roof'])).toEqual(['of', 'roof'])
+  })
+
+  it('compares words lower-cased, and gives them lower-cased', () => {
+    expect(narrowingWords(['Of', 'OF', 'of'])).toEqual(['of'])
+    expect(narrowingWords(['OF', 'Office'])).toEqual(['office'])
+    expect(narrowingWords(['Winter', 'STONE'])).toEqual(['winter', 'stone'])
+  })
+
+  it('keeps the order of the words it keeps', () => {
+    expect(narrowingWords(['river', 'st', 'winter', 'stone', 'river'])).toEqual(['river', 'winter', 'stone'])
+  })
+
+  it('gives nothing for nothing', () => {
+    expect(narrowingWords([])).toEqual([])
+  })
+})
+
+let dir: string
+let dbPath: string
+let store: SqliteStore
+
+async function create(
+  resource: typeof books,
+  name: string,
+  toOne: Record<string, Id | null> = {},
+): Promise<StoredRecord> {
+  const result = await store.create(resource, { attributes: { name }, toOne })
+  if (!result.ok) throw new Error(`could not create ${name}`)
+  return result.record
+}
+
+/** The ids of the books a search finds: most relevant first when `ranked`, else in id order. */
+async function found(text: string, ranked = false): Promise<Id[]> {
+  const records = await store.list(books, {
+    filters: [{ kind: 'search', text }],
+    sort: [{ field: 'id', descending: false }],
+    ranked,
+    limit: 1000,
+  })
+  return records.map((r) => r.id)
+}
+
+describe('SqliteStore books search', () => {
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'catalogue-search-'))
+    dbPath = join(dir, 'catalogue.db')
+    store = SqliteStore.open(dbPath, resources)
+  })
+
+  afterEach(async () => {
+    await store.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('finds the same books for "of of of of" as for "of", ranked or not', async () => {
+    const ofelia = await create(authors, 'Ofelia Strand')
+    const plain = await create(authors, 'Jane Doe')
+    const days = await create(collections, 'Book of Days')
+    const title = await create(books, 'The Left Hand of Darkness', { author: plain.id })
+    const prefix = await create(books, 'Office Hours', { author: plain.id })
+    await create(books, 'Roof Garden', { author: plain.id })
+    const byAuthor = await create(books, 'Tides', { author: ofelia.id })
+    const inCollection = await create(books, 'Almanac', { author: plain.id, book_collection: days.id })
+    await create(books, 'Nothing Here', { author: plain.id })
+
+    const expected = [title.id, prefix.id, byAuthor.id, inCollection.id]
+    expect(await found('of')).toEqual(expected)
+    expect(await found('of of of of')).toEqual(expected)
+    expect(await found('OF Of of')).toEqual(expected)
+    expect(await found('of of of of', true)).toEqual(await found('of', true))
+    expect(await found('of office')).toEqual([prefix.id])
+  })
+
+  it('ranks a title match above an author-name match above a collection-name match', async () => {
+    const jane = await create(authors, 'Jane Doe')
+    const mary = await create(authors, 'Mary Quill')
+    const series = await create(collections, 'Quill Series')
+    const other = await create(collections, 'Other Shelf')
+    // Created lowest relevance first, so that the id order is the reverse of the ranking.
+    const inCollection = await create(books, 'Gamma', { author: jane.id, book_collection: series.id })
+    const byAuthor = await create(books, 'Beta', { author: mary.id, book_collection: other.id })
+    const titled = await create(books, 'Quill Pens', { author: jane.id, book_collection: other.id })
+    for (let i = 0; i < 6; i++) await create(books, `Filler ${i}`, { author: jane.id, book_collection: other.id })
+
+    expect(await found('quill', true)).toEqual([titled.id, byAuthor.id, inCollection.id])
+    expect(await found('quill')).toEqual([inCollection.id, byAuthor.id, titled.id])
+  })
+
+  it("renaming an author leaves every book's search row as it was, yet searches follow the new name", async () => {
+    const renamed = await create(authors, 'Oldname Person')
+    const other = await create(authors, 'Someone Else')
+    const shelf = await create(collections, 'Shelf')
+    const mine = [
+      await create(books, 'First', { author: renamed.id }),
+      await create(books, 'Second', { author: renamed.id, book_collection: shelf.id }),
+    ]
+    await create(books, 'Third', { author: other.id })
+    mine.push(await create(books, 'Fourth', { author: renamed.id }))
+
+    const before = searchRows()
+    expect(before).toHaveLength(4)
+    expect(await found('oldname')).toEqual(mine.map((b) => b.id))
+    await store.update(authors, renamed.id, { attributes: { name: 'Newname Person' }, toOne: {} })
+
+    expect(searchRows()).toEqual(before)
+    expect(await found('newname')).toEqual(mine.map((b) => b.id))
+    expect(await found('oldname')).toEqual([])
+    expect(await found('newname first')).toEqual([mine[0]?.id as Id])
+  })
+
+  it("renaming a collection leaves the books' search rows as they were, yet searches follow the new name", async () => {
+    const author = await create(authors, 'Jane Doe')
+    const shelf = await create(collections, 'Dusty Shelf')
+    const inside = await create(books, 'Inside', { author: author.id, book_collection: shelf.id })
+    await create(books, 'Outside', { author: author.id })
+
+    const before = searchRows()
+    await store.update(collections, shelf.id, { attributes: { name: 'Shiny Shelf' }, toOne: {} })
+
+    expect(searchRows()).toEqual(before)
+    expect(await found('shiny')).toEqual([inside.id])
+    expect(await found('dusty')).toEqual([])
+  })
+})
+
+/** Every row of the books' full-text index, read on a connection of its own. */
+function searchRows(): Record<string, unknown>[] {
+  const db = new Database(dbPath, { readonly: true })
+  try {
+    return db
+      .query<Record<string, unknown>, []>(
+        'SELECT rowid, name, author_id, book_collection_id FROM books_search ORDER BY rowid',
+      )
+      .all()
+  } finally {
+    db.close()
+  }
+}
