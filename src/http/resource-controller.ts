@@ -2,7 +2,13 @@ import { resourceObject, unlinkedResource } from '../jsonapi/document'
 import { type FieldError, httpError, recordNotFound, unprocessable } from '../jsonapi/errors'
 import { requireId } from '../jsonapi/ids'
 import { messages } from '../jsonapi/messages'
-import { type FetchLimits, type IncludeTree, parseFetchQuery, rejectQueryParameters } from '../jsonapi/query'
+import {
+  type FetchLimits,
+  type FetchQuery,
+  type IncludeTree,
+  parseFetchQuery,
+  rejectQueryParameters,
+} from '../jsonapi/query'
 import { parseWriteDocument, type WriteRequest } from '../jsonapi/request-document'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
@@ -23,18 +29,44 @@ export interface HandlerInput {
 const nothing: IncludePlan = new Map()
 const noInclude: IncludeTree = new Map()
 
+/** Offset pages no deeper than this are read where they are asked for: the rows skipped cost little. */
+const CHEAP_OFFSET = 1000
+
+/**
+ * Whether a list costs little whatever the data: a page (at most MAX_PAGE_SIZE records) of no
+ * search (ranking reads every hit), not deep (an offset steps through the rows it skips), that
+ * includes no to-many relationship. Such a list is answered on the main thread: a read worker's
+ * round trip (about 0.1 ms of CPU) would cost more than the list itself.
+ */
+function cheap(
+  registry: ResourceRegistry,
+  resource: ResourceDescription,
+  query: FetchQuery,
+  filters: readonly StoreFilter[],
+): boolean {
+  const { page } = query
+  if (!page || filters.some((f) => f.kind === 'search')) return false
+  if (page.kind === 'number' && (page.number - 1) * page.size > CHEAP_OFFSET) return false
+  return !followsToMany(registry, resource, query.include ?? noInclude)
+}
+
+/** Whether an include tree follows a to-many relationship anywhere: what it includes grows with the data. */
+function followsToMany(registry: ResourceRegistry, from: ResourceDescription, tree: IncludeTree): boolean {
+  return [...tree].some(([name, below]) => {
+    const relationship = from.relationships[name]
+    if (!relationship) return false
+    return relationship.kind === 'to-many' || followsToMany(registry, registry.get(relationship.target), below)
+  })
+}
+
 /**
  * Whether a record's answer can grow with the data: it links a to-many relationship (a single
  * record renders the linkage of all of its relationships) or its include tree follows one.
  */
 function reachesMany(registry: ResourceRegistry, resource: ResourceDescription, tree: IncludeTree): boolean {
-  const follows = (from: ResourceDescription, subtree: IncludeTree): boolean =>
-    [...subtree].some(([name, below]) => {
-      const relationship = from.relationships[name]
-      if (!relationship) return false
-      return relationship.kind === 'to-many' || follows(registry.get(relationship.target), below)
-    })
-  return Object.values(resource.relationships).some((r) => r.kind === 'to-many') || follows(resource, tree)
+  return (
+    Object.values(resource.relationships).some((r) => r.kind === 'to-many') || followsToMany(registry, resource, tree)
+  )
 }
 
 /**
@@ -81,11 +113,13 @@ export class ResourceController {
   /** `scope` narrows the list before the client's filters: the books of one author, say. */
   async list({ url }: HandlerInput, scope: readonly StoreFilter[] = []): Promise<ApiResponse> {
     const { resource, registry, store } = this
-    if (this.offload) return this.offload({ op: 'list', type: resource.type, url, scope })
     const query = parseFetchQuery(registry, resource, url, 'list', this.limits)
     const include = query.include ?? noInclude
     const { sort, page } = query
     const filters = scope.length > 0 ? [...scope, ...query.filters] : query.filters
+    if (this.offload && !cheap(registry, resource, query, filters)) {
+      return this.offload({ op: 'list', type: resource.type, url, scope })
+    }
     // A search without a sort comes most relevant first; cursors keep to the id order, since
     // relevance shifts as the catalogue changes.
     const ranked = !query.sorted && page?.kind !== 'cursor' && filters.some((f) => f.kind === 'search')
