@@ -2,7 +2,7 @@ import { type CursorValues, encodeCursor } from '../jsonapi/cursor'
 import type { IncludeTree, Page } from '../jsonapi/query'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
-import type { SortKey, Store, StoredRecord, StoreFilter } from '../store/store'
+import { type SortKey, type Store, type StoredRecord, type StoreFilter, sortValuesOf } from '../store/store'
 import { DocumentStream } from './document-stream'
 import { type ApiResponse, documentResponse } from './responses'
 
@@ -121,7 +121,7 @@ export class ListReader {
 
   /** The values of a record's sort keys: where a keyset continues after it. */
   private sortValues(record: StoredRecord): CursorValues {
-    return this.request.sort.map((key) => (key.field === 'id' ? record.id : (record.attributes[key.field] as string)))
+    return sortValuesOf(this.request.sort, record)
   }
 
   private respond(primary: AsyncIterable<readonly StoredRecord[]> | Iterable<readonly StoredRecord[]>, tail = '') {

@@ -24,11 +24,6 @@ export function jsonApiResponse(
   return { status, body: JSON.stringify(document), headers }
 }
 
-/** A JSON:API document already in JSON text. */
-export function jsonApiTextResponse(status: number, json: string): ApiResponse {
-  return { status, body: json }
-}
-
 export function errorResponse(
   status: number,
   errors: readonly ErrorObject[],

@@ -27,6 +27,7 @@ import type {
   ToManyResult,
   WriteResult,
 } from './store'
+import { sortValuesOf } from './store'
 
 export interface SqliteOptions {
   readonly busyTimeoutMs?: number
@@ -149,7 +150,7 @@ export class SqliteStore implements Store {
         if (batch.length > 0) yield batch
         const last = batch.at(-1)
         if (batch.length < size || !last) return
-        after = query.sort.map((key) => (key.field === 'id' ? last.id : (last.attributes[key.field] as string)))
+        after = sortValuesOf(query.sort, last)
       }
     }
     const ids = await this.matchingIds(resource, query)

@@ -37,6 +37,11 @@ export interface SortKey {
   readonly descending: boolean
 }
 
+/** The values of a record's sort keys: where a keyset continues after it. */
+export function sortValuesOf(sort: readonly SortKey[], record: StoredRecord): (string | number)[] {
+  return sort.map((key) => (key.field === 'id' ? record.id : (record.attributes[key.field] as string)))
+}
+
 /** Which records a list holds and in what order. */
 export interface SearchOrder {
   readonly filters: readonly StoreFilter[]
