@@ -1,0 +1,124 @@
+import { ConfigError, helpText, parseConfig } from '../config'
+import { createApp } from '../http/app'
+import { stopServer } from '../http/shutdown'
+import { createLogger } from '../logger'
+import { resources } from '../resources/registry'
+import { openStore } from '../store/open'
+import type { Command } from './command'
+
+/** A start-up failure: one line on stderr and exit code 2, never a stack trace. */
+function fail(message: string): never {
+  console.error(`catalogue: ${message}`)
+  process.exit(2)
+}
+
+/** The reason a listen failed, as the system would word it. */
+function listenFailure(error: Error & { code?: string }): string {
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return 'address already in use'
+    case 'EACCES':
+      return 'permission denied'
+    case 'EADDRNOTAVAIL':
+      return 'address not available'
+    default:
+      return error.message
+  }
+}
+
+/** Starts the service; resolves to the exit code once a signal has stopped it. */
+async function serve(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
+  const parsed = (() => {
+    try {
+      return parseConfig(argv, env)
+    } catch (error) {
+      if (error instanceof ConfigError) fail(error.message)
+      throw error
+    }
+  })()
+  if (parsed === 'help') {
+    console.log(helpText)
+    return 0
+  }
+  const config = parsed
+  const logger = createLogger(config.logLevel)
+
+  const store = await openStore(config.database, resources, { busyTimeoutMs: config.busyTimeoutMs }).catch(
+    (error: Error) => fail(`cannot open the database at ${config.databaseUrl}: ${error.message}`),
+  )
+  let stopping = false
+  const app = createApp({
+    store,
+    logger,
+    maxBodyBytes: config.maxBodyBytes,
+    maxPageSize: config.maxPageSize,
+    maxOperations: config.maxOperations,
+    stopping: () => stopping,
+    // The config is a RequestLimits too: each limit is a setting.
+    limits: config,
+    // A database in memory is this process's alone: no other connection, so no workers, can read it.
+    readWorkers:
+      config.database.kind === 'sqlite' && config.database.path === ':memory:'
+        ? undefined
+        : { count: config.readWorkers, databaseUrl: config.databaseUrl, busyTimeoutMs: config.busyTimeoutMs },
+  })
+
+  const { promise: stopped, resolve: exit } = Promise.withResolvers<number>()
+  async function shutdown(signal: string): Promise<void> {
+    if (stopping) return
+    stopping = true
+    logger.log('info', 'stopping', { signal })
+    // Stop accepting and let the requests in flight finish, but no longer than SHUTDOWN_TIMEOUT.
+    if (app.server) {
+      const outcome = await stopServer(app.server, config.shutdownTimeout * 1000)
+      if (outcome.forced) {
+        logger.log('warn', 'shutdown timeout reached: closed the connections still open', {
+          shutdown_timeout_s: config.shutdownTimeout,
+          open_requests: outcome.openRequests,
+        })
+      }
+    }
+    // Elysia logs a request after its response, a turn later: let those lines out first. No write
+    // is in progress here (each one runs whole within a turn); close() commits those still queued.
+    await new Promise((resolve) => setImmediate(resolve))
+    let code = 0
+    try {
+      await app.decorator.reads?.close()
+      await store.close()
+    } catch (error) {
+      logger.log('error', 'cannot close the database', { error: (error as Error).message })
+      code = 1
+    }
+    logger.log('info', 'stopped')
+    logger.flush()
+    exit(code)
+  }
+  // Before listening: a signal that arrives the moment the port opens still shuts down cleanly.
+  process.on('SIGTERM', () => void shutdown('SIGTERM'))
+  process.on('SIGINT', () => void shutdown('SIGINT'))
+
+  try {
+    // Bun's own cap would answer 413 without a JSON:API body; the body parser enforces the limit
+    // instead, from Content-Length before reading and byte by byte for chunked bodies. Elysia
+    // defaults to reusePort, with which a second instance on a taken port would listen too and
+    // share its requests: without it, that start fails.
+    app.listen({
+      port: config.port,
+      hostname: config.host,
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+      reusePort: false,
+    })
+  } catch (error) {
+    await store.close()
+    fail(`cannot listen on ${config.host}:${config.port}: ${listenFailure(error as Error)}`)
+  }
+  logger.log('info', 'listening', { url: app.server?.url.href, database: config.databaseUrl })
+  return stopped
+}
+
+export const serveCommand: Command = {
+  name: 'serve',
+  summary: 'start the service (the default when no command is given)',
+  help: helpText,
+  run: serve,
+}
