@@ -2,7 +2,7 @@ import { Database } from 'bun:sqlite'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type App, createApp } from '../../src/http/app'
+import { type App, type AppOptions, createApp } from '../../src/http/app'
 import type { RequestLimits } from '../../src/jsonapi/limits'
 import { createLogger, type LogLevel } from '../../src/logger'
 import { resources } from '../../src/resources/registry'
@@ -64,6 +64,8 @@ export function openTestApp(
     limits?: Partial<RequestLimits>
     /** Read workers (see src/http/read-pool.ts): one by default, so that tests cross them as the service does. */
     readWorkers?: number
+    /** Any other option of createApp (tokens, CORS, ...), passed as it is. */
+    app?: Partial<Omit<AppOptions, 'store' | 'logger'>>
   } = {},
 ): TestApp {
   const dir = mkdtempSync(join(options.parent ?? tmpdir(), 'catalogue-test-'))
@@ -73,7 +75,7 @@ export function openTestApp(
   const logger = createLogger(options.logLevel ?? 'silent', { write: (line) => logs.push(line), flush() {} })
   const { maxBodyBytes, maxPageSize, maxOperations, limits } = options
   const readWorkers = { count: options.readWorkers ?? 1, databaseUrl: `sqlite://${dbPath}` }
-  const app = createApp({ store, logger, maxBodyBytes, maxPageSize, maxOperations, limits, readWorkers })
+  const app = createApp({ ...options.app, store, logger, maxBodyBytes, maxPageSize, maxOperations, limits, readWorkers })
   const inspector = new Database(dbPath, { readonly: true })
 
   async function send(method: string, path: string, { headers, body }: RawRequest = {}): Promise<Answer> {
