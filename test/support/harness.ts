@@ -75,7 +75,16 @@ export function openTestApp(
   const logger = createLogger(options.logLevel ?? 'silent', { write: (line) => logs.push(line), flush() {} })
   const { maxBodyBytes, maxPageSize, maxOperations, limits } = options
   const readWorkers = { count: options.readWorkers ?? 1, databaseUrl: `sqlite://${dbPath}` }
-  const app = createApp({ ...options.app, store, logger, maxBodyBytes, maxPageSize, maxOperations, limits, readWorkers })
+  const app = createApp({
+    ...options.app,
+    store,
+    logger,
+    maxBodyBytes,
+    maxPageSize,
+    maxOperations,
+    limits,
+    readWorkers,
+  })
   const inspector = new Database(dbPath, { readonly: true })
 
   async function send(method: string, path: string, { headers, body }: RawRequest = {}): Promise<Answer> {
