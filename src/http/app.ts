@@ -5,9 +5,11 @@ import type { Logger } from '../logger'
 import { type ResourceRegistry, resources } from '../resources/registry'
 import type { Store } from '../store/store'
 import { jsonApiBodyParser } from './body-parser'
+import { docsPage } from './docs-page'
 import { jsonApiErrors } from './error-handler'
 import { acceptNegotiation } from './negotiation'
-import { apiDocs, operationsDocs } from './openapi'
+import { operationsDocs } from './openapi'
+import { apiDocument } from './openapi-document'
 import { OperationsController } from './operations-controller'
 import { ReadPool } from './read-pool'
 import { requestLog } from './request-log'
@@ -88,7 +90,13 @@ export function createApp({
           readWorkers.count,
         )
       : null
-  const api = resourceRoutes(registry, store, API_PREFIX, fetchLimits, reads)
+  const api = resourceRoutes(
+    registry,
+    store,
+    API_PREFIX,
+    { ...fetchLimits, maxRelationshipIds: limits.maxRelationshipIds },
+    reads,
+  )
   const operations = new OperationsController(registry, store, {
     maxOperations,
     maxRelationshipIds: limits.maxRelationshipIds,
@@ -97,7 +105,7 @@ export function createApp({
     '/operations',
     async ({ request, body, set }) => send(set, await operations.run(request.url, request.headers, body)),
     {
-      detail: operationsDocs(),
+      detail: operationsDocs(registry, { maxOperations, maxRelationshipIds: limits.maxRelationshipIds }),
     },
   )
   return new Elysia()
@@ -106,7 +114,8 @@ export function createApp({
     .use(jsonApiErrors(logger, methodsByPath(api.routes), limits.maxErrors))
     .use(acceptNegotiation)
     .use(jsonApiBodyParser(maxBodyBytes))
-    .use(apiDocs(packageJson.version))
+    .use(apiDocument({ version: packageJson.version }))
+    .use(docsPage)
     .use(api)
     .decorate('reads', reads)
 }

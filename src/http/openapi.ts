@@ -1,16 +1,24 @@
-import { openapi } from '@elysiajs/openapi'
 import type { TSchema } from '@sinclair/typebox'
 import { ATOMIC_EXT, JSON_API } from '../jsonapi/media-type'
 import { humanize } from '../jsonapi/messages'
+import type { FetchLimits } from '../jsonapi/query'
+import { fetchParameters, type ParameterDoc } from '../jsonapi/query-parameters'
 import {
+  type AtomicLimitsDoc,
+  atomicExample,
   atomicRequestSchema,
+  EXAMPLE_ID,
+  relationshipExample,
+  relationshipRequestSchema,
+  writeDocumentSchema,
+  writeExample,
+} from '../jsonapi/request-schemas'
+import {
   atomicResultsSchema,
   errorDocumentSchema,
   listDocumentSchema,
   relationshipDocumentSchema,
-  relationshipRequestSchema,
   singleDocumentSchema,
-  writeDocumentSchema,
   writtenDocumentSchema,
 } from '../jsonapi/schemas'
 import type { ResourceDescription } from '../resources/description'
@@ -25,6 +33,34 @@ function body(description: string, schema: TSchema) {
 
 function failure(description: string) {
   return body(description, errorDocumentSchema)
+}
+
+/** A request body, the same under both media types a write takes. */
+function requestBody(schema: TSchema, example: unknown) {
+  const media = { schema, example }
+  return { required: true, content: { [JSON_API]: media, 'application/json': media } }
+}
+
+/** The `{id}` of a record's path: ids that are not positive integers answer 404. */
+function idParameter(resource: ResourceDescription): ParameterDoc {
+  return {
+    name: 'id',
+    in: 'path',
+    required: true,
+    description: `The ${humanize(resource.singular).toLowerCase()}'s id`,
+    schema: { type: 'string', pattern: '^[1-9][0-9]{0,14}$' },
+    example: EXAMPLE_ID,
+  }
+}
+
+/** "an author", "a book collection". */
+function aOne(resource: ResourceDescription): string {
+  return `${resource.article} ${humanize(resource.singular).toLowerCase()}`
+}
+
+/** The limits the documented schemas state: those the service was started with. */
+export interface DocumentedLimits extends FetchLimits {
+  readonly maxRelationshipIds: number
 }
 
 const notFound = failure('No record has this id (a word, a negative or fractional number included): `{"errors": []}`')
@@ -43,23 +79,20 @@ const writeFailures = {
 }
 
 /** OpenAPI operation objects for the five operations of one resource type. */
-export function operationDocs(registry: ResourceRegistry, resource: ResourceDescription) {
+export function operationDocs(registry: ResourceRegistry, resource: ResourceDescription, limits: DocumentedLimits) {
   const tags = [humanize(resource.type)]
   const plural = humanize(resource.type).toLowerCase()
   const single = humanize(resource.singular).toLowerCase()
   const included = resource.defaultInclude.join(' and ')
-  const write = (update: boolean) => ({
-    required: true,
-    content: {
-      [JSON_API]: { schema: writeDocumentSchema(registry, resource, update) },
-      'application/json': { schema: writeDocumentSchema(registry, resource, update) },
-    },
-  })
+  const write = (update: boolean) =>
+    requestBody(writeDocumentSchema(registry, resource, update), writeExample(registry, resource, update))
+  const id = [idParameter(resource)]
   return {
     list: {
       tags,
       operationId: `list_${resource.type}`,
       summary: `List ${plural}`,
+      parameters: fetchParameters(registry, resource, 'list', limits),
       description: `The ${plural}, in id order unless sorted. Without page[...] every record, streamed; with it a page, with links and meta.total. Relationships carry \`meta.included = false\` unless included.`,
       responses: {
         200: body(`All ${plural}`, listDocumentSchema(registry, resource)),
@@ -72,7 +105,8 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
     show: {
       tags,
       operationId: `get_${resource.singular}`,
-      summary: `Get a ${single}`,
+      summary: `Get ${aOne(resource)}`,
+      parameters: [...id, ...fetchParameters(registry, resource, 'record', limits)],
       description: `The ${single} with linkage for every relationship, and its ${included} in \`included\` (left out when there are none).`,
       responses: {
         200: body(`The ${single}`, singleDocumentSchema(registry, resource)),
@@ -86,7 +120,7 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
     create: {
       tags,
       operationId: `create_${resource.singular}`,
-      summary: `Create a ${single}`,
+      summary: `Create ${aOne(resource)}`,
       requestBody: write(false),
       responses: {
         201: {
@@ -100,7 +134,9 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
     update: {
       tags,
       operationId: `update_${resource.singular}`,
-      summary: `Update a ${single} (PUT and PATCH alike: absent fields are left as they are)`,
+      summary: `Update ${aOne(resource)}`,
+      description: 'PUT and PATCH alike: attributes and relationships left out are left as they are.',
+      parameters: id,
       requestBody: write(true),
       responses: {
         200: body(`The updated ${single}`, writtenDocumentSchema(registry, resource)),
@@ -113,7 +149,8 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
     remove: {
       tags,
       operationId: `delete_${resource.singular}`,
-      summary: `Delete a ${single}`,
+      summary: `Delete ${aOne(resource)}`,
+      parameters: id,
       responses: {
         204: { description: 'Deleted; no body' },
         400: failure('A body was sent that is not JSON (a DELETE needs none)'),
@@ -128,22 +165,27 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
 }
 
 /** OpenAPI operation objects for the endpoints of one relationship of one type. */
-export function relationshipDocs(registry: ResourceRegistry, resource: ResourceDescription, name: string) {
+export function relationshipDocs(
+  registry: ResourceRegistry,
+  resource: ResourceDescription,
+  name: string,
+  limits: DocumentedLimits,
+) {
   const relationship = resource.relationships[name]
   if (!relationship) throw new Error(`${resource.type} has no relationship ${name}`)
   const target = registry.get(relationship.target)
   const tags = [humanize(resource.type)]
   const owner = humanize(resource.singular).toLowerCase()
+  const ofOne = aOne(resource)
   const what = name.replaceAll('_', ' ')
   const toMany = relationship.kind === 'to-many'
+  const id = [idParameter(resource)]
   const document = body(`The ${what} linkage of the ${owner}, with links`, relationshipDocumentSchema(target, toMany))
-  const request = {
-    required: true,
-    content: {
-      [JSON_API]: { schema: relationshipRequestSchema(target, toMany) },
-      'application/json': { schema: relationshipRequestSchema(target, toMany) },
-    },
-  }
+  const required = relationship.kind === 'to-one' && relationship.required
+  const request = requestBody(
+    relationshipRequestSchema(target, { toMany, required, maxIds: limits.maxRelationshipIds }),
+    relationshipExample(target, toMany),
+  )
   const missing = failure(`No ${owner} has this id (\`{"errors": []}\`), or a related record named does not exist`)
   const linkWrites = {
     400: failure('The body is not a relationship document of the right shape, or names more records than allowed'),
@@ -158,16 +200,22 @@ export function relationshipDocs(registry: ResourceRegistry, resource: ResourceD
   const removable = !inverse?.required
   const refused = failure(`${humanize(target.type)} cannot be taken from their ${owner}: each needs one`)
   const change = (verb: string, summary: string) => {
-    // Taking books from their author is always refused: that operation answers 403 and nothing else.
-    const responses: Record<string, typeof document> =
-      !removable && verb !== 'add' ? { 403: refused, 404: notFound, ...negotiation } : { 200: document, ...linkWrites }
-    return { tags, operationId: `${verb}_${resource.singular}_${name}`, summary, requestBody: request, responses }
+    const operation = { tags, operationId: `${verb}_${resource.singular}_${name}`, summary, parameters: id }
+    if (removable || verb === 'add')
+      return { ...operation, requestBody: request, responses: { 200: document, ...linkWrites } }
+    // Taking books from their author is always refused (403): no client can use the operation, so
+    // the document leaves it out; the linkage GET says so.
+    return { ...operation, hide: true, responses: { 403: refused, 404: notFound, ...negotiation } }
   }
+  const fixed = removable
+    ? ''
+    : ` ${humanize(target.type)} cannot be taken from their ${owner}: PATCH and DELETE on this relationship answer 403; give them another ${owner} instead.`
   return {
     related: {
       tags,
       operationId: `get_${resource.singular}_${name}`,
-      summary: `The ${what} of a ${owner}, as ${target.type} endpoints answer (same fetching parameters)`,
+      summary: `The ${what} of ${ofOne}, as ${target.type} endpoints answer (same fetching parameters)`,
+      parameters: [...id, ...fetchParameters(registry, target, toMany ? 'list' : 'record', limits)],
       responses: {
         200: toMany
           ? body(`The ${what}`, listDocumentSchema(registry, target))
@@ -180,20 +228,22 @@ export function relationshipDocs(registry: ResourceRegistry, resource: ResourceD
     linkage: {
       tags,
       operationId: `get_${resource.singular}_${name}_relationship`,
-      summary: `The ${what} linkage of a ${owner}`,
+      summary: `The ${what} linkage of ${ofOne}`,
+      description: `Linkage and links, no records.${fixed}`,
+      parameters: id,
       responses: { 200: document, 400: failure('A query parameter was given'), 404: notFound, ...negotiation },
     },
     replace: change(
       toMany ? 'replace' : 'set',
-      toMany ? `Replace the ${what} of a ${owner}` : `Set the ${what} of a ${owner}`,
+      toMany ? `Replace the ${what} of ${ofOne}` : `Set the ${what} of ${ofOne}`,
     ),
-    add: change('add', `Add ${what} to a ${owner}`),
-    remove: change('remove', `Remove ${what} from a ${owner}`),
+    add: change('add', `Add ${what} to ${ofOne}`),
+    remove: change('remove', `Remove ${what} from ${ofOne}`),
   }
 }
 
 /** The OpenAPI operation object of POST /api/v1/operations. */
-export function operationsDocs() {
+export function operationsDocs(registry: ResourceRegistry, limits: AtomicLimitsDoc) {
   const atomic = `application/vnd.api+json; ext="${ATOMIC_EXT}"`
   const document = (description: string, schema: TSchema) => ({ description, content: { [atomic]: { schema } } })
   return {
@@ -202,7 +252,10 @@ export function operationsDocs() {
     summary: 'Run several operations atomically (JSON:API Atomic Operations extension)',
     description:
       'add, update and remove of records and relationships, in order, in one transaction: all are stored or none. `lid` names a record added earlier in the same request. An error points at its operation: `/atomic:operations/N/...`.',
-    requestBody: { required: true, content: { [atomic]: { schema: atomicRequestSchema } } },
+    requestBody: {
+      required: true,
+      content: { [atomic]: { schema: atomicRequestSchema(registry, limits), example: atomicExample(registry) } },
+    },
     responses: {
       200: document(
         'One result per operation, in order: `{"data": ...}` for added or updated records, `{}` otherwise',
@@ -220,21 +273,4 @@ export function operationsDocs() {
       ...negotiation,
     },
   }
-}
-
-/** The OpenAPI 3.1 document at SPEC_PATH and the docs page at DOCS_PATH. */
-export function apiDocs(version: string) {
-  return openapi({
-    path: DOCS_PATH,
-    specPath: SPEC_PATH,
-    documentation: {
-      info: {
-        title: 'Library catalogue',
-        version,
-        description:
-          'A JSON:API service for authors, book collections and books. Requests and responses use `application/vnd.api+json`; every error is a JSON:API error document.',
-      },
-    },
-    exclude: { paths: [DOCS_PATH, SPEC_PATH] },
-  })
 }

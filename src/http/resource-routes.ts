@@ -1,9 +1,8 @@
 import { Elysia, t } from 'elysia'
 import type { FetchLimits } from '../jsonapi/query'
-import { fetchQuerySchema } from '../jsonapi/schemas'
 import type { ResourceRegistry } from '../resources/registry'
 import type { Store } from '../store/store'
-import { operationDocs, relationshipDocs } from './openapi'
+import { type DocumentedLimits, operationDocs, relationshipDocs } from './openapi'
 import type { OffloadedRead } from './read-calls'
 import type { ReadPool } from './read-pool'
 import { RelationshipController } from './relationship-controller'
@@ -44,7 +43,7 @@ export function resourceRoutes(
   registry: ResourceRegistry,
   store: Store,
   prefix: string,
-  limits: FetchLimits & { readonly maxRelationshipIds: number },
+  limits: DocumentedLimits,
   reads: ReadPool | null,
 ) {
   const api = new Elysia({ prefix })
@@ -58,7 +57,7 @@ export function resourceRoutes(
   const controllerOf = (type: string) => controllers.get(type) as ResourceController
   for (const resource of registry.all) {
     const controller = controllerOf(resource.type)
-    const docs = operationDocs(registry, resource)
+    const docs = operationDocs(registry, resource, limits)
     const collection = `/${resource.type}`
     const member = `${collection}/:id`
     const params = t.Object({ id: t.String({ description: `The ${resource.singular}'s id` }) })
@@ -67,13 +66,13 @@ export function resourceRoutes(
       .get(
         collection,
         withoutBody((input) => controller.list(input)),
-        // For the OpenAPI document: the controller reads the raw query itself, and these all pass.
-        { query: fetchQuerySchema(registry, resource, 'list'), detail: docs.list },
+        // No query validator: the controller reads the raw query itself; `detail` documents it.
+        { detail: docs.list },
       )
       .get(
         member,
         withoutBody((input) => controller.show(input)),
-        { params, query: fetchQuerySchema(registry, resource, 'record'), detail: docs.show },
+        { params, detail: docs.show },
       )
       .post(
         collection,
@@ -98,18 +97,13 @@ export function resourceRoutes(
         prefix,
         limits.maxRelationshipIds,
       )
-      const endpoints = relationshipDocs(registry, resource, name)
-      const target = registry.get(relationship.target)
+      const endpoints = relationshipDocs(registry, resource, name, limits)
       const self = `${member}/relationships/${name}`
       api
         .get(
           `${member}/${name}`,
           withoutBody((input) => related.related(input)),
-          {
-            params,
-            query: fetchQuerySchema(registry, target, relationship.kind === 'to-many' ? 'list' : 'record'),
-            detail: endpoints.related,
-          },
+          { params, detail: endpoints.related },
         )
         .get(
           self,

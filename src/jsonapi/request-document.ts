@@ -6,6 +6,7 @@ import type { Id, RecordInput } from '../store/store'
 import { type FieldError, httpError } from './errors'
 import { parseId } from './ids'
 import { messages } from './messages'
+import { visibleCharacter } from './visible-text'
 
 const identifier = t.Union([t.String(), t.Number()])
 const linkage = t.Object({ type: t.String(), id: identifier })
@@ -55,14 +56,6 @@ function envelopeError(body: unknown): never {
   }
   throw httpError(400, `Invalid JSON:API document at ${path}: ${error?.message.toLowerCase()}`, { pointer: path })
 }
-
-/**
- * A character that shows: anything but white space, controls (NUL included), format characters
- * (zero-width spaces and joiners, the BOM, the soft hyphen), default-ignorable ones (the Hangul
- * fillers, variation selectors) and the blank Braille pattern U+2800, drawn as nothing. Combining
- * marks are drawn, so a name of marks alone holds a visible character.
- */
-const visibleCharacter = /[^\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\u2800]/u
 
 function validateString(name: string, attribute: StringAttribute, value: unknown): string | null {
   if (typeof value !== 'string') return messages.notAString(name)

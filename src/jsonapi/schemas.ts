@@ -2,30 +2,24 @@ import { type TSchema, Type as t } from '@sinclair/typebox'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import { DEFAULT_LIMITS as limits } from './limits'
+import { visibleTextPattern } from './visible-text'
 
 /**
- * JSON Schemas of the documents the service reads and writes, derived from the resource
- * descriptions. They feed the OpenAPI document, so what it says is what the code does.
+ * JSON Schemas of the documents the service answers, derived from the resource descriptions
+ * (request-schemas.ts has those of the bodies it reads). They feed the OpenAPI document, so what it says is what the code does.
  */
 
 const idString = t.String({
   pattern: '^[1-9][0-9]*$',
   description: 'A record id: a positive integer rendered as a string',
 })
-const idInput = t.Union([t.Integer({ minimum: 1 }), idString], { description: 'A record id, as a number or a string' })
 const notIncluded = t.Object({ meta: t.Object({ included: t.Literal(false) }) }, { additionalProperties: false })
-
-function typeInput(resource: ResourceDescription) {
-  return t.Union([t.Literal(resource.singular), t.Literal(resource.type)], {
-    description: `${resource.singular} (as the original interface shows) or ${resource.type}`,
-  })
-}
 
 function attributeSchemas(resource: ResourceDescription): Record<string, TSchema> {
   return Object.fromEntries(
     Object.entries(resource.attributes).map(([name, a]) => [
       name,
-      t.String({ maxLength: a.maxLength, pattern: '\\S', description: a.description }),
+      t.String({ maxLength: a.maxLength, pattern: visibleTextPattern, description: a.description }),
     ]),
   )
 }
@@ -71,40 +65,6 @@ export function resourceObjectSchema(
     },
     { additionalProperties: false, title: mode === 'written' ? resource.title : `${resource.title} (fetched)` },
   )
-}
-
-/** The body of a create (`update: false`) or update request. */
-export function writeDocumentSchema(registry: ResourceRegistry, resource: ResourceDescription, update: boolean) {
-  const attributes: Record<string, TSchema> = {}
-  for (const [name, schema] of Object.entries(attributeSchemas(resource))) {
-    attributes[name] = update || !resource.attributes[name]?.required ? t.Optional(schema) : schema
-  }
-  const relationships: Record<string, TSchema> = {}
-  for (const [name, relationship] of Object.entries(resource.relationships)) {
-    if (relationship.kind !== 'to-one') continue
-    const target = registry.get(relationship.target)
-    const linkage = t.Object({ type: typeInput(target), id: idInput })
-    attributes[relationship.idAttribute] = t.Optional(
-      t.Union([idInput, ...(relationship.required ? [] : [t.Null()])], {
-        description: `Sets ${name}, as relationships.${name} does`,
-      }),
-    )
-    relationships[name] = t.Optional(
-      t.Object(
-        { data: relationship.required ? linkage : t.Union([linkage, t.Null()]) },
-        {
-          description: `${relationship.description}${relationship.required && !update ? ' Required on create (or its id attribute).' : ''}`,
-        },
-      ),
-    )
-  }
-  const data: Record<string, TSchema> = {
-    type: typeInput(resource),
-    attributes: update ? t.Optional(t.Object(attributes)) : t.Object(attributes),
-  }
-  if (update) data.id = t.Optional(t.Union([idInput], { description: 'Must match the id in the path' }))
-  if (Object.keys(relationships).length > 0) data.relationships = t.Optional(t.Object(relationships))
-  return t.Object({ data: t.Object(data) }, { title: `${resource.title} ${update ? 'update' : 'create'} document` })
 }
 
 /** Any record `include` can bring, of any type. */
@@ -173,48 +133,6 @@ export const errorDocumentSchema = t.Object(
   { title: 'Error document' },
 )
 
-/**
- * The query parameters of a GET, for the OpenAPI document. Every one is an optional string here
- * (additional ones pass too): the controller reads and checks the raw query itself, so that its
- * 400s name the parameter exactly as sent.
- */
-export function fetchQuerySchema(registry: ResourceRegistry, resource: ResourceDescription, target: 'list' | 'record') {
-  // No pattern or format: Elysia would enforce it before the controller could name the parameter.
-  const text = (description: string) => t.Optional(t.String({ description }))
-  const properties: Record<string, TSchema> = {
-    include: text(
-      `Relationship paths to include, comma-separated and dot-nested (from ${resource.type}: ${Object.keys(resource.relationships).join(', ')}). By default at most ${limits.maxIncludePaths} paths, each at most ${limits.maxIncludeDepth} relationships deep.`,
-    ),
-  }
-  for (const r of registry.all) {
-    properties[`fields[${r.type}]`] = text(`Sparse fieldset: the attributes and relationships of ${r.type} to render.`)
-  }
-  if (target === 'list') {
-    properties.sort = text(
-      `Sort keys, comma-separated, - for descending: id, ${resource.sortable.join(', ')}. Ties break by id.`,
-    )
-    const bounds = {
-      attribute: '',
-      search: ` At most ${limits.maxSearchWords} words by default.`,
-      relationship: ` At most ${limits.maxFilterIds} ids by default.`,
-    }
-    for (const [name, filter] of Object.entries(resource.filters))
-      properties[`filter[${name}]`] = text(`${filter.description}${bounds[filter.kind]}`)
-    for (const [name, filter] of Object.entries(resource.plainFilters)) {
-      properties[name] = text(`The original interface's form of filter[${filter}]: one id.`)
-    }
-    properties['page[number]'] = text('Page number, from 1; with it or page[size] the list is paginated.')
-    properties['page[size]'] = text('Records a page: 20 unless given, at most the configured maximum (100 by default).')
-    properties['page[after]'] = text(
-      'Cursor paging: the page after this cursor (empty: from the start). Cursors come from links.',
-    )
-    properties['page[before]'] = text(
-      'Cursor paging: the page before this cursor (empty: from the end). Cursors come from links.',
-    )
-  }
-  return t.Object(properties, { additionalProperties: true })
-}
-
 /** A relationship document as the relationship endpoints answer it: links and linkage. */
 export function relationshipDocumentSchema(target: ResourceDescription, toMany: boolean): TSchema {
   const linkage = toMany ? t.Array(identifier(target)) : t.Union([identifier(target), t.Null()])
@@ -223,41 +141,6 @@ export function relationshipDocumentSchema(target: ResourceDescription, toMany: 
     { additionalProperties: false, title: `${target.title} linkage` },
   )
 }
-
-/** The body of a relationship write: `{"data": ...}` with identifiers of the target type. */
-export function relationshipRequestSchema(target: ResourceDescription, toMany: boolean): TSchema {
-  const linkage = t.Object({ type: typeInput(target), id: idInput })
-  const members = t.Array(linkage, {
-    description: `At most ${limits.maxRelationshipIds} identifiers by default.`,
-  })
-  return t.Object({ data: toMany ? members : t.Union([linkage, t.Null()]) })
-}
-
-const atomicRef = t.Object({
-  type: t.String(),
-  id: t.Optional(t.String()),
-  lid: t.Optional(t.String()),
-  relationship: t.Optional(t.String()),
-})
-
-/** An Atomic Operations request, as the extension defines it. */
-export const atomicRequestSchema = t.Object(
-  {
-    'atomic:operations': t.Array(
-      t.Object({
-        op: t.Union([t.Literal('add'), t.Literal('update'), t.Literal('remove')]),
-        ref: t.Optional(atomicRef),
-        data: t.Optional(
-          t.Unknown({
-            description: `A resource object (with lid on add), identifiers (at most ${limits.maxRelationshipIds} by default), or null`,
-          }),
-        ),
-      }),
-      { minItems: 1, description: 'At most MAX_OPERATIONS operations (100 by default).' },
-    ),
-  },
-  { title: 'Atomic operations document' },
-)
 
 export const atomicResultsSchema = t.Object(
   { 'atomic:results': t.Array(t.Object({ data: t.Optional(t.Unknown()) })) },

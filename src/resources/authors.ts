@@ -4,10 +4,11 @@ import { nameAttribute, nameFilters } from './name-fields'
 export const authors = defineResource({
   type: 'authors',
   singular: 'author',
+  article: 'an',
   title: 'Author',
   table: 'authors',
   attributes: {
-    name: nameAttribute("The author's name."),
+    name: nameAttribute("The author's name.", 'Ursula K. Le Guin'),
   },
   relationships: {
     books: {

@@ -4,10 +4,11 @@ import { nameAttribute, nameFilters } from './name-fields'
 export const bookCollections = defineResource({
   type: 'book_collections',
   singular: 'book_collection',
+  article: 'a',
   title: 'Book collection',
   table: 'book_collections',
   attributes: {
-    name: nameAttribute('The name of the collection.'),
+    name: nameAttribute('The name of the collection.', 'The Earthsea Cycle'),
   },
   relationships: {
     books: {

@@ -4,10 +4,11 @@ import { nameAttribute, nameFilters } from './name-fields'
 export const books = defineResource({
   type: 'books',
   singular: 'book',
+  article: 'a',
   title: 'Book',
   table: 'books',
   attributes: {
-    name: nameAttribute('The title of the book.'),
+    name: nameAttribute('The title of the book.', 'A Wizard of Earthsea'),
   },
   relationships: {
     author: {

@@ -12,6 +12,8 @@ export interface StringAttribute {
   /** Maximum length in characters (Unicode code points, as JSON Schema counts). */
   readonly maxLength: number
   readonly description: string
+  /** A value to show in the OpenAPI document's examples. */
+  readonly example: string
 }
 
 export type AttributeDescription = StringAttribute
@@ -71,6 +73,8 @@ export interface ResourceDescription {
   readonly type: string
   /** Singular name, accepted as `data.type` in requests (`book_collection`). */
   readonly singular: string
+  /** The indefinite article of the singular name, for sentences: "an author", "a book". */
+  readonly article: 'a' | 'an'
   /** Human name for documentation (`Book collection`). */
   readonly title: string
   readonly table: string

@@ -1,0 +1,93 @@
+import { Elysia } from 'elysia'
+// The viewer's browser bundle, from its npm package (not exported, hence the path): `bun build
+// --compile` embeds the file in the executable, so the page needs nothing from the internet.
+// @ts-expect-error TypeScript has no types for a file imported as a file
+import scalarBundlePath from '../../node_modules/@scalar/api-reference/dist/browser/standalone.js' with { type: 'file' }
+import scalarPackage from '../../node_modules/@scalar/api-reference/package.json'
+import { DOCS_PATH, SPEC_PATH } from './openapi'
+
+/** Where the page loads the viewer from; the version in the query makes a new one a new URL. */
+export const SCALAR_PATH = `${DOCS_PATH}/scalar.js`
+const scalarUrl = `${SCALAR_PATH}?v=${scalarPackage.version}`
+
+/**
+ * Scalar's settings: the document by absolute path (the page works at /docs and /docs/), and
+ * nothing from elsewhere: no fonts from Scalar's servers, no telemetry, no button that opens
+ * Scalar's hosted client, no AI agent or MCP link (both send the document to Scalar), no developer tools. Requests sent with "Test Request" go to the service.
+ */
+const scalarConfiguration = {
+  url: SPEC_PATH,
+  withDefaultFonts: false,
+  telemetry: false,
+  hideClientButton: true,
+  showDeveloperTools: 'never',
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  // Every operation in the sidebar from the start: a few dozen, cheap to draw.
+  defaultOpenAllTags: true,
+}
+
+/**
+ * The page's only script is the viewer, from this service; the viewer injects its styles inline and
+ * draws icons as data: images. Nothing else is allowed: no other origin, no frames, no forms.
+ */
+export const DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "worker-src 'self' blob:",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ')
+
+const escapeAttribute = (text: string) =>
+  text.replaceAll('&', '&amp;').replaceAll('"', '&quot;').replaceAll('<', '&lt;').replaceAll('>', '&gt;')
+
+const page = `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <title>Library catalogue API</title>
+  </head>
+  <body>
+    <script id="api-reference" data-configuration="${escapeAttribute(JSON.stringify(scalarConfiguration))}"></script>
+    <script src="${scalarUrl}"></script>
+  </body>
+</html>
+`
+
+const pageHeaders = {
+  'content-type': 'text/html; charset=utf-8',
+  'content-security-policy': DOCS_CSP,
+  'cache-control': 'no-cache',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+}
+
+/** The viewer (4 MiB, 1 MiB gzipped), compressed once on the first request that takes gzip. */
+let gzipped: Uint8Array | undefined
+
+async function scalarBundle(request: Request): Promise<Response> {
+  const headers: Record<string, string> = {
+    'content-type': 'text/javascript; charset=utf-8',
+    // The URL changes with the viewer's version: a browser may keep this one for good.
+    'cache-control': 'public, max-age=31536000, immutable',
+    'x-content-type-options': 'nosniff',
+    vary: 'accept-encoding',
+  }
+  const file = Bun.file(scalarBundlePath as string)
+  if (!/\bgzip\b/.test(request.headers.get('accept-encoding') ?? '')) return new Response(file, { headers })
+  gzipped ??= Bun.gzipSync(await file.bytes())
+  return new Response(gzipped, { headers: { ...headers, 'content-encoding': 'gzip' } })
+}
+
+/** The API reference page at /docs (and /docs/), and the viewer it loads. */
+export const docsPage = new Elysia()
+  .get(DOCS_PATH, () => new Response(page, { headers: pageHeaders }), { detail: { hide: true } })
+  .get(`${DOCS_PATH}/`, () => new Response(page, { headers: pageHeaders }), { detail: { hide: true } })
+  .get(SCALAR_PATH, ({ request }) => scalarBundle(request), { detail: { hide: true } })
