@@ -1,5 +1,4 @@
 import { Elysia, t } from 'elysia'
-import type { FetchLimits } from '../jsonapi/query'
 import type { ResourceRegistry } from '../resources/registry'
 import type { Store } from '../store/store'
 import { type DocumentedLimits, operationDocs, relationshipDocs } from './openapi'

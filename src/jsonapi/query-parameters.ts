@@ -27,9 +27,23 @@ const id = { type: 'integer', minimum: 1, maximum: MAX_ID }
 const letterOrDigit = '[\\p{L}\\p{N}]'
 const other = '[^\\p{L}\\p{N}]'
 
-function parameter(name: string, description: string, schema: Record<string, unknown>, example: unknown): ParameterDoc {
+/** `example` is left out for the cursors: no value fits every list, and an empty one is refused beside page[number]. */
+function parameter(
+  name: string,
+  description: string,
+  schema: Record<string, unknown>,
+  example?: unknown,
+): ParameterDoc {
   const list = schema.type === 'array' ? { style: 'form' as const, explode: false as const } : {}
-  return { name, in: 'query', required: false, description, schema, ...list, example }
+  return {
+    name,
+    in: 'query',
+    required: false,
+    description,
+    schema,
+    ...list,
+    ...(example === undefined ? {} : { example }),
+  }
 }
 
 /** Every include path from `resource`, at most `depth` relationships deep, or null past MAX_ENUMERATED. */
@@ -136,7 +150,7 @@ export function fetchParameters(
       parameters.push(
         parameter(
           key,
-          `${filter.description} At least one word (letters and digits), at most ${max}.`,
+          `${filter.description} Needs a word (letters and digits). At most ${max} words.`,
           { type: 'string', minLength: 1, pattern: words },
           example,
         ),
@@ -166,13 +180,11 @@ export function fetchParameters(
       'page[after]',
       'Cursor paging: the page after this cursor; empty: from the start. Cursors come from links and fit the list and sort they came from.',
       { type: 'string' },
-      '',
     ),
     parameter(
       'page[before]',
       'Cursor paging: the page before this cursor; empty: from the end. Not with page[after].',
       { type: 'string' },
-      '',
     ),
   )
   return parameters

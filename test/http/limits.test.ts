@@ -344,7 +344,7 @@ describe('GET /api/v1/openapi.json', () => {
   it('states each limit where its parameter or body is described', async () => {
     const spec = (await t.get('/api/v1/openapi.json', { accept: 'application/json' })).json
     const parameter = (name: string) =>
-      spec.paths['/api/v1/books'].get.parameters.find((p: { name: string }) => p.name === name).schema.description
+      spec.paths['/api/v1/books'].get.parameters.find((p: { name: string }) => p.name === name).description
     expect(parameter('include')).toContain('at most 10 paths, each at most 3 relationships deep')
     expect(parameter('filter[search]')).toContain('At most 10 words')
     expect(parameter('filter[author]')).toContain('At most 100 ids')

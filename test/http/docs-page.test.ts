@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { DOCS_CSP, SCALAR_PATH } from '../../src/http/docs-page'
+import { DOCS_PATH, SPEC_PATH } from '../../src/http/openapi'
+import { openTestApp, type TestApp } from '../support/harness'
+
+/** The viewer's settings, as the page hands them to it. */
+function configurationOf(html: string): Record<string, unknown> {
+  const attribute = /<script id="api-reference" data-configuration="([^"]*)"><\/script>/.exec(html)?.[1]
+  if (attribute === undefined) throw new Error(`no configuration in ${html}`)
+  return JSON.parse(
+    attribute.replaceAll('&quot;', '"').replaceAll('&lt;', '<').replaceAll('&gt;', '>').replaceAll('&amp;', '&'),
+  )
+}
+
+describe(`GET ${DOCS_PATH}`, () => {
+  let t: TestApp
+  beforeAll(() => {
+    t = openTestApp()
+  })
+  afterAll(() => t.close())
+
+  it('serves the same page at /docs and /docs/, which points the viewer at the document by its absolute path', async () => {
+    const bare = await t.get(DOCS_PATH, { accept: 'text/html' })
+    const slashed = await t.get(`${DOCS_PATH}/`, { accept: 'text/html' })
+    for (const answer of [bare, slashed]) {
+      expect(answer.status).toBe(200)
+      expect(answer.headers.get('content-type')).toBe('text/html; charset=utf-8')
+      expect(answer.text).toBe(bare.text)
+    }
+    expect(configurationOf(bare.text)).toMatchObject({ url: SPEC_PATH })
+  })
+
+  it('asks the viewer for nothing from other sites: no fonts, telemetry, hosted client, agent or MCP link', async () => {
+    const configuration = configurationOf((await t.get(DOCS_PATH)).text)
+    expect(configuration).toMatchObject({
+      withDefaultFonts: false,
+      telemetry: false,
+      hideClientButton: true,
+      agent: { disabled: true },
+      mcp: { disabled: true },
+    })
+  })
+
+  it('loads one script, the viewer, from this service, under a Content-Security-Policy that allows no other origin', async () => {
+    const answer = await t.get(DOCS_PATH)
+    const scripts = [...answer.text.matchAll(/<script[^>]*\bsrc="([^"]*)"/g)].map((m) => m[1])
+    expect(scripts).toEqual([
+      expect.stringMatching(new RegExp(`^${RegExp.escape(SCALAR_PATH)}\\?v=\\d+\\.\\d+\\.\\d+$`)),
+    ])
+    expect(answer.headers.get('content-security-policy')).toBe(DOCS_CSP)
+    const directives = new Map(DOCS_CSP.split('; ').map((d) => [d.split(' ')[0], d.split(' ').slice(1)]))
+    expect(directives.get('default-src')).toEqual(["'none'"])
+    expect(directives.get('script-src')).toEqual(["'self'"])
+    expect(directives.get('connect-src')).toEqual(["'self'"])
+    expect(directives.get('frame-ancestors')).toEqual(["'none'"])
+    // Inline scripts are not allowed: the page has none, its settings are a data attribute.
+    expect(answer.text).not.toMatch(/<script(?![^>]*\b(src|data-configuration)=)[^>]*>/)
+  })
+})
+
+describe(`GET ${SCALAR_PATH}`, () => {
+  let t: TestApp
+  beforeAll(() => {
+    t = openTestApp()
+  })
+  afterAll(() => t.close())
+
+  it('serves the viewer as JavaScript that browsers may keep for a year', async () => {
+    const answer = await t.send('GET', `${SCALAR_PATH}?v=1`)
+    expect(answer.status).toBe(200)
+    expect(answer.headers.get('content-type')).toBe('text/javascript; charset=utf-8')
+    expect(answer.headers.get('cache-control')).toBe('public, max-age=31536000, immutable')
+    expect(answer.headers.get('content-encoding')).toBeNull()
+    expect(answer.text.length).toBeGreaterThan(1_000_000)
+    expect(answer.text).toContain('createApiReference')
+  })
+
+  it('sends it gzipped to a client that takes gzip, the same script once unpacked', async () => {
+    const plain = await t.send('GET', SCALAR_PATH)
+    const response = await t.app.handle(
+      new Request(`http://localhost${SCALAR_PATH}`, { headers: { 'accept-encoding': 'gzip, deflate, br' } }),
+    )
+    expect(response.headers.get('content-encoding')).toBe('gzip')
+    expect(response.headers.get('vary')).toBe('accept-encoding')
+    const packed = new Uint8Array(await response.arrayBuffer())
+    expect(packed.length).toBeLessThan(plain.text.length / 2)
+    expect(new TextDecoder().decode(Bun.gunzipSync(packed))).toBe(plain.text)
+  })
+})

@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { SPEC_PATH } from '../../src/http/openapi'
+import { EXAMPLE_ID } from '../../src/jsonapi/request-schemas'
+import { JSON_API, openTestApp, type TestApp } from '../support/harness'
+
+/*
+ * What a client generator or a fuzzer does with the OpenAPI document: build requests from its
+ * examples, and expect the answers it documents. Every such request must succeed.
+ */
+
+interface Parameter {
+  readonly name: string
+  readonly in: string
+  readonly example?: unknown
+  readonly explode?: boolean
+}
+interface Operation {
+  readonly operationId: string
+  readonly parameters?: readonly Parameter[]
+  readonly requestBody?: { readonly content: Record<string, { readonly example?: unknown }> }
+  readonly responses: Record<string, { readonly content?: Record<string, unknown> }>
+}
+
+let t: TestApp
+let operations: { method: string; path: string; operation: Operation }[]
+
+beforeAll(async () => {
+  t = openTestApp()
+  const spec = (await t.get(SPEC_PATH, { accept: 'application/json' })).json
+  operations = Object.entries(spec.paths as Record<string, Record<string, Operation>>).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, operation]) => ({ method: method.toUpperCase(), path, operation })),
+  )
+  // The records the examples name: the first of each type.
+  const author = await t.create('authors', { name: 'Ursula K. Le Guin' })
+  const collection = await t.create('book_collections', { name: 'The Earthsea Cycle' })
+  const book = await t.create('books', {
+    name: 'A Wizard of Earthsea',
+    author_id: author,
+    book_collection_id: collection,
+  })
+  expect([author, collection, book]).toEqual([EXAMPLE_ID, EXAMPLE_ID, EXAMPLE_ID])
+})
+afterAll(() => t.close())
+
+/** The value as a query string carries it: lists comma-separated (`style: form, explode: false`). */
+function serialize(value: unknown): string {
+  return Array.isArray(value) ? value.map(String).join(',') : String(value)
+}
+
+/** The URL of `operation` with its path parameters' examples, and the query parameters given. */
+function urlOf(path: string, operation: Operation, query: readonly Parameter[]): string {
+  let url = path
+  for (const p of operation.parameters ?? []) {
+    if (p.in === 'path') url = url.replace(`{${p.name}}`, encodeURIComponent(serialize(p.example)))
+  }
+  expect(url).not.toContain('{')
+  const search = new URLSearchParams(query.map((p) => [p.name, serialize(p.example)]))
+  return search.size > 0 ? `${url}?${search}` : url
+}
+
+/** The documented success statuses of an operation. */
+function successes(operation: Operation): number[] {
+  return Object.keys(operation.responses)
+    .filter((status) => status.startsWith('2'))
+    .map(Number)
+}
+
+/** Accept what the success answers in: the atomic media type for atomic operations. */
+function acceptOf(operation: Operation): string {
+  const success = Object.entries(operation.responses).find(([status]) => status.startsWith('2'))?.[1]
+  return Object.keys(success?.content ?? {})[0] ?? JSON_API
+}
+
+describe('the examples of the OpenAPI document', () => {
+  it('give every parameter of every GET an example, and each one alone is answered 200', async () => {
+    const gets = operations.filter((o) => o.method === 'GET')
+    expect(gets.length).toBeGreaterThan(10)
+    for (const { path, operation } of gets) {
+      const query = (operation.parameters ?? []).filter((p) => p.in === 'query')
+      // Only the cursors go without: no one value fits every list.
+      const without = query.filter((p) => p.example === undefined).map((p) => p.name)
+      expect(without.filter((name) => !name.startsWith('page[after') && !name.startsWith('page[before'))).toEqual([])
+      for (const parameter of query.filter((p) => p.example !== undefined)) {
+        const url = urlOf(path, operation, [parameter])
+        const answer = await t.get(url)
+        if (answer.status !== 200)
+          throw new Error(`GET ${url} (${operation.operationId}): ${answer.status} ${answer.text}`)
+      }
+    }
+  })
+
+  it('of all the parameters of a GET together, as a generated client fills them in, are answered 200', async () => {
+    for (const { path, operation } of operations.filter((o) => o.method === 'GET')) {
+      const query = (operation.parameters ?? []).filter((p) => p.in === 'query' && p.example !== undefined)
+      const url = urlOf(path, operation, query)
+      const answer = await t.get(url)
+      if (answer.status !== 200)
+        throw new Error(`GET ${url} (${operation.operationId}): ${answer.status} ${answer.text}`)
+    }
+  })
+
+  it('give every request body an example, under each media type, and each is answered with a documented 2xx', async () => {
+    const writes = operations.filter((o) => o.operation.requestBody !== undefined)
+    // 3 creates, 6 updates (PUT and PATCH), 6 relationship writes, the atomic operations.
+    expect(writes).toHaveLength(16)
+    for (const { method, path, operation } of writes) {
+      for (const [media, { example }] of Object.entries(operation.requestBody?.content ?? {})) {
+        expect(example).toBeDefined()
+        const url = urlOf(path, operation, [])
+        const answer = await t.request(method, url, {
+          body: example,
+          headers: { 'content-type': media, accept: acceptOf(operation) },
+        })
+        if (!successes(operation).includes(answer.status)) {
+          throw new Error(`${method} ${url} as ${media} (${operation.operationId}): ${answer.status} ${answer.text}`)
+        }
+      }
+    }
+  })
+})
