@@ -54,7 +54,7 @@ function urlOf(path: string, operation: Operation, query: readonly Parameter[]):
     if (p.in === 'path') url = url.replace(`{${p.name}}`, encodeURIComponent(serialize(p.example)))
   }
   expect(url).not.toContain('{')
-  const search = new URLSearchParams(query.map((p) => [p.name, serialize(p.example)]))
+  const search = new URLSearchParams(query.map((p): [string, string] => [p.name, serialize(p.example)]))
   return search.size > 0 ? `${url}?${search}` : url
 }
 
