@@ -1,20 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'bun:test'
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import {
-  type ChildProcess,
-  childEnv,
-  removeTempDirs,
-  spawnChild,
-  stopChildren,
-  tempDir,
-  WAIT_MS,
-  withTimeout,
-} from '../support/process'
+import { BUILD_TIMEOUT_MS, compiledExecutable } from '../support/executable'
+import { type ChildProcess, removeTempDirs, spawnChild, stopChildren, tempDir, WAIT_MS } from '../support/process'
 
-const REPO = join(import.meta.dir, '..', '..')
 const JSON_API = 'application/vnd.api+json'
-const BUILD_TIMEOUT_MS = 120_000
 
 let buildDir: string
 let executable: string
@@ -38,27 +28,10 @@ async function send(method: string, url: string, body?: unknown) {
 }
 
 beforeAll(async () => {
-  buildDir = tempDir('catalogue-build-')
-  executable = join(buildDir, 'catalogue')
-  const started = performance.now()
-  const build = Bun.spawn(
-    ['bun', 'build', '--compile', 'src/cli.ts', 'src/http/read-worker.ts', '--outfile', executable],
-    {
-      cwd: REPO,
-      env: childEnv({}),
-      stdin: 'ignore',
-      stdout: 'pipe',
-      stderr: 'pipe',
-    },
-  )
-  const code = await withTimeout(build.exited, 'bun build --compile', BUILD_TIMEOUT_MS).catch((error: Error) => {
-    build.kill('SIGKILL')
-    throw error
-  })
-  buildMs = Math.round(performance.now() - started)
-  if (code !== 0) {
-    throw new Error(`bun build --compile failed (${code}):\n${await new Response(build.stderr).text()}`)
-  }
+  const built = await compiledExecutable()
+  buildDir = built.dir
+  executable = built.path
+  buildMs = built.buildMs
 }, BUILD_TIMEOUT_MS + 5_000)
 
 afterEach(stopChildren)

@@ -1,0 +1,180 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import { DOCS_PATH, SPEC_PATH } from '../../src/http/openapi'
+import { BUILD_TIMEOUT_MS, compiledExecutable } from '../support/executable'
+import { type ChildProcess, removeTempDirs, spawnChild, stopChildren, tempDir, WAIT_MS } from '../support/process'
+
+/*
+ * The docs page as a browser shows it: Debian's Chromium, headless, against the compiled
+ * executable, with every request to another origin refused, as on a network without internet.
+ * .ci/run installs Chromium (the `chromium` package) where it is missing.
+ */
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+const JSON_API = 'application/vnd.api+json'
+/** A page load draws a 4 MiB viewer: generous, for a loaded machine. */
+const PAGE_MS = 30_000
+const TEST_MS = 60_000
+
+interface Operation {
+  readonly summary: string
+}
+
+let child: ChildProcess
+let origin: string
+let browser: Browser
+let operations: { method: string; path: string; summary: string }[]
+
+beforeAll(
+  async () => {
+    if (!existsSync(CHROMIUM))
+      throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`)
+    const { path } = await compiledExecutable()
+    const database = join(tempDir('catalogue-docs-'), 'docs.db')
+    child = spawnChild([path], tempDir('catalogue-docs-cwd-'), {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: `sqlite://${database}`,
+    })
+    const listening = await child.waitForLog((line) => line.msg === 'listening')
+    origin = `http://127.0.0.1:${new URL(String(listening.url)).port}`
+    const created = await fetch(`${origin}/api/v1/authors`, {
+      method: 'POST',
+      headers: { 'content-type': JSON_API, accept: JSON_API },
+      body: JSON.stringify({ data: { type: 'authors', attributes: { name: 'Ursula K. Le Guin' } } }),
+    })
+    expect(created.status).toBe(201)
+    const spec = (await (await fetch(`${origin}${SPEC_PATH}`)).json()) as {
+      paths: Record<string, Record<string, Operation>>
+    }
+    operations = Object.entries(spec.paths).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, operation]) => ({
+        method: method.toUpperCase(),
+        path,
+        summary: operation.summary,
+      })),
+    )
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, chromiumSandbox: false })
+  },
+  BUILD_TIMEOUT_MS + 2 * WAIT_MS,
+)
+
+afterAll(async () => {
+  await browser?.close()
+  await stopChildren()
+  removeTempDirs()
+})
+
+/** What went wrong on a page: requests to other origins, errors, and what the CSP refused. */
+interface Watched {
+  readonly page: Page
+  readonly context: BrowserContext
+  readonly offsite: string[]
+  readonly errors: string[]
+  violations(): Promise<string[]>
+}
+
+async function openPage(): Promise<Watched> {
+  const context = await browser.newContext()
+  const offsite: string[] = []
+  const errors: string[] = []
+  // No internet: anything not for the service is refused, and noted.
+  await context.route('**/*', (route) => {
+    const url = route.request().url()
+    if (url.startsWith(`${origin}/`)) return route.continue()
+    offsite.push(url)
+    return route.abort()
+  })
+  // Runs in the page, before its scripts: a refusal by the CSP is an event, not always a console error.
+  await context.addInitScript(`
+    window.cspViolations = []
+    document.addEventListener('securitypolicyviolation', (e) =>
+      window.cspViolations.push(e.violatedDirective + ' ' + e.blockedURI + ' at ' + e.sourceFile + ':' + e.lineNumber))
+  `)
+  const page = await context.newPage()
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text())
+  })
+  page.on('pageerror', (error) => errors.push(error.message))
+  const violations = () => page.evaluate<string[]>('window.cspViolations')
+  return { page, context, offsite, errors, violations }
+}
+
+async function expectClean(watched: Watched): Promise<void> {
+  expect(watched.offsite).toEqual([])
+  expect(watched.errors).toEqual([])
+  expect(await watched.violations()).toEqual([])
+}
+
+describe('the docs page in Chromium, from the compiled executable, without internet', () => {
+  for (const path of [DOCS_PATH, `${DOCS_PATH}/`]) {
+    it(
+      `lists every operation of the OpenAPI document at ${path}, with nothing refused or failing`,
+      async () => {
+        const watched = await openPage()
+        try {
+          const { page } = watched
+          await page.goto(`${origin}${path}`, { timeout: PAGE_MS })
+          const last = operations.at(-1)
+          if (!last) throw new Error('the document has no operation')
+          // The sidebar links each operation as #tag/<tag>/<METHOD><path>.
+          await page.locator(`a[href$="/${last.method}${last.path}"]`).first().waitFor({ timeout: PAGE_MS })
+          const links = await page
+            .locator('a[href*="#tag/"]')
+            .evaluateAll((as) => as.map((a) => ({ href: a.getAttribute('href') ?? '', text: a.textContent ?? '' })))
+          const missing = operations.filter(
+            ({ method, path, summary }) =>
+              !links.some((link) => link.href.endsWith(`/${method}${path}`) && link.text.includes(summary)),
+          )
+          expect(missing).toEqual([])
+          expect(operations.length).toBeGreaterThan(30)
+          await expectClean(watched)
+        } finally {
+          await watched.context.close()
+        }
+      },
+      TEST_MS,
+    )
+  }
+
+  it(
+    'sends "List authors" from its Test Request client, and the service answers it 200',
+    async () => {
+      const watched = await openPage()
+      try {
+        const { page } = watched
+        await page.goto(`${origin}${DOCS_PATH}`, { timeout: PAGE_MS })
+        // The first operation of the document, drawn first.
+        await page
+          .getByRole('button', { name: /Test Request/ })
+          .first()
+          .click({ timeout: PAGE_MS })
+        const client = page.getByRole('dialog')
+        // The client opens on the operation it was asked for: its Send button names the URL.
+        const send = client.getByRole('button', { name: /^Send get request to .*\/api\/v1\/authors$/ }).first()
+        await send.waitFor({ timeout: PAGE_MS })
+        const answered = page.waitForResponse(
+          (r) => r.request().method() === 'GET' && new URL(r.url()).pathname === '/api/v1/authors',
+          { timeout: PAGE_MS },
+        )
+        await send.click()
+        const response = await answered
+        expect(response.status()).toBe(200)
+        // The client fills in every parameter's example: the author made above fits them all.
+        const body = (await response.json()) as { data: { attributes: { name: string } }[] }
+        expect(body.data.map((author) => author.attributes.name)).toEqual(['Ursula K. Le Guin'])
+        await client.getByText('200 OK').first().waitFor({ timeout: PAGE_MS })
+        // The service saw that very request.
+        const id = response.headers()['x-request-id']
+        const logged = await child.waitForLog((line) => line.msg === 'request' && line.request_id === id)
+        expect(logged).toMatchObject({ method: 'GET', path: '/api/v1/authors', status: 200 })
+        await expectClean(watched)
+      } finally {
+        await watched.context.close()
+      }
+    },
+    TEST_MS,
+  )
+})

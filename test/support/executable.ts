@@ -1,0 +1,49 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { childEnv, withTimeout } from './process'
+
+/*
+ * The compiled executable, built once per test run (`bun test` runs every file in one process) for
+ * every test that runs it: the build is the slow part of those tests.
+ */
+
+const REPO = join(import.meta.dir, '..', '..')
+/** How long `bun build --compile` may take on a loaded machine. */
+export const BUILD_TIMEOUT_MS = 120_000
+
+export interface BuiltExecutable {
+  /** The build's own folder, which holds the executable and nothing else. */
+  readonly dir: string
+  readonly path: string
+  readonly buildMs: number
+}
+
+let building: Promise<BuiltExecutable> | undefined
+
+async function build(): Promise<BuiltExecutable> {
+  // Not a tempDir(): removeTempDirs() in one file's afterAll must not take it from the next file.
+  const dir = mkdtempSync(join(tmpdir(), 'catalogue-build-'))
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
+  const path = join(dir, 'catalogue')
+  const started = performance.now()
+  const proc = Bun.spawn(['bun', 'build', '--compile', 'src/cli.ts', 'src/http/read-worker.ts', '--outfile', path], {
+    cwd: REPO,
+    env: childEnv({}),
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const code = await withTimeout(proc.exited, 'bun build --compile', BUILD_TIMEOUT_MS).catch((error: Error) => {
+    proc.kill('SIGKILL')
+    throw error
+  })
+  if (code !== 0) throw new Error(`bun build --compile failed (${code}):\n${await new Response(proc.stderr).text()}`)
+  return { dir, path, buildMs: Math.round(performance.now() - started) }
+}
+
+/** The executable built from the working tree, built on the first call; a failed build fails every caller. */
+export function compiledExecutable(): Promise<BuiltExecutable> {
+  building ??= build()
+  return building
+}
