@@ -86,10 +86,30 @@ async function scalarBundle(request: Request): Promise<Response> {
     'x-content-type-options': 'nosniff',
     vary: 'accept-encoding',
   }
-  const script = new Blob([PRELUDE, Bun.file(scalarBundlePath as string)])
-  if (!/\bgzip\b/.test(request.headers.get('accept-encoding') ?? '')) return new Response(script, { headers })
-  gzipped ??= Bun.gzipSync(await script.bytes())
+  const file = Bun.file(scalarBundlePath as string)
+  if (!/\bgzip\b/.test(request.headers.get('accept-encoding') ?? '')) {
+    return new Response(preludeThen(file.stream()), {
+      headers: { ...headers, 'content-length': String(PRELUDE.length + file.size) },
+    })
+  }
+  gzipped ??= Bun.gzipSync(Buffer.concat([Buffer.from(PRELUDE), await file.bytes()]))
   return new Response(gzipped, { headers: { ...headers, 'content-encoding': 'gzip' } })
+}
+
+/** The prelude, then the bundle as it is read: nothing held in memory. */
+function preludeThen(bundle: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const reader = bundle.getReader()
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode(PRELUDE))
+    },
+    async pull(controller) {
+      const { done, value } = await reader.read()
+      if (done) controller.close()
+      else controller.enqueue(value)
+    },
+    cancel: (reason) => reader.cancel(reason),
+  })
 }
 
 /** The API reference page at /docs (and /docs/), and the viewer it loads. */
