@@ -44,14 +44,14 @@ export class RelationshipController {
   }
 
   /** GET /{type}/{id}/{relationship}: the related record(s), with the target type's fetching parameters. */
-  async related({ url, id }: HandlerInput): Promise<ApiResponse> {
+  async related({ url, id, cursorProfile }: HandlerInput): Promise<ApiResponse> {
     const { resource, relationship, target, store } = this
     const recordId = requireId(id)
     const record = await store.find(resource, recordId)
     if (!record) throw recordNotFound()
     const targets = this.controllers(target.type)
     if (relationship.kind === 'to-many') {
-      return targets.list({ url }, [
+      return targets.list({ url, cursorProfile }, [
         { kind: 'relationship', relationship: relationship.inverse, ids: [recordId], orNone: false },
       ])
     }

@@ -19,8 +19,16 @@ function sortSpec(sort: readonly SortKey[]): string {
  * Keyset cursors name a position, not an offset, so inserts and deletes elsewhere do not shift it.
  */
 export function encodeCursor(type: string, sort: readonly SortKey[], values: CursorValues): string {
-  const payload: CursorPayload = { t: type, s: sortSpec(sort), v: values }
-  return Buffer.from(JSON.stringify(payload)).toString('base64url')
+  return cursorEncoder(type, sort)(values)
+}
+
+/**
+ * Cursors of one list, with the part every cursor of it shares written once: a page gives each of
+ * its records an item cursor. The text is `JSON.stringify` of a CursorPayload, key order included.
+ */
+export function cursorEncoder(type: string, sort: readonly SortKey[]): (values: CursorValues) => string {
+  const head = `{"t":${JSON.stringify(type)},"s":${JSON.stringify(sortSpec(sort))},"v":`
+  return (values) => Buffer.from(`${head}${JSON.stringify(values)}}`).toString('base64url')
 }
 
 /** The sort values a cursor holds, or null when it is malformed or made for another list. */
