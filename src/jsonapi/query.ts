@@ -6,6 +6,7 @@ import { type ErrorObject, httpError, JsonApiError } from './errors'
 import { parseId } from './ids'
 import type { RequestLimits } from './limits'
 import { CURSOR_PROFILE_ERRORS, profiledContentType } from './media-type'
+import { humanize, withArticle, words } from './messages'
 
 /** Relationship paths to include, as a tree: `books.book_collection` is books -> book_collection. */
 export type IncludeTree = ReadonlyMap<string, IncludeTree>
@@ -85,7 +86,10 @@ function parseInclude(
     for (const name of path.split('.')) {
       const relationship = Object.hasOwn(type.relationships, name) ? type.relationships[name] : undefined
       if (!relationship) {
-        throw invalid('include', `${type.type} has no relationship "${name}" (in include path "${path}")`)
+        throw invalid(
+          'include',
+          `${humanize(withArticle(words(type.singular)))} has no relationship "${name}" (in include path "${path}")`,
+        )
       }
       let next = level.get(name) as Map<string, Map<string, unknown>> | undefined
       if (!next) {
@@ -105,7 +109,10 @@ function parseFields(registry: ResourceRegistry, parameter: string, type: string
   const names = value === '' ? [] : value.split(',')
   for (const name of names) {
     if (!Object.hasOwn(resource.attributes, name) && !Object.hasOwn(resource.relationships, name)) {
-      throw invalid(parameter, `${type} has no attribute or relationship "${name}"`)
+      throw invalid(
+        parameter,
+        `${humanize(withArticle(words(resource.singular)))} has no attribute or relationship "${name}"`,
+      )
     }
   }
   return new Set(names)
@@ -119,7 +126,7 @@ function parseSort(resource: ResourceDescription, value: string): SortKey[] {
     if (field !== 'id' && !resource.sortable.includes(field)) {
       throw invalid(
         'sort',
-        `${resource.type} cannot be sorted by "${part}"; sort keys: id, ${resource.sortable.join(', ')}`,
+        `${humanize(resource.type)} cannot be sorted by "${part}"; sort keys: id, ${resource.sortable.join(', ')}`,
       )
     }
     if (keys.some((k) => k.field === field)) throw invalid('sort', `sort names "${field}" twice`)
@@ -147,7 +154,7 @@ function parseFilter(
   limits: FetchLimits,
 ): StoreFilter {
   const filter = Object.hasOwn(resource.filters, name) ? resource.filters[name] : undefined
-  if (!filter) throw invalid(parameter, `${resource.type} has no filter "${name}"`)
+  if (!filter) throw invalid(parameter, `${humanize(resource.type)} have no filter "${name}"`)
   if (filter.kind === 'attribute') return { kind: 'attribute', attribute: filter.attribute, value }
   if (filter.kind === 'search') {
     const words = searchWordCount(value)
