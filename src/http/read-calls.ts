@@ -15,6 +15,8 @@ export type OffloadedRead =
       readonly url: string
       /** Narrows the list before the client's filters: the books of one author, say. */
       readonly scope: readonly StoreFilter[]
+      /** The cursor pagination profile's URI when the client's Accept asks for it. */
+      readonly cursorProfile: string | null
     }
   | { readonly op: 'show'; readonly type: string; readonly url: string; readonly id: string }
 

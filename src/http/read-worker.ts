@@ -41,7 +41,9 @@ async function start(call: number, read: Extract<MainMessage, { kind: 'start' }>
     const controller = controllers.get(read.type)
     if (!controller) throw new Error(`no resource type ${read.type}`)
     const answer =
-      read.op === 'list' ? await controller.list({ url: read.url }, read.scope) : await controller.show(read)
+      read.op === 'list'
+        ? await controller.list({ url: read.url, cursorProfile: read.cursorProfile }, read.scope)
+        : await controller.show(read)
     const { body } = answer
     if (body instanceof ReadableStream) streams.set(call, body.getReader())
     post({

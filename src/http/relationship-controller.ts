@@ -1,6 +1,6 @@
 import { type FieldError, httpError, recordNotFound, unprocessable } from '../jsonapi/errors'
 import { requireId } from '../jsonapi/ids'
-import { messages } from '../jsonapi/messages'
+import { messages, words } from '../jsonapi/messages'
 import { rejectQueryParameters } from '../jsonapi/query'
 import { parseToManyDocument, parseToOneDocument } from '../jsonapi/relationship-document'
 import type { RelationshipDescription, ResourceDescription } from '../resources/description'
@@ -14,8 +14,11 @@ const noPlan = new Map()
 
 /** What a missing related record is, as JSON:API has it: 404 with the ids named. */
 function relatedNotFound(target: ResourceDescription, ids: readonly (string | number)[]): Error {
-  const which = ids.length === 1 ? `${target.singular} ${ids[0]}` : `${target.type} ${ids.join(', ')}`
-  return httpError(404, `There is no ${which.replaceAll('_', ' ')}`, { pointer: '/data' })
+  const detail =
+    ids.length === 1
+      ? `There is no ${words(target.singular)} ${ids[0]}`
+      : `There are no ${words(target.type)} ${ids.join(', ')}`
+  return httpError(404, detail, { pointer: '/data' })
 }
 
 /**
@@ -44,14 +47,14 @@ export class RelationshipController {
   }
 
   /** GET /{type}/{id}/{relationship}: the related record(s), with the target type's fetching parameters. */
-  async related({ url, id }: HandlerInput): Promise<ApiResponse> {
+  async related({ url, id, cursorProfile }: HandlerInput): Promise<ApiResponse> {
     const { resource, relationship, target, store } = this
     const recordId = requireId(id)
     const record = await store.find(resource, recordId)
     if (!record) throw recordNotFound()
     const targets = this.controllers(target.type)
     if (relationship.kind === 'to-many') {
-      return targets.list({ url }, [
+      return targets.list({ url, cursorProfile }, [
         { kind: 'relationship', relationship: relationship.inverse, ids: [recordId], orNone: false },
       ])
     }

@@ -24,6 +24,8 @@ export interface HandlerInput {
   readonly url: string
   readonly id?: string
   readonly body?: unknown
+  /** Lists: the cursor pagination profile's URI when the client's Accept asks for it. */
+  readonly cursorProfile?: string | null
 }
 
 const nothing: IncludePlan = new Map()
@@ -47,6 +49,7 @@ function cheap(
   const { page } = query
   if (!page || filters.some((f) => f.kind === 'search')) return false
   if (page.kind === 'number' && (page.number - 1) * page.size > CHEAP_OFFSET) return false
+  if (page.kind === 'offset' && page.offset > CHEAP_OFFSET) return false
   return !followsToMany(registry, resource, query.include ?? noInclude)
 }
 
@@ -111,14 +114,14 @@ export class ResourceController {
   }
 
   /** `scope` narrows the list before the client's filters: the books of one author, say. */
-  async list({ url }: HandlerInput, scope: readonly StoreFilter[] = []): Promise<ApiResponse> {
+  async list({ url, cursorProfile = null }: HandlerInput, scope: readonly StoreFilter[] = []): Promise<ApiResponse> {
     const { resource, registry, store } = this
-    const query = parseFetchQuery(registry, resource, url, 'list', this.limits)
+    const query = parseFetchQuery(registry, resource, url, 'list', this.limits, { cursorProfile })
     const include = query.include ?? noInclude
     const { sort, page } = query
     const filters = scope.length > 0 ? [...scope, ...query.filters] : query.filters
     if (this.offload && !cheap(registry, resource, query, filters)) {
-      return this.offload({ op: 'list', type: resource.type, url, scope })
+      return this.offload({ op: 'list', type: resource.type, url, scope, cursorProfile })
     }
     // A search without a sort comes most relevant first; cursors keep to the id order, since
     // relevance shifts as the catalogue changes.
@@ -133,8 +136,9 @@ export class ResourceController {
       filters,
       sort,
       ranked,
+      profile: page ? cursorProfile : null,
     })
-    if (page?.kind === 'number') return reader.numbered(page)
+    if (page?.kind === 'number' || page?.kind === 'offset') return reader.windowed(page)
     if (page?.kind === 'cursor') return reader.cursor(page)
     return reader.streamed()
   }

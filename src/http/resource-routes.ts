@@ -1,4 +1,5 @@
 import { Elysia, t } from 'elysia'
+import { requestedCursorProfile } from '../jsonapi/media-type'
 import type { FetchLimits } from '../jsonapi/query'
 import { fetchQuerySchema } from '../jsonapi/schemas'
 import type { ResourceRegistry } from '../resources/registry'
@@ -29,6 +30,19 @@ type Operation = (input: HandlerInput) => Promise<ApiResponse>
 function withoutBody(operation: Operation) {
   return async ({ request, params, set }: Omit<OperationContext, 'body'>) =>
     send(set, await operation({ url: request.url, id: params?.id }))
+}
+
+/** For a list (or a to-many related resource): also whether Accept asks for the cursor pagination profile. */
+function listing(operation: Operation) {
+  return async ({ request, params, set }: Omit<OperationContext, 'body'>) =>
+    send(
+      set,
+      await operation({
+        url: request.url,
+        id: params?.id,
+        cursorProfile: requestedCursorProfile(request.headers.get('accept')),
+      }),
+    )
 }
 
 function withBody(operation: Operation) {
@@ -66,7 +80,7 @@ export function resourceRoutes(
     api
       .get(
         collection,
-        withoutBody((input) => controller.list(input)),
+        listing((input) => controller.list(input)),
         // For the OpenAPI document: the controller reads the raw query itself, and these all pass.
         { query: fetchQuerySchema(registry, resource, 'list'), detail: docs.list },
       )
@@ -104,7 +118,7 @@ export function resourceRoutes(
       api
         .get(
           `${member}/${name}`,
-          withoutBody((input) => related.related(input)),
+          listing((input) => related.related(input)),
           {
             params,
             query: fetchQuerySchema(registry, target, relationship.kind === 'to-many' ? 'list' : 'record'),

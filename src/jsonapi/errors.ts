@@ -4,6 +4,10 @@ export interface ErrorObject {
   readonly title?: string
   readonly detail?: string
   readonly source?: { readonly pointer?: string; readonly parameter?: string; readonly header?: string }
+  /** What a profile adds: the cursor pagination profile's `page.maxSize`. */
+  readonly meta?: Readonly<Record<string, unknown>>
+  /** `type`: the kind of error, as a profile names it (JSON:API 1.1). */
+  readonly links?: { readonly type?: string }
 }
 
 /** A failure that becomes a JSON:API error response: thrown anywhere, rendered by the HTTP layer. */

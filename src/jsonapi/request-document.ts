@@ -5,7 +5,7 @@ import type { ResourceRegistry } from '../resources/registry'
 import type { Id, RecordInput } from '../store/store'
 import { type FieldError, httpError } from './errors'
 import { parseId } from './ids'
-import { messages } from './messages'
+import { humanize, messages, withArticle, words } from './messages'
 
 const identifier = t.Union([t.String(), t.Number()])
 const linkage = t.Object({ type: t.String(), id: identifier })
@@ -94,7 +94,7 @@ export function parseWriteDocument(
   const { data } = body
 
   if (!isTypeName(data.type, resource)) {
-    throw httpError(409, `Type "${data.type}" does not match this endpoint, which takes ${resource.type}`, {
+    throw httpError(409, `Type "${data.type}" does not match this endpoint, which takes "${resource.type}"`, {
       pointer: '/data/type',
     })
   }
@@ -131,7 +131,7 @@ export function parseWriteDocument(
     if (relationship.kind === 'to-many') {
       throw httpError(
         403,
-        `${resource.type} cannot set ${name} in this request: a book's author and collection are set on the book`,
+        `${humanize(withArticle(words(resource.singular)))}'s ${words(name)} cannot be set in this request: a book's author and collection are set on the book`,
         { pointer },
       )
     }
@@ -141,9 +141,13 @@ export function parseWriteDocument(
         pointer: `${pointer}/data`,
       })
     if (target !== null && !isTypeName(target.type, registry.get(relationship.target))) {
-      throw httpError(409, `Type "${target.type}" does not match ${name}, which takes ${relationship.target}`, {
-        pointer: `${pointer}/data/type`,
-      })
+      throw httpError(
+        409,
+        `Type "${target.type}" does not match relationships.${name}, which takes "${relationship.target}"`,
+        {
+          pointer: `${pointer}/data/type`,
+        },
+      )
     }
     references.set(name, target === null ? null : (parseId(target.id) ?? 'invalid'))
   }

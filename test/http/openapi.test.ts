@@ -80,6 +80,8 @@ describe(`GET ${SPEC_PATH}`, () => {
       'query:author_id',
       'query:page[number]',
       'query:page[size]',
+      'query:page[offset]',
+      'query:page[limit]',
       'query:page[after]',
       'query:page[before]',
     ])
@@ -127,6 +129,7 @@ describe('the documented response schemas', () => {
       ['/api/v1/books?include=author,book_collection&fields[authors]=name', '/api/v1/books', '200'],
       ['/api/v1/books?page[size]=1&sort=-name', '/api/v1/books', '200'],
       ['/api/v1/books?page[size]=1&page[after]=', '/api/v1/books', '200'],
+      ['/api/v1/books?page[offset]=1&page[limit]=1&include=author', '/api/v1/books', '200'],
       [`/api/v1/books/${book}`, '/api/v1/books/{id}', '200'],
       [`/api/v1/books/${book}?fields[books]=author`, '/api/v1/books/{id}', '200'],
       [`/api/v1/authors/${author}?include=books.book_collection`, '/api/v1/authors/{id}', '200'],
