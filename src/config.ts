@@ -210,7 +210,8 @@ export function parseConfig(
   }
   const rateLimit = integer(settings.rateLimit.env, read(settings.rateLimit), 0, 1_000_000)
   const corsOrigins = parseCorsOrigins(read(settings.corsOrigins))
-  if (typeof corsOrigins === 'string') throw new ConfigError(corsOrigins)
+  if (corsOrigins !== null && typeof corsOrigins === 'object' && 'error' in corsOrigins)
+    throw new ConfigError(corsOrigins.error)
   const limit = (key: keyof RequestLimits, max: number) => integer(settings[key].env, read(settings[key]), 1, max)
   return {
     port,

@@ -16,18 +16,22 @@ const EXPOSED_HEADERS = 'Location, ETag, X-Request-Id, RateLimit, RateLimit-Poli
 /** How long a browser may reuse a preflight's answer, in seconds. */
 export const PREFLIGHT_MAX_AGE = 600
 
-/** Parses CORS_ORIGINS; an error sentence for a value that is not `*` or a list of origins. */
-export function parseCorsOrigins(value: string): CorsOrigins | null | string {
+/** Parses CORS_ORIGINS (null: none); `{ error }` for a value that is not `*` or a list of origins. */
+export function parseCorsOrigins(value: string): CorsOrigins | null | { readonly error: string } {
   const items = value
     .split(',')
     .map((item) => item.trim())
     .filter((item) => item !== '')
   if (items.length === 0) return null
-  if (items.includes('*')) return items.length === 1 ? '*' : 'CORS_ORIGINS is either * or a list of origins, not both'
+  if (items.includes('*')) {
+    return items.length === 1 ? '*' : { error: 'CORS_ORIGINS is either * or a list of origins, not both' }
+  }
   for (const item of items) {
     const origin = URL.canParse(item) ? new URL(item).origin : 'null'
     if (origin !== item) {
-      return `CORS_ORIGINS takes origins such as https://app.example or http://localhost:5173, without a path or a trailing slash, in lower case (got "${item}")`
+      return {
+        error: `CORS_ORIGINS takes origins such as https://app.example or http://localhost:5173, without a path or a trailing slash, in lower case (got "${item}")`,
+      }
     }
   }
   return items
