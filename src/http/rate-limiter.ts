@@ -82,5 +82,6 @@ export class RateLimiter {
 
 /** Whole seconds until `window` ends: at least 1, so that a client told to wait does wait. */
 export function secondsLeft(window: RateWindow, now: number): number {
-  return Math.max(1, Math.ceil((window.start + WINDOW_MS - now) / 1000))
+  // From the time elapsed: (start + WINDOW_MS) - now can come out a hair over WINDOW_MS in floating point.
+  return Math.max(1, Math.ceil((WINDOW_MS - (now - window.start)) / 1000))
 }

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'bun:test'
 import http from 'node:http'
 import { parseTokenFile, TokenSet } from '../../src/http/api-tokens'
-import { RateLimiter, WINDOW_MS } from '../../src/http/rate-limiter'
+import { RateLimiter, secondsLeft, WINDOW_MS } from '../../src/http/rate-limiter'
 import { changesNothing, expectOneError } from '../support/expectations'
 import { openTestApp, type TestApp } from '../support/harness'
 import { WAIT_MS } from '../support/process'
@@ -152,5 +152,13 @@ describe('RateLimiter', () => {
     clock.ms += WINDOW_MS
     limiter.hit('e', clock.now())
     expect(limiter.size).toBe(1)
+  })
+
+  it('gives the first request of a window t=60 whatever fraction of a millisecond the clock reads', () => {
+    // 5537.1 + 60000 - 5537.1 is a hair over 60000 in floating point: a reset counted that way says 61.
+    for (const start of [0, 1_000, 5_537.1, 123_456.789]) {
+      const limiter = new RateLimiter({ perMinute: 5, clock: () => start })
+      expect(secondsLeft(limiter.hit('a', start), start)).toBe(60)
+    }
   })
 })
