@@ -6,8 +6,9 @@
 import packageJson from '../package.json'
 import { type Command, UsageError } from './commands/command'
 import { serveCommand } from './commands/serve'
+import { tokenCommand } from './commands/token'
 
-const commands: readonly Command[] = [serveCommand]
+const commands: readonly Command[] = [serveCommand, tokenCommand]
 
 const commandColumn = Math.max(...commands.map((c) => c.name.length)) + 2
 const usage = `catalogue ${packageJson.version}: the library catalogue JSON:API service

@@ -1,3 +1,4 @@
+import { type CorsOrigins, parseCorsOrigins } from './http/cors'
 import { DEFAULT_LIMITS, type RequestLimits } from './jsonapi/limits'
 import { type LogLevel, logLevels } from './logger'
 import { type DatabaseLocation, parseDatabaseUrl } from './store/open'
@@ -15,6 +16,13 @@ export interface Config extends RequestLimits {
   readonly busyTimeoutMs: number
   readonly shutdownTimeout: number
   readonly readWorkers: number
+  /** The token file's path; null: no tokens, the service is open. */
+  readonly apiTokensFile: string | null
+  readonly publicRead: boolean
+  /** Requests a minute per token or client address; 0: no limit. */
+  readonly rateLimit: number
+  /** null: no CORS headers. */
+  readonly corsOrigins: CorsOrigins | null
 }
 
 /** A bad setting: reported as one line, exit code 2. */
@@ -109,6 +117,30 @@ const settings = {
     fallback: String(DEFAULT_LIMITS.maxErrors),
     help: 'errors an error document lists in full; one more counts the rest',
   },
+  apiTokensFile: {
+    flag: '--api-tokens-file',
+    env: 'API_TOKENS_FILE',
+    fallback: '',
+    help: 'file of API tokens, "NAME read|write SHA256" a line (catalogue token create makes them); read again on SIGHUP',
+  },
+  publicRead: {
+    flag: '--public-read',
+    env: 'PUBLIC_READ',
+    fallback: 'false',
+    help: 'true: with API tokens, reads need none (writes still do)',
+  },
+  rateLimit: {
+    flag: '--rate-limit',
+    env: 'RATE_LIMIT',
+    fallback: '0',
+    help: 'requests a minute per API token, or per client address without one (429 above it; 0: no limit)',
+  },
+  corsOrigins: {
+    flag: '--cors-origins',
+    env: 'CORS_ORIGINS',
+    fallback: '',
+    help: 'origins browsers may call the API from, comma-separated, or *',
+  },
 } satisfies Record<keyof Omit<Config, 'database'>, Setting>
 
 // Column widths of the help table: the longest flag and variable, plus two spaces.
@@ -122,7 +154,10 @@ Usage: catalogue [options]
 Each option can also be set by its environment variable; the command line wins.
 
 ${Object.values(settings)
-  .map((s) => `  ${`${s.flag} <value>`.padEnd(flagColumn)}${s.env.padEnd(envColumn)}${s.help} (default ${s.fallback})`)
+  .map(
+    (s) =>
+      `  ${`${s.flag} <value>`.padEnd(flagColumn)}${s.env.padEnd(envColumn)}${s.help} (default ${s.fallback || 'none'})`,
+  )
   .join('\n')}
   ${'--help'.padEnd(flagColumn)}${''.padEnd(envColumn)}print this text and exit
 `
@@ -168,6 +203,15 @@ export function parseConfig(
   const busyTimeoutMs = integer(settings.busyTimeoutMs.env, read(settings.busyTimeoutMs), 0, 600_000)
   const shutdownTimeout = integer(settings.shutdownTimeout.env, read(settings.shutdownTimeout), 0, 3600)
   const readWorkers = integer(settings.readWorkers.env, read(settings.readWorkers), 0, 64)
+  const apiTokensFile = read(settings.apiTokensFile).trim() || null
+  const publicRead = read(settings.publicRead)
+  if (publicRead !== 'true' && publicRead !== 'false') {
+    throw new ConfigError(`PUBLIC_READ must be true or false (got "${publicRead}")`)
+  }
+  const rateLimit = integer(settings.rateLimit.env, read(settings.rateLimit), 0, 1_000_000)
+  const corsOrigins = parseCorsOrigins(read(settings.corsOrigins))
+  if (corsOrigins !== null && typeof corsOrigins === 'object' && 'error' in corsOrigins)
+    throw new ConfigError(corsOrigins.error)
   const limit = (key: keyof RequestLimits, max: number) => integer(settings[key].env, read(settings[key]), 1, max)
   return {
     port,
@@ -181,6 +225,10 @@ export function parseConfig(
     busyTimeoutMs,
     shutdownTimeout,
     readWorkers,
+    apiTokensFile,
+    publicRead: publicRead === 'true',
+    rateLimit,
+    corsOrigins,
     maxSearchWords: limit('maxSearchWords', 1000),
     maxIncludeDepth: limit('maxIncludeDepth', 100),
     maxIncludePaths: limit('maxIncludePaths', 1000),

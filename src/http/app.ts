@@ -4,15 +4,20 @@ import { DEFAULT_LIMITS, type RequestLimits } from '../jsonapi/limits'
 import type { Logger } from '../logger'
 import { type ResourceRegistry, resources } from '../resources/registry'
 import type { Store } from '../store/store'
+import { accessControl } from './access-control'
+import type { TokenSet } from './api-tokens'
 import { jsonApiBodyParser } from './body-parser'
+import { type CorsOrigins, cors } from './cors'
 import { jsonApiErrors } from './error-handler'
 import { acceptNegotiation } from './negotiation'
 import { apiDocs, operationsDocs } from './openapi'
 import { OperationsController } from './operations-controller'
+import { RateLimiter, type RateLimitOptions } from './rate-limiter'
 import { ReadPool } from './read-pool'
 import { requestLog } from './request-log'
 import { resourceRoutes } from './resource-routes'
 import { send } from './responses'
+import { securityHeaders } from './security-headers'
 import { closeConnectionsWhen } from './shutdown'
 
 export const API_PREFIX = '/api/v1'
@@ -40,6 +45,14 @@ export interface AppOptions {
    * those reads run on the main thread. Each opens the database at `databaseUrl` read-only.
    */
   readonly readWorkers?: { readonly count: number; readonly databaseUrl: string; readonly busyTimeoutMs?: number }
+  /** API tokens (API_TOKENS_FILE); without them the service is open. See access-control.ts. */
+  readonly tokens?: TokenSet
+  /** With tokens: reads need none (PUBLIC_READ). */
+  readonly publicRead?: boolean
+  /** Requests a minute per token or client address (RATE_LIMIT); off without it. */
+  readonly rateLimit?: RateLimitOptions
+  /** Origins browsers may call from (CORS_ORIGINS); no CORS headers without them. */
+  readonly corsOrigins?: CorsOrigins
 }
 
 /** Two read workers: the machines this service is sized for have two cores. */
@@ -71,6 +84,10 @@ export function createApp({
   registry = resources,
   stopping = () => false,
   readWorkers,
+  tokens,
+  publicRead,
+  rateLimit,
+  corsOrigins,
 }: AppOptions) {
   const limits: RequestLimits = { ...DEFAULT_LIMITS, ...given }
   const pageLimits = { defaultSize: Math.min(DEFAULT_PAGE_SIZE, maxPageSize), maxSize: maxPageSize }
@@ -100,10 +117,17 @@ export function createApp({
       detail: operationsDocs(),
     },
   )
-  return new Elysia()
+  const rateLimiter = rateLimit && rateLimit.perMinute > 0 ? new RateLimiter(rateLimit) : undefined
+  const app = new Elysia()
     .use(requestLog(logger))
+    .use(securityHeaders)
     .use(closeConnectionsWhen(stopping))
     .use(jsonApiErrors(logger, methodsByPath(api.routes), limits.maxErrors))
+  // Each only when set, so that a feature left off costs nothing per request. CORS answers
+  // preflights before any token is asked for; tokens and rate limits come before the Accept check.
+  if (corsOrigins) app.use(cors(corsOrigins))
+  if (tokens || rateLimiter) app.use(accessControl({ tokens, publicRead, rateLimiter }))
+  return app
     .use(acceptNegotiation)
     .use(jsonApiBodyParser(maxBodyBytes))
     .use(apiDocs(packageJson.version))

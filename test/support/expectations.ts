@@ -46,6 +46,7 @@ export function expectErrorResponse(answer: Answer, status: number): void {
 
 const titles: Readonly<Record<number, string>> = {
   400: 'Bad Request',
+  401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',
@@ -53,6 +54,7 @@ const titles: Readonly<Record<number, string>> = {
   409: 'Conflict',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
 }
 
 /**
