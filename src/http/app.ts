@@ -40,6 +40,8 @@ export interface AppOptions {
    * those reads run on the main thread. Each opens the database at `databaseUrl` read-only.
    */
   readonly readWorkers?: { readonly count: number; readonly databaseUrl: string; readonly busyTimeoutMs?: number }
+  /** PATCH, PUT and DELETE of a record or relationship without If-Match get 428 (docs/caching.md). */
+  readonly requireIfMatch?: boolean
 }
 
 /** Two read workers: the machines this service is sized for have two cores. */
@@ -71,6 +73,7 @@ export function createApp({
   registry = resources,
   stopping = () => false,
   readWorkers,
+  requireIfMatch = false,
 }: AppOptions) {
   const limits: RequestLimits = { ...DEFAULT_LIMITS, ...given }
   const pageLimits = { defaultSize: Math.min(DEFAULT_PAGE_SIZE, maxPageSize), maxSize: maxPageSize }
@@ -88,14 +91,14 @@ export function createApp({
           readWorkers.count,
         )
       : null
-  const api = resourceRoutes(registry, store, API_PREFIX, fetchLimits, reads)
+  const api = resourceRoutes(registry, store, API_PREFIX, fetchLimits, reads, requireIfMatch)
   const operations = new OperationsController(registry, store, {
     maxOperations,
     maxRelationshipIds: limits.maxRelationshipIds,
   })
   api.post(
     '/operations',
-    async ({ request, body, set }) => send(set, await operations.run(request.url, request.headers, body)),
+    async ({ request, body, set }) => send(set, await operations.run(request.url, request.headers, body), request),
     {
       detail: operationsDocs(),
     },
