@@ -15,6 +15,7 @@ export interface Config extends RequestLimits {
   readonly busyTimeoutMs: number
   readonly shutdownTimeout: number
   readonly readWorkers: number
+  readonly requireIfMatch: boolean
 }
 
 /** A bad setting: reported as one line, exit code 2. */
@@ -66,6 +67,12 @@ const settings = {
     env: 'READ_WORKERS',
     fallback: '2',
     help: 'threads that answer lists and other reads that grow with the data (0: the main thread)',
+  },
+  requireIfMatch: {
+    flag: '--require-if-match',
+    env: 'REQUIRE_IF_MATCH',
+    fallback: 'false',
+    help: 'true: PATCH, PUT and DELETE of a record or relationship need If-Match (428 without it)',
   },
   shutdownTimeout: {
     flag: '--shutdown-timeout',
@@ -127,6 +134,11 @@ ${Object.values(settings)
   ${'--help'.padEnd(flagColumn)}${''.padEnd(envColumn)}print this text and exit
 `
 
+function boolean(name: string, value: string): boolean {
+  if (value !== 'true' && value !== 'false') throw new ConfigError(`${name} must be true or false (got "${value}")`)
+  return value === 'true'
+}
+
 function integer(name: string, value: string, min: number, max: number): number {
   if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
     throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got "${value}")`)
@@ -168,6 +180,7 @@ export function parseConfig(
   const busyTimeoutMs = integer(settings.busyTimeoutMs.env, read(settings.busyTimeoutMs), 0, 600_000)
   const shutdownTimeout = integer(settings.shutdownTimeout.env, read(settings.shutdownTimeout), 0, 3600)
   const readWorkers = integer(settings.readWorkers.env, read(settings.readWorkers), 0, 64)
+  const requireIfMatch = boolean(settings.requireIfMatch.env, read(settings.requireIfMatch))
   const limit = (key: keyof RequestLimits, max: number) => integer(settings[key].env, read(settings[key]), 1, max)
   return {
     port,
@@ -181,6 +194,7 @@ export function parseConfig(
     busyTimeoutMs,
     shutdownTimeout,
     readWorkers,
+    requireIfMatch,
     maxSearchWords: limit('maxSearchWords', 1000),
     maxIncludeDepth: limit('maxIncludeDepth', 100),
     maxIncludePaths: limit('maxIncludePaths', 1000),
