@@ -1,5 +1,6 @@
 import { openapi } from '@elysiajs/openapi'
 import type { TSchema } from '@sinclair/typebox'
+import { Elysia } from 'elysia'
 import { ATOMIC_EXT, JSON_API } from '../jsonapi/media-type'
 import { humanize } from '../jsonapi/messages'
 import {
@@ -15,9 +16,12 @@ import {
 } from '../jsonapi/schemas'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
+import { send } from './responses'
 
 export const DOCS_PATH = '/docs'
 export const SPEC_PATH = '/api/v1/openapi.json'
+/** As Elysia sends an object. */
+const SPEC_CONTENT_TYPE = 'application/json;charset=utf-8'
 
 function body(description: string, schema: TSchema) {
   return { description, content: { [JSON_API]: { schema } } }
@@ -224,7 +228,7 @@ export function operationsDocs() {
 
 /** The OpenAPI 3.1 document at SPEC_PATH and the docs page at DOCS_PATH. */
 export function apiDocs(version: string) {
-  return openapi({
+  const docs = openapi({
     path: DOCS_PATH,
     specPath: SPEC_PATH,
     documentation: {
@@ -237,4 +241,19 @@ export function apiDocs(version: string) {
     },
     exclude: { paths: [DOCS_PATH, SPEC_PATH] },
   })
+  // The plugin builds the document once and hands the same object back: its text is kept too.
+  const texts = new WeakMap<object, string>()
+  // A hook of this instance only: it sees the plugin's two routes and no other. The document
+  // (250 KB) gets an ETag and is compressed as any answer of the API is; the page is left alone.
+  return new Elysia({ name: 'api-docs' })
+    .onAfterHandle(({ request, set, responseValue }) => {
+      if (typeof responseValue !== 'object' || responseValue === null || responseValue instanceof Response) return
+      let text = texts.get(responseValue)
+      if (text === undefined) {
+        text = JSON.stringify(responseValue)
+        texts.set(responseValue, text)
+      }
+      return send(set, { status: 200, body: text, headers: { 'content-type': SPEC_CONTENT_TYPE } }, request)
+    })
+    .use(docs)
 }
