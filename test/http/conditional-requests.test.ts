@@ -155,6 +155,19 @@ describe('PATCH, PUT and DELETE /api/v1/books/:id with If-Match', () => {
     expect(t.rows('books')[0]?.name).toBe('Second')
   })
 
+  it('POST answers the created book with an ETag that guards its first edit', async () => {
+    const created = await t.post('/api/v1/books', {
+      data: { type: 'books', attributes: { name: 'Fresh', author_id: Number(lib.authorId) } },
+    })
+    expect(created.status).toBe(201)
+    const tag = etagOf(created)
+    expect(tag).toMatch(STRONG)
+    expect((await renameBook(t, created.json.data.id, 'Edited', { 'if-match': tag })).status).toBe(200)
+    expectOneError(await renameBook(t, created.json.data.id, 'Again', { 'if-match': tag }), 412, {
+      header: 'If-Match',
+    })
+  })
+
   it('PATCH with a stale ETag answers 412 and changes nothing', async () => {
     const stale = etagOf(await t.get(`/api/v1/books/${lib.bookId}`))
     await renameBook(t, lib.bookId, 'Someone else')
