@@ -31,6 +31,15 @@ function failure(description: string) {
   return body(description, errorDocumentSchema)
 }
 
+/** Conditional requests (docs/caching.md). */
+const notModified = {
+  304: { description: 'Not Modified: If-None-Match holds the ETag this answer would have; no body' },
+}
+const preconditions = {
+  412: failure('If-Match holds no ETag of the current state (or If-None-Match one of it, or *): nothing was written'),
+  428: failure('The service requires If-Match on this write (REQUIRE_IF_MATCH=true) and none was sent'),
+}
+
 const notFound = failure('No record has this id (a word, a negative or fractional number included): `{"errors": []}`')
 const negotiation = {
   406: failure('The Accept header lists JSON:API only with parameters or extensions this server does not support'),
@@ -67,6 +76,7 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
       description: `The ${plural}, in id order unless sorted. Without page[...] every record, streamed; with it a page, with links and meta.total. Relationships carry \`meta.included = false\` unless included.`,
       responses: {
         200: body(`All ${plural}`, listDocumentSchema(registry, resource)),
+        ...notModified,
         400: failure(
           'An unknown or repeated query parameter, a malformed include, fields, sort, filter or page, or one over its limit (include paths and depth, search words, filter ids, page size)',
         ),
@@ -80,6 +90,7 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
       description: `The ${single} with linkage for every relationship, and its ${included} in \`included\` (left out when there are none).`,
       responses: {
         200: body(`The ${single}`, singleDocumentSchema(registry, resource)),
+        ...notModified,
         400: failure(
           'A malformed include or fields parameter, include over its limits, or a parameter a single record does not take',
         ),
@@ -109,6 +120,7 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
       responses: {
         200: body(`The updated ${single}`, writtenDocumentSchema(registry, resource)),
         ...writeFailures,
+        ...preconditions,
         403: failure('The document sets a to-many relationship'),
         404: notFound,
         ...negotiation,
@@ -123,6 +135,7 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
         400: failure('A body was sent that is not JSON (a DELETE needs none)'),
         404: notFound,
         409: failure('Other records still need this one (an author who still has books)'),
+        ...preconditions,
         413: writeFailures[413],
         415: failure('A body was sent with a Content-Type other than JSON (a DELETE needs none)'),
         ...negotiation,
@@ -164,7 +177,9 @@ export function relationshipDocs(registry: ResourceRegistry, resource: ResourceD
   const change = (verb: string, summary: string) => {
     // Taking books from their author is always refused: that operation answers 403 and nothing else.
     const responses: Record<string, typeof document> =
-      !removable && verb !== 'add' ? { 403: refused, 404: notFound, ...negotiation } : { 200: document, ...linkWrites }
+      !removable && verb !== 'add'
+        ? { 403: refused, 404: notFound, ...negotiation }
+        : { 200: document, ...linkWrites, ...(verb === 'add' ? { 412: preconditions[412] } : preconditions) }
     return { tags, operationId: `${verb}_${resource.singular}_${name}`, summary, requestBody: request, responses }
   }
   return {
@@ -176,6 +191,7 @@ export function relationshipDocs(registry: ResourceRegistry, resource: ResourceD
         200: toMany
           ? body(`The ${what}`, listDocumentSchema(registry, target))
           : body(`The ${what}, or data null`, singleDocumentSchema(registry, target, !relationship.required)),
+        ...notModified,
         400: failure('A malformed or unsupported query parameter, or one over its limit'),
         404: notFound,
         ...negotiation,
@@ -185,7 +201,13 @@ export function relationshipDocs(registry: ResourceRegistry, resource: ResourceD
       tags,
       operationId: `get_${resource.singular}_${name}_relationship`,
       summary: `The ${what} linkage of a ${owner}`,
-      responses: { 200: document, 400: failure('A query parameter was given'), 404: notFound, ...negotiation },
+      responses: {
+        200: document,
+        ...notModified,
+        400: failure('A query parameter was given'),
+        404: notFound,
+        ...negotiation,
+      },
     },
     replace: change(
       toMany ? 'replace' : 'set',
