@@ -99,15 +99,23 @@ function ifMatchRequired(): JsonApiError {
   )
 }
 
+/** Whether an If-None-Match value holds a weak tag, which may be a streamed answer's. */
+export function holdsWeakTag(ifNoneMatch: string | null): ifNoneMatch is string {
+  return ifNoneMatch?.includes('W/') === true
+}
+
 /**
- * A 304 before anything is read, for a GET or HEAD whose If-None-Match holds the weak tag of a
- * streamed answer (see etag.ts) made at the store's current version: nothing has been written
- * since, so the answer would be the same. It costs one small read (the version), and only for
- * requests that send a weak tag.
+ * A 304 before anything is read, for a GET or HEAD whose If-None-Match (`header`) holds the weak
+ * tag of a streamed answer (see etag.ts) made at the store's current version: nothing has been
+ * written since, so the answer would be the same. It costs one small read (the version), and only
+ * for requests that send a weak tag.
  */
-export async function unchangedSinceStreamed(store: Store, request: Request, set: ResponseSettings): Promise<boolean> {
-  const header = request.headers.get('if-none-match')
-  if (header === null || !header.includes('W/')) return false
+export async function unchangedSinceStreamed(
+  store: Store,
+  request: Request,
+  header: string,
+  set: ResponseSettings,
+): Promise<boolean> {
   const version = await store.version()
   if (version === null) return false
   // A streamed answer is always long enough to be compressed, when the client accepts it.

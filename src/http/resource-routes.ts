@@ -3,7 +3,7 @@ import type { FetchLimits } from '../jsonapi/query'
 import { fetchQuerySchema } from '../jsonapi/schemas'
 import type { ResourceRegistry } from '../resources/registry'
 import type { Store } from '../store/store'
-import { unchangedSinceStreamed, WritePreconditions } from './conditional'
+import { holdsWeakTag, unchangedSinceStreamed, WritePreconditions } from './conditional'
 import { operationDocs, relationshipDocs } from './openapi'
 import type { OffloadedRead } from './read-calls'
 import type { ReadPool } from './read-pool'
@@ -30,7 +30,8 @@ type Operation = (input: HandlerInput) => Promise<ApiResponse>
  */
 function reading(operation: Operation, store: Store) {
   return async ({ request, params, set }: Omit<OperationContext, 'body'>) => {
-    if (await unchangedSinceStreamed(store, request, set)) return null
+    const noneMatch = request.headers.get('if-none-match')
+    if (holdsWeakTag(noneMatch) && (await unchangedSinceStreamed(store, request, noneMatch, set))) return null
     const acceptEncoding = request.headers.get('accept-encoding')
     return send(set, await operation({ url: request.url, id: params?.id, acceptEncoding }), request)
   }

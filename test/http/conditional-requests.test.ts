@@ -1,9 +1,14 @@
 import { Database } from 'bun:sqlite'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
+import { createApp } from '../../src/http/app'
+import { createLogger } from '../../src/logger'
+import { resources } from '../../src/resources/registry'
+import { SqliteStore } from '../../src/store/sqlite'
+import type { Store } from '../../src/store/store'
 import { insertCatalogue } from '../support/bulk'
 import { changesNothing, expectOneError, expectRecordNotFound } from '../support/expectations'
 import { type Library, seedLibrary } from '../support/fixtures'
-import { type Answer, openTestApp, type TestApp } from '../support/harness'
+import { type Answer, JSON_API, openTestApp, type TestApp } from '../support/harness'
 
 // ETags, If-None-Match and If-Match (RFC 9110 §8.8.3, §13), as docs/caching.md describes them.
 
@@ -414,6 +419,37 @@ describe('streamed answers (over 64 KB)', () => {
       expect(tag).toMatch(WEAK)
       expect(await streamedTag(path)).toBe(tag)
       expectNotModified(await big.get(path, { 'if-none-match': tag }), tag)
+    }
+  })
+
+  it('answer 304 to a current weak tag before reading anything', async () => {
+    // The real store, counting its reads; no read workers, so that every read passes through it.
+    const store = SqliteStore.open(big.dbPath, resources)
+    const reads: string[] = []
+    const counted = new Proxy(store, {
+      get(target, key) {
+        const value = Reflect.get(target, key)
+        if (typeof value !== 'function') return value
+        return (...args: unknown[]) => {
+          if (key !== 'version') reads.push(String(key))
+          return value.apply(target, args)
+        }
+      },
+    }) as Store
+    const app = createApp({ store: counted, logger: createLogger('silent') })
+    const get = (headers: Record<string, string> = {}) =>
+      app.handle(new Request('http://localhost/api/v1/books', { headers: { accept: JSON_API, ...headers } }))
+    try {
+      const first = await get()
+      const tag = first.headers.get('etag') as string
+      expect(tag).toMatch(WEAK)
+      expect((await first.text()).length).toBeGreaterThan(64 * 1024)
+      reads.length = 0
+      const again = await get({ 'if-none-match': tag })
+      expect(again.status).toBe(304)
+      expect(reads).toEqual([])
+    } finally {
+      await store.close()
     }
   })
 
