@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import zlib from 'node:zlib'
-import { negotiateCoding } from '../../src/http/compression'
+import { encodeStream, negotiateCoding } from '../../src/http/compression'
 import { addVary } from '../../src/http/responses'
 import { insertCatalogue } from '../support/bulk'
 import { JSON_API, openTestApp, type TestApp } from '../support/harness'
@@ -211,4 +211,24 @@ describe('addVary', () => {
     addVary(headers, 'Accept-Encoding')
     expect(headers.vary).toBe('Accept-Encoding')
   })
+})
+
+describe('encodeStream', () => {
+  it.each(codings)(
+    '%s: fails when its source fails, so that a cut list cannot pass for a whole one',
+    async (coding) => {
+      let pulls = 0
+      const source = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (pulls++ === 0) controller.enqueue(new TextEncoder().encode('{"data":['))
+          else controller.error(new Error('the disk failed'))
+        },
+      })
+      const outcome = await new Response(encodeStream(source, coding)).arrayBuffer().then(
+        () => 'complete',
+        (error: Error) => error.message,
+      )
+      expect(outcome).toBe('the disk failed')
+    },
+  )
 })
