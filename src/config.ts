@@ -23,6 +23,7 @@ export interface Config extends RequestLimits {
   readonly rateLimit: number
   /** null: no CORS headers. */
   readonly corsOrigins: CorsOrigins | null
+  readonly requireIfMatch: boolean
 }
 
 /** A bad setting: reported as one line, exit code 2. */
@@ -74,6 +75,12 @@ const settings = {
     env: 'READ_WORKERS',
     fallback: '2',
     help: 'threads that answer lists and other reads that grow with the data (0: the main thread)',
+  },
+  requireIfMatch: {
+    flag: '--require-if-match',
+    env: 'REQUIRE_IF_MATCH',
+    fallback: 'false',
+    help: 'true: PATCH, PUT and DELETE of a record or relationship need If-Match (428 without it)',
   },
   shutdownTimeout: {
     flag: '--shutdown-timeout',
@@ -162,6 +169,11 @@ ${Object.values(settings)
   ${'--help'.padEnd(flagColumn)}${''.padEnd(envColumn)}print this text and exit
 `
 
+function boolean(name: string, value: string): boolean {
+  if (value !== 'true' && value !== 'false') throw new ConfigError(`${name} must be true or false (got "${value}")`)
+  return value === 'true'
+}
+
 function integer(name: string, value: string, min: number, max: number): number {
   if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
     throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got "${value}")`)
@@ -212,6 +224,7 @@ export function parseConfig(
   const corsOrigins = parseCorsOrigins(read(settings.corsOrigins))
   if (corsOrigins !== null && typeof corsOrigins === 'object' && 'error' in corsOrigins)
     throw new ConfigError(corsOrigins.error)
+  const requireIfMatch = boolean(settings.requireIfMatch.env, read(settings.requireIfMatch))
   const limit = (key: keyof RequestLimits, max: number) => integer(settings[key].env, read(settings[key]), 1, max)
   return {
     port,
@@ -229,6 +242,7 @@ export function parseConfig(
     publicRead: publicRead === 'true',
     rateLimit,
     corsOrigins,
+    requireIfMatch,
     maxSearchWords: limit('maxSearchWords', 1000),
     maxIncludeDepth: limit('maxIncludeDepth', 100),
     maxIncludePaths: limit('maxIncludePaths', 1000),

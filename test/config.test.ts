@@ -409,3 +409,27 @@ describe('parseConfig API_TOKENS_FILE, PUBLIC_READ, RATE_LIMIT and CORS_ORIGINS'
     expect(lineOf('--cors-origins')).toContain('(default none)')
   })
 })
+
+describe('parseConfig REQUIRE_IF_MATCH', () => {
+  it('does not require If-Match by default', () => {
+    expect(configOf([]).requireIfMatch).toBe(false)
+  })
+
+  it('reads REQUIRE_IF_MATCH and --require-if-match, the flag winning', () => {
+    expect(configOf([], { REQUIRE_IF_MATCH: 'true' }).requireIfMatch).toBe(true)
+    expect(configOf(['--require-if-match', 'false'], { REQUIRE_IF_MATCH: 'true' }).requireIfMatch).toBe(false)
+    expect(configOf(['--require-if-match=true']).requireIfMatch).toBe(true)
+  })
+
+  it.each(['yes', '1', 'TRUE', ''])('rejects REQUIRE_IF_MATCH=%p naming it and the value', (value) => {
+    expect(errorOf([], { REQUIRE_IF_MATCH: value }).message).toBe(
+      `REQUIRE_IF_MATCH must be true or false (got "${value}")`,
+    )
+  })
+
+  it('is listed in --help with its variable and default', () => {
+    const line = helpText.split('\n').find((l) => l.includes('--require-if-match')) ?? ''
+    expect(line).toContain('REQUIRE_IF_MATCH')
+    expect(line).toContain('(default false)')
+  })
+})

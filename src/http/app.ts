@@ -53,6 +53,8 @@ export interface AppOptions {
   readonly rateLimit?: RateLimitOptions
   /** Origins browsers may call from (CORS_ORIGINS); no CORS headers without them. */
   readonly corsOrigins?: CorsOrigins
+  /** PATCH, PUT and DELETE of a record or relationship without If-Match get 428 (docs/caching.md). */
+  readonly requireIfMatch?: boolean
 }
 
 /** Two read workers: the machines this service is sized for have two cores. */
@@ -88,6 +90,7 @@ export function createApp({
   publicRead,
   rateLimit,
   corsOrigins,
+  requireIfMatch = false,
 }: AppOptions) {
   const limits: RequestLimits = { ...DEFAULT_LIMITS, ...given }
   const pageLimits = { defaultSize: Math.min(DEFAULT_PAGE_SIZE, maxPageSize), maxSize: maxPageSize }
@@ -105,14 +108,14 @@ export function createApp({
           readWorkers.count,
         )
       : null
-  const api = resourceRoutes(registry, store, API_PREFIX, fetchLimits, reads)
+  const api = resourceRoutes(registry, store, API_PREFIX, fetchLimits, reads, requireIfMatch)
   const operations = new OperationsController(registry, store, {
     maxOperations,
     maxRelationshipIds: limits.maxRelationshipIds,
   })
   api.post(
     '/operations',
-    async ({ request, body, set }) => send(set, await operations.run(request.url, request.headers, body)),
+    async ({ request, body, set }) => send(set, await operations.run(request.url, request.headers, body), request),
     {
       detail: operationsDocs(),
     },

@@ -1,5 +1,6 @@
 import { openapi } from '@elysiajs/openapi'
 import type { TSchema } from '@sinclair/typebox'
+import { Elysia } from 'elysia'
 import { ATOMIC_EXT, JSON_API } from '../jsonapi/media-type'
 import { humanize } from '../jsonapi/messages'
 import {
@@ -15,9 +16,12 @@ import {
 } from '../jsonapi/schemas'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
+import { send } from './responses'
 
 export const DOCS_PATH = '/docs'
 export const SPEC_PATH = '/api/v1/openapi.json'
+/** As Elysia sends an object. */
+const SPEC_CONTENT_TYPE = 'application/json;charset=utf-8'
 
 function body(description: string, schema: TSchema) {
   return { description, content: { [JSON_API]: { schema } } }
@@ -25,6 +29,15 @@ function body(description: string, schema: TSchema) {
 
 function failure(description: string) {
   return body(description, errorDocumentSchema)
+}
+
+/** Conditional requests (docs/caching.md). */
+const notModified = {
+  304: { description: 'Not Modified: If-None-Match holds the ETag this answer would have; no body' },
+}
+const preconditions = {
+  412: failure('If-Match holds no ETag of the current state (or If-None-Match one of it, or *): nothing was written'),
+  428: failure('The service requires If-Match on this write (REQUIRE_IF_MATCH=true) and none was sent'),
 }
 
 const notFound = failure('No record has this id (a word, a negative or fractional number included): `{"errors": []}`')
@@ -63,6 +76,7 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
       description: `The ${plural}, in id order unless sorted. Without page[...] every record, streamed; with it a page, with links and meta.total. Relationships carry \`meta.included = false\` unless included.`,
       responses: {
         200: body(`All ${plural}`, listDocumentSchema(registry, resource)),
+        ...notModified,
         400: failure(
           'An unknown or repeated query parameter, a malformed include, fields, sort, filter or page, or one over its limit (include paths and depth, search words, filter ids, page size)',
         ),
@@ -76,6 +90,7 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
       description: `The ${single} with linkage for every relationship, and its ${included} in \`included\` (left out when there are none).`,
       responses: {
         200: body(`The ${single}`, singleDocumentSchema(registry, resource)),
+        ...notModified,
         400: failure(
           'A malformed include or fields parameter, include over its limits, or a parameter a single record does not take',
         ),
@@ -105,6 +120,7 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
       responses: {
         200: body(`The updated ${single}`, writtenDocumentSchema(registry, resource)),
         ...writeFailures,
+        ...preconditions,
         403: failure('The document sets a to-many relationship'),
         404: notFound,
         ...negotiation,
@@ -119,6 +135,7 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
         400: failure('A body was sent that is not JSON (a DELETE needs none)'),
         404: notFound,
         409: failure('Other records still need this one (an author who still has books)'),
+        ...preconditions,
         413: writeFailures[413],
         415: failure('A body was sent with a Content-Type other than JSON (a DELETE needs none)'),
         ...negotiation,
@@ -160,7 +177,9 @@ export function relationshipDocs(registry: ResourceRegistry, resource: ResourceD
   const change = (verb: string, summary: string) => {
     // Taking books from their author is always refused: that operation answers 403 and nothing else.
     const responses: Record<string, typeof document> =
-      !removable && verb !== 'add' ? { 403: refused, 404: notFound, ...negotiation } : { 200: document, ...linkWrites }
+      !removable && verb !== 'add'
+        ? { 403: refused, 404: notFound, ...negotiation }
+        : { 200: document, ...linkWrites, ...(verb === 'add' ? { 412: preconditions[412] } : preconditions) }
     return { tags, operationId: `${verb}_${resource.singular}_${name}`, summary, requestBody: request, responses }
   }
   return {
@@ -172,6 +191,7 @@ export function relationshipDocs(registry: ResourceRegistry, resource: ResourceD
         200: toMany
           ? body(`The ${what}`, listDocumentSchema(registry, target))
           : body(`The ${what}, or data null`, singleDocumentSchema(registry, target, !relationship.required)),
+        ...notModified,
         400: failure('A malformed or unsupported query parameter, or one over its limit'),
         404: notFound,
         ...negotiation,
@@ -181,7 +201,13 @@ export function relationshipDocs(registry: ResourceRegistry, resource: ResourceD
       tags,
       operationId: `get_${resource.singular}_${name}_relationship`,
       summary: `The ${what} linkage of a ${owner}`,
-      responses: { 200: document, 400: failure('A query parameter was given'), 404: notFound, ...negotiation },
+      responses: {
+        200: document,
+        ...notModified,
+        400: failure('A query parameter was given'),
+        404: notFound,
+        ...negotiation,
+      },
     },
     replace: change(
       toMany ? 'replace' : 'set',
@@ -224,7 +250,7 @@ export function operationsDocs() {
 
 /** The OpenAPI 3.1 document at SPEC_PATH and the docs page at DOCS_PATH. */
 export function apiDocs(version: string) {
-  return openapi({
+  const docs = openapi({
     path: DOCS_PATH,
     specPath: SPEC_PATH,
     documentation: {
@@ -237,4 +263,19 @@ export function apiDocs(version: string) {
     },
     exclude: { paths: [DOCS_PATH, SPEC_PATH] },
   })
+  // The plugin builds the document once and hands the same object back: its text is kept too.
+  const texts = new WeakMap<object, string>()
+  // A hook of this instance only: it sees the plugin's two routes and no other. The document
+  // (250 KB) gets an ETag and is compressed as any answer of the API is; the page is left alone.
+  return new Elysia({ name: 'api-docs' })
+    .onAfterHandle(({ request, set, responseValue }) => {
+      if (typeof responseValue !== 'object' || responseValue === null || responseValue instanceof Response) return
+      let text = texts.get(responseValue)
+      if (text === undefined) {
+        text = JSON.stringify(responseValue)
+        texts.set(responseValue, text)
+      }
+      return send(set, { status: 200, body: text, headers: { 'content-type': SPEC_CONTENT_TYPE } }, request)
+    })
+    .use(docs)
 }

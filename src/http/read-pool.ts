@@ -82,7 +82,7 @@ export class ReadPool {
     if (answer.kind !== 'answer') throw new Error(`a read worker answered ${answer.kind} first`)
     if (answer.body !== null) {
       worker.calls.delete(call)
-      return { status: answer.status, body: answer.body, headers: answer.headers }
+      return { status: answer.status, body: answer.body, headers: answer.headers, state: answer.state }
     }
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
@@ -99,7 +99,7 @@ export class ReadPool {
         post({ kind: 'cancel', call })
       },
     })
-    return { status: answer.status, body, headers: answer.headers }
+    return { status: answer.status, body, headers: answer.headers, state: answer.state, coding: answer.coding }
   }
 
   /** Stops the workers, each closing its store; reads still streaming are cut off. */

@@ -14,6 +14,7 @@ import type {
   AtomicOperation,
   AtomicOutcome,
   DeleteResult,
+  Expectation,
   Id,
   IncludePlan,
   ListQuery,
@@ -21,6 +22,7 @@ import type {
   RecordGraph,
   RecordInput,
   SearchOrder,
+  Stale,
   Store,
   StoredRecord,
   ToManyChange,
@@ -59,13 +61,20 @@ export class SqliteStore implements Store {
   private pending: PendingWrite[] = []
   private commitScheduled = false
   private readonly registry: ResourceRegistry
+  /** For version(): this store's commits so far, and what tells this opening from any other. */
+  private commits = 0
+  private readonly opening = Bun.randomUUIDv7()
+  /** Changes when another connection commits (SQLite's own counter); null on a read-only store. */
+  private readonly dataVersion: Statement<{ data_version: number }> | null
 
   private constructor(
     private readonly db: Database,
     /** Every read, on this connection: those of requests and those that writes make. */
     private readonly local: SqliteReader,
+    readOnly: boolean,
   ) {
     this.registry = local.registry
+    this.dataVersion = readOnly ? null : db.prepare('PRAGMA data_version')
     // A write takes the write lock up front so that its reads and its writes see one state.
     this.beginWrite = db.prepare('BEGIN IMMEDIATE')
     this.commit = db.prepare('COMMIT')
@@ -98,7 +107,7 @@ export class SqliteStore implements Store {
         db.close()
         throw storeError(error)
       }
-      return new SqliteStore(db, new SqliteReader(db, registry))
+      return new SqliteStore(db, new SqliteReader(db, registry), true)
     }
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
     const db = new Database(path, { create: true, strict: true })
@@ -115,7 +124,18 @@ export class SqliteStore implements Store {
       db.close()
       throw error
     }
-    return new SqliteStore(db, new SqliteReader(db, registry))
+    return new SqliteStore(db, new SqliteReader(db, registry), false)
+  }
+
+  /**
+   * This opening, the commits it has made and SQLite's data_version (which counts the commits of
+   * other connections to the file, an operator's command say) together: none of them goes back,
+   * and a restart changes the first.
+   */
+  async version(): Promise<string | null> {
+    const dataVersion = this.dataVersion
+    if (!dataVersion) return null
+    return this.guard(() => `${this.opening}.${this.commits}.${dataVersion.get()?.data_version}`)
   }
 
   async list(resource: ResourceDescription, query: ListQuery): Promise<StoredRecord[]> {
@@ -187,22 +207,76 @@ export class SqliteStore implements Store {
     return this.write(() => this.createNow(resource, input))
   }
 
-  async update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null> {
-    return this.write(() => this.updateNow(resource, id, input))
+  update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null>
+  update(
+    resource: ResourceDescription,
+    id: Id,
+    input: RecordInput,
+    expect: Expectation<StoredRecord> | undefined,
+  ): Promise<WriteResult | null | Stale>
+  async update(
+    resource: ResourceDescription,
+    id: Id,
+    input: RecordInput,
+    expect?: Expectation<StoredRecord>,
+  ): Promise<WriteResult | null | Stale> {
+    return this.write(() => this.refused(resource, id, expect) ?? this.updateNow(resource, id, input))
   }
 
+  changeToMany(
+    resource: ResourceDescription,
+    id: Id,
+    relationship: string,
+    ids: readonly Id[],
+    change: ToManyChange,
+  ): Promise<ToManyResult>
+  changeToMany(
+    resource: ResourceDescription,
+    id: Id,
+    relationship: string,
+    ids: readonly Id[],
+    change: ToManyChange,
+    expect: Expectation<readonly Id[]> | undefined,
+  ): Promise<ToManyResult | Stale>
   async changeToMany(
     resource: ResourceDescription,
     id: Id,
     relationship: string,
     ids: readonly Id[],
     change: ToManyChange,
-  ): Promise<ToManyResult> {
-    return this.write(() => this.changeToManyNow(resource, id, relationship, ids, change))
+    expect?: Expectation<readonly Id[]>,
+  ): Promise<ToManyResult | Stale> {
+    return this.write(() => {
+      if (expect && this.local.exists(resource.type, id)) {
+        const members = this.local.members(resource.type, relationship, [id]).get(id) ?? []
+        if (!expect(members)) return 'stale'
+      }
+      return this.changeToManyNow(resource, id, relationship, ids, change)
+    })
   }
 
-  async delete(resource: ResourceDescription, id: Id): Promise<DeleteResult> {
-    return this.write(() => this.deleteNow(resource, id))
+  delete(resource: ResourceDescription, id: Id): Promise<DeleteResult>
+  delete(
+    resource: ResourceDescription,
+    id: Id,
+    expect: Expectation<StoredRecord> | undefined,
+  ): Promise<DeleteResult | Stale>
+  async delete(
+    resource: ResourceDescription,
+    id: Id,
+    expect?: Expectation<StoredRecord>,
+  ): Promise<DeleteResult | Stale> {
+    return this.write(() => this.refused(resource, id, expect) ?? this.deleteNow(resource, id))
+  }
+
+  /**
+   * 'stale' when the record exists and `expect` refuses its state, inside the write's transaction;
+   * otherwise undefined and the write goes on (a missing record is reported by the write itself).
+   */
+  private refused(resource: ResourceDescription, id: Id, expect?: Expectation<StoredRecord>): Stale | undefined {
+    if (!expect) return undefined
+    const current = this.local.find(resource.type, id)
+    return current && !expect(current) ? 'stale' : undefined
   }
 
   async atomic(operations: readonly AtomicOperation[]): Promise<AtomicOutcome> {
@@ -312,6 +386,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.pending.length > 0) this.commitPending()
     const prepared = [this.beginWrite, this.commit, this.rollback, ...Object.values(this.savepoint)]
+    if (this.dataVersion) prepared.push(this.dataVersion)
     for (const statement of prepared) statement.finalize()
     this.local.close()
     this.db.close(true)
@@ -357,6 +432,7 @@ export class SqliteStore implements Store {
         this.savepoint.release.run()
       }
       this.commit.run()
+      this.commits++
     } catch (error) {
       // The batch failed as a whole (disk full, I/O error): nothing of it is stored.
       this.undo()

@@ -97,6 +97,17 @@ export type DeleteResult =
 
 export type ToManyChange = 'add' | 'remove' | 'replace'
 
+/**
+ * What a conditional write (HTTP If-Match) expects of the current state of what it changes: the
+ * write goes ahead only if this returns true. The store calls it inside the write's own
+ * transaction, after reading the state there, so that of two writers expecting the same state
+ * only the first succeeds; a check made before the write could pass for both.
+ */
+export type Expectation<T> = (current: T) => boolean
+
+/** A conditional write found a state its Expectation refused: nothing was written. */
+export type Stale = 'stale'
+
 export type ToManyResult =
   | { readonly status: 'changed'; readonly members: readonly Id[] }
   /** No record has the owner's id. */
@@ -196,7 +207,20 @@ export interface Store {
   create(resource: ResourceDescription, input: RecordInput): Promise<WriteResult>
   /** Null when no record has that id. */
   update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null>
+  /** The same, if `expect` accepts the record as it is before the change (a conditional write). */
+  update(
+    resource: ResourceDescription,
+    id: Id,
+    input: RecordInput,
+    expect: Expectation<StoredRecord> | undefined,
+  ): Promise<WriteResult | null | Stale>
   delete(resource: ResourceDescription, id: Id): Promise<DeleteResult>
+  /** The same, if `expect` accepts the record as it is (a conditional write). */
+  delete(
+    resource: ResourceDescription,
+    id: Id,
+    expect: Expectation<StoredRecord> | undefined,
+  ): Promise<DeleteResult | Stale>
   /** Runs the operations in order in one transaction: all of them are stored, or none. */
   atomic(operations: readonly AtomicOperation[]): Promise<AtomicOutcome>
   /**
@@ -211,5 +235,22 @@ export interface Store {
     ids: readonly Id[],
     change: ToManyChange,
   ): Promise<ToManyResult>
+  /** The same, if `expect` accepts the members (in id order) as they are before the change. */
+  changeToMany(
+    resource: ResourceDescription,
+    id: Id,
+    relationship: string,
+    ids: readonly Id[],
+    change: ToManyChange,
+    expect: Expectation<readonly Id[]> | undefined,
+  ): Promise<ToManyResult | Stale>
+  /**
+   * A token that changes whenever the stored data may have changed: after every write this store
+   * commits, and every commit another connection or process makes to the same database. Read
+   * before a read that is not one snapshot (a streamed list), it stands for what that read saw:
+   * while it stays the same, nothing has been written since, so the answer would be the same.
+   * Null where the store cannot tell (a read-only connection: a read worker's).
+   */
+  version(): Promise<string | null>
   close(): Promise<void>
 }
