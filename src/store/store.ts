@@ -211,5 +211,12 @@ export interface Store {
     ids: readonly Id[],
     change: ToManyChange,
   ): Promise<ToManyResult>
+  /**
+   * Resolves when the store can serve: the database answers a trivial read, is still the one it
+   * opened, and its schema is at the last migration this build knows. Rejects with a
+   * StoreUnavailableError saying why not. For the readiness probe (GET /ready): a load balancer
+   * asks it every few seconds, so it costs one small read and no more.
+   */
+  ready(): Promise<void>
   close(): Promise<void>
 }
