@@ -15,6 +15,8 @@ export interface Config extends RequestLimits {
   readonly busyTimeoutMs: number
   readonly shutdownTimeout: number
   readonly readWorkers: number
+  /** Whether GET /metrics is served (and the request metrics kept). */
+  readonly metrics: boolean
 }
 
 /** A bad setting: reported as one line, exit code 2. */
@@ -72,6 +74,12 @@ const settings = {
     env: 'SHUTDOWN_TIMEOUT',
     fallback: '10',
     help: 'seconds a stop waits for requests in flight before closing their connections',
+  },
+  metrics: {
+    flag: '--metrics',
+    env: 'METRICS',
+    fallback: 'true',
+    help: 'serve GET /metrics, the Prometheus metrics: true or false (then 404, and no metric is kept)',
   },
   maxSearchWords: {
     flag: '--max-search-words',
@@ -134,6 +142,11 @@ function integer(name: string, value: string, min: number, max: number): number 
   return Number(value)
 }
 
+function boolean(name: string, value: string): boolean {
+  if (value === 'true' || value === 'false') return value === 'true'
+  throw new ConfigError(`${name} must be true or false (got "${value}")`)
+}
+
 /** Reads the settings from the command line and the environment; `'help'` when --help was asked. */
 export function parseConfig(
   argv: readonly string[],
@@ -168,6 +181,7 @@ export function parseConfig(
   const busyTimeoutMs = integer(settings.busyTimeoutMs.env, read(settings.busyTimeoutMs), 0, 600_000)
   const shutdownTimeout = integer(settings.shutdownTimeout.env, read(settings.shutdownTimeout), 0, 3600)
   const readWorkers = integer(settings.readWorkers.env, read(settings.readWorkers), 0, 64)
+  const metrics = boolean(settings.metrics.env, read(settings.metrics))
   const limit = (key: keyof RequestLimits, max: number) => integer(settings[key].env, read(settings[key]), 1, max)
   return {
     port,
@@ -181,6 +195,7 @@ export function parseConfig(
     busyTimeoutMs,
     shutdownTimeout,
     readWorkers,
+    metrics,
     maxSearchWords: limit('maxSearchWords', 1000),
     maxIncludeDepth: limit('maxIncludeDepth', 100),
     maxIncludePaths: limit('maxIncludePaths', 1000),

@@ -4,8 +4,11 @@ import { DEFAULT_LIMITS, type RequestLimits } from '../jsonapi/limits'
 import type { Logger } from '../logger'
 import { type ResourceRegistry, resources } from '../resources/registry'
 import type { Store } from '../store/store'
+import { TimedStore } from '../store/timed-store'
 import { jsonApiBodyParser } from './body-parser'
 import { jsonApiErrors } from './error-handler'
+import { HEALTH_PATH, healthRoutes, READY_PATH } from './health'
+import { METRICS_PATH, ServiceMetrics } from './metrics'
 import { acceptNegotiation } from './negotiation'
 import { apiDocs, operationsDocs } from './openapi'
 import { OperationsController } from './operations-controller'
@@ -40,6 +43,8 @@ export interface AppOptions {
    * those reads run on the main thread. Each opens the database at `databaseUrl` read-only.
    */
   readonly readWorkers?: { readonly count: number; readonly databaseUrl: string; readonly busyTimeoutMs?: number }
+  /** GET /metrics and the hooks that feed it; true by default. Off, neither costs anything. */
+  readonly metrics?: boolean
 }
 
 /** Two read workers: the machines this service is sized for have two cores. */
@@ -71,7 +76,11 @@ export function createApp({
   registry = resources,
   stopping = () => false,
   readWorkers,
+  metrics: metricsOn = true,
 }: AppOptions) {
+  const metrics = metricsOn ? new ServiceMetrics(packageJson.version) : null
+  // What the requests use; /ready asks the store itself, so its probes are not database time.
+  const timed = metrics ? new TimedStore(store, metrics.storeCall) : store
   const limits: RequestLimits = { ...DEFAULT_LIMITS, ...given }
   const pageLimits = { defaultSize: Math.min(DEFAULT_PAGE_SIZE, maxPageSize), maxSize: maxPageSize }
   const fetchLimits = { ...pageLimits, ...limits }
@@ -86,10 +95,11 @@ export function createApp({
             limits: fetchLimits,
           },
           readWorkers.count,
+          metrics?.workerRoundTrip,
         )
       : null
-  const api = resourceRoutes(registry, store, API_PREFIX, fetchLimits, reads)
-  const operations = new OperationsController(registry, store, {
+  const api = resourceRoutes(registry, timed, API_PREFIX, fetchLimits, reads)
+  const operations = new OperationsController(registry, timed, {
     maxOperations,
     maxRelationshipIds: limits.maxRelationshipIds,
   })
@@ -100,12 +110,22 @@ export function createApp({
       detail: operationsDocs(),
     },
   )
+  const operational = [HEALTH_PATH, READY_PATH, ...(metrics ? [METRICS_PATH] : [])]
   return new Elysia()
     .use(requestLog(logger))
+    .use(metrics ? metrics.plugin() : new Elysia())
     .use(closeConnectionsWhen(stopping))
-    .use(jsonApiErrors(logger, methodsByPath(api.routes), limits.maxErrors))
+    .use(
+      jsonApiErrors(
+        logger,
+        methodsByPath([...api.routes, ...operational.map((path) => ({ method: 'GET', path }))]),
+        limits.maxErrors,
+      ),
+    )
     .use(acceptNegotiation)
     .use(jsonApiBodyParser(maxBodyBytes))
+    .use(healthRoutes(store, stopping, logger))
+    .use(metrics ? metrics.routes() : new Elysia())
     .use(apiDocs(packageJson.version))
     .use(api)
     .decorate('reads', reads)
