@@ -147,6 +147,12 @@ describe('http_request_duration_seconds', () => {
     expect(requests(await scrape(t), 'DELETE', 'unmatched', 405)).toBe(1)
   })
 
+  it('labels a 406, refused before routing, as "unmatched"', async () => {
+    const accept = `${JSON_API}; ext="https://example.com/unknown"`
+    expect((await t.send('GET', '/api/v1/authors', { headers: { accept } })).status).toBe(406)
+    expect(requests(await scrape(t), 'GET', 'unmatched', 406)).toBe(1)
+  })
+
   it('labels a method outside the usual ones "other", whatever its name', async () => {
     await t.send('PROPFIND', '/api/v1/authors')
     await t.send('MKCOL', '/api/v1/authors')
