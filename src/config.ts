@@ -24,6 +24,8 @@ export interface Config extends RequestLimits {
   /** null: no CORS headers. */
   readonly corsOrigins: CorsOrigins | null
   readonly requireIfMatch: boolean
+  /** Whether GET /metrics is served (and the request metrics kept). */
+  readonly metrics: boolean
 }
 
 /** A bad setting: reported as one line, exit code 2. */
@@ -87,6 +89,12 @@ const settings = {
     env: 'SHUTDOWN_TIMEOUT',
     fallback: '10',
     help: 'seconds a stop waits for requests in flight before closing their connections',
+  },
+  metrics: {
+    flag: '--metrics',
+    env: 'METRICS',
+    fallback: 'true',
+    help: 'serve GET /metrics, the Prometheus metrics: true or false (then 404, and no metric is kept)',
   },
   maxSearchWords: {
     flag: '--max-search-words',
@@ -216,15 +224,13 @@ export function parseConfig(
   const shutdownTimeout = integer(settings.shutdownTimeout.env, read(settings.shutdownTimeout), 0, 3600)
   const readWorkers = integer(settings.readWorkers.env, read(settings.readWorkers), 0, 64)
   const apiTokensFile = read(settings.apiTokensFile).trim() || null
-  const publicRead = read(settings.publicRead)
-  if (publicRead !== 'true' && publicRead !== 'false') {
-    throw new ConfigError(`PUBLIC_READ must be true or false (got "${publicRead}")`)
-  }
+  const publicRead = boolean(settings.publicRead.env, read(settings.publicRead))
   const rateLimit = integer(settings.rateLimit.env, read(settings.rateLimit), 0, 1_000_000)
   const corsOrigins = parseCorsOrigins(read(settings.corsOrigins))
   if (corsOrigins !== null && typeof corsOrigins === 'object' && 'error' in corsOrigins)
     throw new ConfigError(corsOrigins.error)
   const requireIfMatch = boolean(settings.requireIfMatch.env, read(settings.requireIfMatch))
+  const metrics = boolean(settings.metrics.env, read(settings.metrics))
   const limit = (key: keyof RequestLimits, max: number) => integer(settings[key].env, read(settings[key]), 1, max)
   return {
     port,
@@ -239,10 +245,11 @@ export function parseConfig(
     shutdownTimeout,
     readWorkers,
     apiTokensFile,
-    publicRead: publicRead === 'true',
+    publicRead,
     rateLimit,
     corsOrigins,
     requireIfMatch,
+    metrics,
     maxSearchWords: limit('maxSearchWords', 1000),
     maxIncludeDepth: limit('maxIncludeDepth', 100),
     maxIncludePaths: limit('maxIncludePaths', 1000),

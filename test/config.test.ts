@@ -433,3 +433,28 @@ describe('parseConfig REQUIRE_IF_MATCH', () => {
     expect(line).toContain('(default false)')
   })
 })
+
+describe('parseConfig METRICS', () => {
+  it('serves /metrics by default', () => {
+    expect(configOf([]).metrics).toBe(true)
+  })
+
+  it('reads METRICS and --metrics, the flag winning', () => {
+    expect(configOf([], { METRICS: 'false' }).metrics).toBe(false)
+    expect(configOf(['--metrics', 'true'], { METRICS: 'false' }).metrics).toBe(true)
+    expect(configOf(['--metrics=false']).metrics).toBe(false)
+  })
+
+  it.each(['0', 'no', 'FALSE', 'off', ''])(
+    'rejects METRICS=%p naming it, the accepted values and the value',
+    (value) => {
+      expect(errorOf([], { METRICS: value }).message).toBe(`METRICS must be true or false (got "${value}")`)
+    },
+  )
+
+  it('is listed in --help with its variable and default', () => {
+    const line = helpText.split('\n').find((l) => l.includes('--metrics')) ?? ''
+    expect(line).toContain('METRICS')
+    expect(line).toContain('(default true)')
+  })
+})

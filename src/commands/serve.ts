@@ -73,6 +73,7 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     maxOperations: config.maxOperations,
     stopping: () => stopping,
     requireIfMatch: config.requireIfMatch,
+    metrics: config.metrics,
     // The config is a RequestLimits too: each limit is a setting.
     limits: config,
     // A database in memory is this process's alone: no other connection, so no workers, can read it.

@@ -4,11 +4,14 @@ import { DEFAULT_LIMITS, type RequestLimits } from '../jsonapi/limits'
 import type { Logger } from '../logger'
 import { type ResourceRegistry, resources } from '../resources/registry'
 import type { Store } from '../store/store'
+import { TimedStore } from '../store/timed-store'
 import { accessControl } from './access-control'
 import type { TokenSet } from './api-tokens'
 import { jsonApiBodyParser } from './body-parser'
 import { type CorsOrigins, cors } from './cors'
 import { jsonApiErrors } from './error-handler'
+import { HEALTH_PATH, healthRoutes, READY_PATH } from './health'
+import { METRICS_PATH, ServiceMetrics } from './metrics'
 import { acceptNegotiation } from './negotiation'
 import { apiDocs, operationsDocs } from './openapi'
 import { OperationsController } from './operations-controller'
@@ -55,6 +58,8 @@ export interface AppOptions {
   readonly corsOrigins?: CorsOrigins
   /** PATCH, PUT and DELETE of a record or relationship without If-Match get 428 (docs/caching.md). */
   readonly requireIfMatch?: boolean
+  /** GET /metrics and the hooks that feed it; true by default. Off, neither costs anything. */
+  readonly metrics?: boolean
 }
 
 /** Two read workers: the machines this service is sized for have two cores. */
@@ -91,7 +96,11 @@ export function createApp({
   rateLimit,
   corsOrigins,
   requireIfMatch = false,
+  metrics: metricsOn = true,
 }: AppOptions) {
+  const metrics = metricsOn ? new ServiceMetrics(packageJson.version) : null
+  // What the requests use; /ready asks the store itself, so its probes are not database time.
+  const timed = metrics ? new TimedStore(store, metrics.storeCall) : store
   const limits: RequestLimits = { ...DEFAULT_LIMITS, ...given }
   const pageLimits = { defaultSize: Math.min(DEFAULT_PAGE_SIZE, maxPageSize), maxSize: maxPageSize }
   const fetchLimits = { ...pageLimits, ...limits }
@@ -106,10 +115,11 @@ export function createApp({
             limits: fetchLimits,
           },
           readWorkers.count,
+          metrics?.workerRoundTrip,
         )
       : null
-  const api = resourceRoutes(registry, store, API_PREFIX, fetchLimits, reads, requireIfMatch)
-  const operations = new OperationsController(registry, store, {
+  const api = resourceRoutes(registry, timed, API_PREFIX, fetchLimits, reads, requireIfMatch)
+  const operations = new OperationsController(registry, timed, {
     maxOperations,
     maxRelationshipIds: limits.maxRelationshipIds,
   })
@@ -121,11 +131,19 @@ export function createApp({
     },
   )
   const rateLimiter = rateLimit && rateLimit.perMinute > 0 ? new RateLimiter(rateLimit) : undefined
+  const operational = [HEALTH_PATH, READY_PATH, ...(metrics ? [METRICS_PATH] : [])]
   const app = new Elysia()
     .use(requestLog(logger))
+    .use(metrics ? metrics.plugin() : new Elysia())
     .use(securityHeaders)
     .use(closeConnectionsWhen(stopping))
-    .use(jsonApiErrors(logger, methodsByPath(api.routes), limits.maxErrors))
+    .use(
+      jsonApiErrors(
+        logger,
+        methodsByPath([...api.routes, ...operational.map((path) => ({ method: 'GET', path }))]),
+        limits.maxErrors,
+      ),
+    )
   // Each only when set, so that a feature left off costs nothing per request. CORS answers
   // preflights before any token is asked for; tokens and rate limits come before the Accept check.
   if (corsOrigins) app.use(cors(corsOrigins))
@@ -133,6 +151,8 @@ export function createApp({
   return app
     .use(acceptNegotiation)
     .use(jsonApiBodyParser(maxBodyBytes))
+    .use(healthRoutes(store, stopping, logger))
+    .use(metrics ? metrics.routes() : new Elysia())
     .use(apiDocs(packageJson.version))
     .use(api)
     .decorate('reads', reads)

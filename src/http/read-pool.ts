@@ -51,6 +51,11 @@ export class ReadPool {
   constructor(
     private readonly data: ReadWorkerData,
     size: number,
+    /**
+     * Told the seconds of each round trip to a worker (a read's answer, each piece of a streamed
+     * one), as measured here: the worker's database time, with its rendering and queueing.
+     */
+    private readonly roundTrip: (seconds: number) => void = () => {},
   ) {
     this.workers = Array.from({ length: size }, () => undefined)
   }
@@ -72,9 +77,12 @@ export class ReadPool {
         else worker.calls.set(call, resolve)
       })
     const post = (message: MainMessage) => worker.worker.postMessage(message)
+    const roundTrip = this.roundTrip
+    const started = performance.now()
     const answered = next()
     post({ kind: 'start', call, read })
     const answer = await answered
+    roundTrip((performance.now() - started) / 1000)
     if (answer.kind === 'failed') {
       worker.calls.delete(call)
       throw rebuildFailure(answer.failure)
@@ -86,9 +94,11 @@ export class ReadPool {
     }
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
+        const asked = performance.now()
         const piece = next()
         post({ kind: 'pull', call })
         const message = await piece
+        roundTrip((performance.now() - asked) / 1000)
         if (message.kind === 'piece') return controller.enqueue(message.bytes)
         worker.calls.delete(call)
         if (message.kind === 'end') controller.close()

@@ -1,9 +1,10 @@
-import { Database, type SQLQueryBindings, type Statement } from 'bun:sqlite'
+import { constants, Database, type SQLQueryBindings, type Statement } from 'bun:sqlite'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import { AtomicAbort, runAtomic, type SyncWriter } from './atomic'
+import { StoreUnavailableError } from './faults'
 import { sqliteFault, storeError } from './sqlite-faults'
 import { migrate, useWal } from './sqlite-migrate'
 import { type Migration, sqliteMigrations } from './sqlite-migrations'
@@ -43,6 +44,10 @@ export interface SqliteOptions {
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000
 
+function latestVersion(migrations: readonly Migration[] = sqliteMigrations): number {
+  return migrations.at(-1)?.version ?? 0
+}
+
 interface PendingWrite {
   readonly work: () => unknown
   readonly resolve: (value: unknown) => void
@@ -72,6 +77,8 @@ export class SqliteStore implements Store {
     /** Every read, on this connection: those of requests and those that writes make. */
     private readonly local: SqliteReader,
     readOnly: boolean,
+    /** The version of the last migration this build knows: the schema is at it once open. */
+    private readonly schemaVersion: number,
   ) {
     this.registry = local.registry
     this.dataVersion = readOnly ? null : db.prepare('PRAGMA data_version')
@@ -107,7 +114,7 @@ export class SqliteStore implements Store {
         db.close()
         throw storeError(error)
       }
-      return new SqliteStore(db, new SqliteReader(db, registry), true)
+      return new SqliteStore(db, new SqliteReader(db, registry), true, latestVersion(options.migrations))
     }
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
     const db = new Database(path, { create: true, strict: true })
@@ -124,7 +131,7 @@ export class SqliteStore implements Store {
       db.close()
       throw error
     }
-    return new SqliteStore(db, new SqliteReader(db, registry), false)
+    return new SqliteStore(db, new SqliteReader(db, registry), false, latestVersion(options.migrations))
   }
 
   /**
@@ -380,6 +387,33 @@ export class SqliteStore implements Store {
     // Relationships declared `nullify` are cleared by the foreign key's ON DELETE SET NULL.
     this.statement(`DELETE FROM ${table.name} WHERE "id" = ?`).run(id)
     return { status: 'deleted' }
+  }
+
+  async ready(): Promise<void> {
+    this.guard(() => {
+      // A file deleted or replaced under the open connection still answers reads (from the
+      // unlinked file, or the pages cached): only SQLite's own check of the path tells. A
+      // database in memory has no file, and leaves the flag at 0.
+      const moved = new Int32Array(2)
+      this.db.fileControl(constants.SQLITE_FCNTL_HAS_MOVED, moved)
+      if (moved[0] !== 0) {
+        throw new StoreUnavailableError(
+          'unavailable',
+          'SQLITE_FCNTL_HAS_MOVED',
+          'the database file was removed or replaced while the service runs',
+        )
+      }
+      const row = this.statement('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations').get() as {
+        version: number
+      }
+      if (row.version < this.schemaVersion) {
+        throw new StoreUnavailableError(
+          'unavailable',
+          'MIGRATIONS_PENDING',
+          `the schema is at version ${row.version}; this build needs ${this.schemaVersion}`,
+        )
+      }
+    })
   }
 
   /** Commits what is pending and closes; with every statement finalized SQLite checkpoints the WAL into the file. */

@@ -252,5 +252,12 @@ export interface Store {
    * Null where the store cannot tell (a read-only connection: a read worker's).
    */
   version(): Promise<string | null>
+  /**
+   * Resolves when the store can serve: the database answers a trivial read, is still the one it
+   * opened, and its schema is at the last migration this build knows. Rejects with a
+   * StoreUnavailableError saying why not. For the readiness probe (GET /ready): a load balancer
+   * asks it every few seconds, so it costs one small read and no more.
+   */
+  ready(): Promise<void>
   close(): Promise<void>
 }

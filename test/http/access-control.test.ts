@@ -197,6 +197,20 @@ describe('public paths with API tokens set', () => {
     expect(spec.status).toBe(200)
     expect(spec.json.openapi).toStartWith('3.')
   })
+
+  it('answers /health and /ready without a token', async () => {
+    const app = open()
+    expect((await app.send('GET', '/health')).status).toBe(200)
+    expect((await app.send('GET', '/ready')).status).toBe(200)
+  })
+
+  it('keeps /metrics a read: 401 without a token, 200 with a read token', async () => {
+    const app = open()
+    expectOneError(await app.send('GET', '/metrics'), 401, AUTHORIZATION)
+    const scraped = await app.send('GET', '/metrics', { headers: bearer(READER) })
+    expect(scraped.status).toBe(200)
+    expect(scraped.text).toContain('http_requests_in_flight')
+  })
 })
 
 describe('an empty token file', () => {

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { Value } from '@sinclair/typebox/value'
+import { HEALTH_PATH, READY_PATH } from '../../src/http/health'
+import { METRICS_PATH } from '../../src/http/metrics'
 import { DOCS_PATH, SPEC_PATH } from '../../src/http/openapi'
 import { openTestApp, type TestApp } from '../support/harness'
 
@@ -28,9 +30,15 @@ describe(`GET ${SPEC_PATH}`, () => {
   })
 
   it('describes every route the app serves and nothing else', () => {
+    // The probes and the metrics are for operators, not part of the API (docs/observability.md).
+    const operational = [HEALTH_PATH, READY_PATH, METRICS_PATH]
     const served = t.app.routes
       .filter(
-        (route) => route.path !== DOCS_PATH && route.path !== SPEC_PATH && !route.path.startsWith(`${DOCS_PATH}/`),
+        (route) =>
+          route.path !== DOCS_PATH &&
+          route.path !== SPEC_PATH &&
+          !route.path.startsWith(`${DOCS_PATH}/`) &&
+          !operational.includes(route.path),
       )
       .map((route) => `${route.method.toLowerCase()} ${route.path.replace(/:(\w+)/g, '{$1}')}`)
       .sort()
