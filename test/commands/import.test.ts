@@ -377,7 +377,7 @@ describe(`catalogue import in batches of ${IMPORT_BATCH_SIZE}`, () => {
     expect(again.lines[0]).toStartWith(
       `imported ${total - stored} books (0 authors, 0 collections created), ${stored} already present`,
     )
-    expect(booksIn(path).map((book) => book.title)).toEqual(rows.map((row) => row[0]))
+    expect(booksIn(path).map((book) => book.title)).toEqual(rows.map((row) => row[0] as string))
   }, 60_000)
 
   it('imports 100,000 books in seconds (well under 30 s here)', async () => {
