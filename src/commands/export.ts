@@ -9,7 +9,7 @@ import { parseCommandArguments } from './arguments'
 import type { Command } from './command'
 import { openCommandStore } from './open-store'
 import { OutputFile } from './output-file'
-import { Progress, say } from './progress'
+import { count, Progress, say } from './progress'
 
 /** Books read, looked up and written at a time: what the export holds in memory. */
 export const EXPORT_BATCH_SIZE = 1000
@@ -107,7 +107,7 @@ async function runExport(argv: readonly string[], env: Readonly<Record<string, s
     await store.close()
   }
   const where = file === undefined ? '' : ` to ${file}`
-  say(`exported ${written} books${where} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+  say(`exported ${count(written, 'book')}${where} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   return 0
 }
 

@@ -9,7 +9,7 @@ import { type Command, UsageError } from './command'
 import { CsvRecords } from './csv-records'
 import { LineReader, type PhysicalLine, TOO_LONG } from './line-reader'
 import { openCommandStore } from './open-store'
-import { formatBytes, Progress, say } from './progress'
+import { count, formatBytes, Progress, say } from './progress'
 
 /** Books per transaction: large enough to amortize a commit, short enough not to hold up the service's writes. */
 export const IMPORT_BATCH_SIZE = 5000
@@ -86,11 +86,6 @@ async function checkHeader(file: string): Promise<void> {
     const found = head === '' ? 'the file is empty' : `found "${header.slice(0, 80)}"`
     throw new UsageError(`${file}: the first line must be the header ${HEADER} (${found})`)
   }
-}
-
-/** `1 book`, `2 books`. */
-function count(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`
 }
 
 function summary(dryRun: boolean, totals: ImportCounts, bad: number, seconds: number): string {

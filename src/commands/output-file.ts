@@ -41,12 +41,13 @@ export function commitFile(partial: string, path: string): void {
 /** Text written to standard output, or to a file that appears whole at the end. */
 export class OutputFile {
   private constructor(
-    private readonly sink: FileSink,
+    /** Null: standard output. */
+    private readonly sink: FileSink | null,
     private readonly partial?: { readonly path: string; readonly final: string },
   ) {}
 
   static stdout(): OutputFile {
-    return new OutputFile(Bun.stdout.writer())
+    return new OutputFile(null)
   }
 
   static create(path: string, force: boolean): OutputFile {
@@ -54,24 +55,35 @@ export class OutputFile {
     return new OutputFile(Bun.file(partial).writer(), { path: partial, final: path })
   }
 
-  /** Writes and waits until the text is taken (a slow reader of a pipe holds the export back). */
+  /**
+   * Writes and waits until the text is taken, so that a slow reader of a pipe holds the export
+   * back rather than the text piling up in memory. On standard output Bun.write, whose promise
+   * fails when the reader has gone (EPIPE); a FileSink on a pipe reported that only as an
+   * unhandled rejection.
+   */
   async write(text: string): Promise<void> {
+    if (!this.sink) {
+      await Bun.write(Bun.stdout, text)
+      return
+    }
     this.sink.write(text)
     await this.sink.flush()
   }
 
   async close(): Promise<void> {
+    if (!this.sink || !this.partial) return
     await this.sink.end()
-    if (this.partial) commitFile(this.partial.path, this.partial.final)
+    commitFile(this.partial.path, this.partial.final)
   }
 
   /** Gives up: a partial file is removed. */
   async discard(): Promise<void> {
+    if (!this.sink || !this.partial) return
     try {
       await this.sink.end()
     } catch {
       // The failure that led here is the one to report.
     }
-    if (this.partial) rmSync(this.partial.path, { force: true })
+    rmSync(this.partial.path, { force: true })
   }
 }

@@ -18,6 +18,11 @@ export function say(line: string): void {
   process.stderr.write(`${line}\n`)
 }
 
+/** `1 book`, `2 books`. */
+export function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`
+}
+
 /** 1536 -> `1.5 KB`: bytes as a person reads them. */
 export function formatBytes(bytes: number): string {
   const units = ['B', 'KB', 'MB', 'GB', 'TB']
