@@ -2,7 +2,7 @@ import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
 import { resources } from '../../src/resources/registry'
 import { SqliteStore } from '../../src/store/sqlite'
-import { childEnv, spawnChild, tempDir, WAIT_MS, withTimeout } from './process'
+import { type ChildProcess, childEnv, spawnChild, tempDir, WAIT_MS, withTimeout } from './process'
 
 /*
  * Helpers for the tests of the operator commands (test/commands/): each runs `bun src/cli.ts
@@ -124,4 +124,17 @@ export function csvField(value: string): string {
 /** A CSV file's text: the header, then one line per book. */
 export function csvOf(rows: readonly (readonly string[])[]): string {
   return `title,author,collection\n${rows.map((row) => row.map(csvField).join(',')).join('\n')}\n`
+}
+
+export interface Service {
+  readonly child: ChildProcess
+  /** `http://127.0.0.1:<port>/api/v1` */
+  readonly api: string
+}
+
+/** Starts the service (`bun src/cli.ts`) on a free port with `env` and waits until it listens. */
+export async function startService(env: Record<string, string>): Promise<Service> {
+  const child = spawnChild(['bun', CLI], REPO, { PORT: '0', HOST: '127.0.0.1', ...env })
+  const listening = await child.waitForLog((line) => line.msg === 'listening')
+  return { child, api: `http://127.0.0.1:${new URL(String(listening.url)).port}/api/v1` }
 }
