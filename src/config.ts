@@ -209,6 +209,9 @@ export function parseStoreSettings(
 }
 
 /** The help lines of the database settings, for the --help of a command that takes them. */
-export const storeSettingsHelp = [settings.databaseUrl, settings.busyTimeoutMs]
+export const storeSettingsHelp = [
+  settings.databaseUrl,
+  { ...settings.busyTimeoutMs, help: 'milliseconds to wait for a lock another connection (the service) holds' },
+]
   .map((s) => `  ${`${s.flag} <value>`.padEnd(26)}${s.env.padEnd(16)}${s.help} (default ${s.fallback})`)
   .join('\n')

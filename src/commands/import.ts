@@ -120,7 +120,8 @@ async function runImport(argv: readonly string[], env: Readonly<Record<string, s
   const totals = { books: 0, present: 0, authors: 0, collections: 0 }
   let bad = 0
   let batch: NamedBook[] = []
-  /** The line of the last book in `batch`, for a failure's report. */
+  /** The lines of the first and the last book in `batch`, for a failure's report. */
+  let firstLine = 0
   let lastLine = 0
 
   const badLine = (line: number, reason: string) => {
@@ -129,6 +130,7 @@ async function runImport(argv: readonly string[], env: Readonly<Record<string, s
   }
   const take = (line: number, book: NamedBook | string) => {
     if (typeof book === 'string') return badLine(line, book)
+    if (batch.length === 0) firstLine = line
     batch.push(book)
     lastLine = line
   }
@@ -170,7 +172,9 @@ async function runImport(argv: readonly string[], env: Readonly<Record<string, s
   } catch (error) {
     if (!(error instanceof StoreUnavailableError)) throw error
     progress.finish()
-    const stored = dryRun ? 'nothing was stored' : `the books before the batch that ends on line ${lastLine} are stored`
+    const stored = dryRun
+      ? 'nothing was stored'
+      : `the batch of lines ${firstLine} to ${lastLine} was not stored, the ${count(totals.books, 'book')} before it were`
     say(
       `catalogue import: the database failed (${error.description}: ${error.message}); ${stored}. Run the same import again once it is fixed: it adds only what is missing`,
     )

@@ -370,6 +370,10 @@ describe(`catalogue import in batches of ${IMPORT_BATCH_SIZE}`, () => {
     expect(stored).toBeGreaterThan(0)
     expect(stored).toBeLessThan(total)
     expect(child.stderr).toContain('catalogue import: the database failed (locked by another connection')
+    const first = stored + 2
+    expect(child.stderr).toContain(
+      `the batch of lines ${first} to ${first + IMPORT_BATCH_SIZE - 1} was not stored, the ${stored} books before it were`,
+    )
     expect(child.stderr).toContain('Run the same import again once it is fixed: it adds only what is missing')
 
     const again = await runCli(['import', file], { env, timeoutMs: WAIT_MS * 3 })
