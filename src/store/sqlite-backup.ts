@@ -46,7 +46,8 @@ export async function backupSqlite(
   const data: BackupWorkerData = { source, target, busyTimeoutMs: options.busyTimeoutMs }
   const worker = new Worker(workerUrl, { workerData: data, smol: true } as WorkerOptions)
   let expected = 0
-  const poll = setInterval(() => options.progress(sizeOf(target), expected), POLL_MS)
+  // Nothing to show until the worker has said how large the copy will be.
+  const poll = setInterval(() => expected > 0 && options.progress(sizeOf(target), expected), POLL_MS)
   try {
     await new Promise<void>((resolve, reject) => {
       worker.onmessage = (event: MessageEvent<BackupMessage>) => {

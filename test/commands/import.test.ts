@@ -384,20 +384,25 @@ describe(`catalogue import in batches of ${IMPORT_BATCH_SIZE}`, () => {
     expect(booksIn(path).map((book) => book.title)).toEqual(rows.map((row) => row[0] as string))
   }, 60_000)
 
-  it('imports 100,000 books in seconds (well under 30 s here)', async () => {
+  it('imports 100,000 books in seconds: under 10 s of CPU time (about 3.5 s here; 17 s row by row)', async () => {
     const rows = Array.from({ length: 100_000 }, (_, i) => [
       `Book ${i}`,
       `Author ${i % 1000}`,
       i % 5 === 0 ? '' : `Collection ${i % 50}`,
     ])
     const { path, file, env } = setup('100k.csv', csvOf(rows))
-    const started = performance.now()
-    const run = await runCli(['import', file], { env, timeoutMs: 60_000 })
-    const seconds = (performance.now() - started) / 1000
-    expect(run.code).toBe(0)
-    expect(run.lines[0]).toStartWith('imported 100000 books (1000 authors, 40 collections created)')
+    const child = spawnChild(['bun', CLI, 'import', file], REPO, env)
+    expect(await child.exitCode(60_000)).toBe(0)
+    expect(child.stderr).toStartWith('imported 100000 books (1000 authors, 40 collections created)')
     expect(countsIn(path)).toEqual({ authors: 1000, collections: 40, books: 100_000 })
-    expect(seconds).toBeLessThan(30)
+    // CPU time, not wall time: other processes on a busy machine stretch the one, not the other.
+    const usage = child.proc.resourceUsage()
+    const cpuSeconds = Number(usage?.cpuTime.total ?? 0n) / 1e6
+    console.log(
+      `import of 100,000 books: ${cpuSeconds.toFixed(1)} s of CPU, ${Math.round((usage?.maxRSS ?? 0) / 2 ** 20)} MB at most`,
+    )
+    expect(cpuSeconds).toBeGreaterThan(0)
+    expect(cpuSeconds).toBeLessThan(10)
   }, 90_000)
 })
 
