@@ -258,3 +258,29 @@ export function parseConfig(
     maxErrors: limit('maxErrors', 100_000),
   }
 }
+
+/** The settings an operator command shares with the service: its database, and how long a write waits for a lock. */
+export type StoreSettings = Pick<Config, 'databaseUrl' | 'database' | 'busyTimeoutMs'>
+
+/**
+ * Reads the database settings exactly as the service does (flag, then environment variable, then
+ * default), for a command that has taken `--database-url` and `--busy-timeout` from its own arguments.
+ */
+export function parseStoreSettings(
+  flags: { readonly databaseUrl?: string; readonly busyTimeout?: string },
+  env: Readonly<Record<string, string | undefined>>,
+): StoreSettings {
+  const databaseUrl = flags.databaseUrl ?? env[settings.databaseUrl.env] ?? settings.databaseUrl.fallback
+  const database = parseDatabaseUrl(databaseUrl)
+  if (typeof database === 'string') throw new ConfigError(database)
+  const busyTimeout = flags.busyTimeout ?? env[settings.busyTimeoutMs.env] ?? settings.busyTimeoutMs.fallback
+  return { databaseUrl, database, busyTimeoutMs: integer(settings.busyTimeoutMs.env, busyTimeout, 0, 600_000) }
+}
+
+/** The help lines of the database settings, for the --help of a command that takes them. */
+export const storeSettingsHelp = [
+  settings.databaseUrl,
+  { ...settings.busyTimeoutMs, help: 'milliseconds to wait for a lock another connection (the service) holds' },
+]
+  .map((s) => `  ${`${s.flag} <value>`.padEnd(26)}${s.env.padEnd(16)}${s.help} (default ${s.fallback})`)
+  .join('\n')

@@ -64,7 +64,7 @@ function envelopeError(body: unknown): never {
  */
 const visibleCharacter = /[^\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\u2800]/u
 
-function validateString(name: string, attribute: StringAttribute, value: unknown): string | null {
+export function validateString(name: string, attribute: StringAttribute, value: unknown): string | null {
   if (typeof value !== 'string') return messages.notAString(name)
   // A lone surrogate (from a \ud800 escape) is no character: stored, it would turn into U+FFFD.
   if (!value.isWellFormed()) return messages.notUnicode(name)

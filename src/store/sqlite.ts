@@ -6,6 +6,7 @@ import type { ResourceRegistry } from '../resources/registry'
 import { AtomicAbort, runAtomic, type SyncWriter } from './atomic'
 import { StoreUnavailableError } from './faults'
 import { sqliteFault, storeError } from './sqlite-faults'
+import { SqliteBookImport } from './sqlite-import'
 import { migrate, useWal } from './sqlite-migrate'
 import { type Migration, sqliteMigrations } from './sqlite-migrations'
 import { SqliteReader } from './sqlite-reader'
@@ -14,12 +15,15 @@ import { quote, type Row } from './sqlite-table'
 import type {
   AtomicOperation,
   AtomicOutcome,
+  BookImport,
   DeleteResult,
   Expectation,
   Id,
+  ImportCounts,
   IncludePlan,
   ListQuery,
   Members,
+  NamedBook,
   RecordGraph,
   RecordInput,
   SearchOrder,
@@ -65,6 +69,8 @@ export class SqliteStore implements Store {
   /** Writes waiting for the next group commit. */
   private pending: PendingWrite[] = []
   private commitScheduled = false
+  /** One import at a time: a dry run's temporary tables belong to the connection. */
+  private importing = false
   private readonly registry: ResourceRegistry
   /** For version(): this store's commits so far, and what tells this opening from any other. */
   private commits = 0
@@ -294,6 +300,24 @@ export class SqliteStore implements Store {
     } catch (error) {
       if (error instanceof AtomicAbort) return { ok: false, index: error.index, failure: error.failure }
       throw error
+    }
+  }
+
+  /**
+   * Each batch is one queued write: one transaction (BEGIN IMMEDIATE, waiting out busy_timeout for
+   * the service's writes) committed to disk before `add` resolves, so that an import stopped half-way
+   * keeps the batches it finished, and the service's own writes wait for one batch at most.
+   */
+  openImport(options: { readonly dryRun: boolean }): BookImport {
+    if (this.importing) throw new Error('an import is already in progress on this connection')
+    const importer = new SqliteBookImport(this.db, options.dryRun)
+    this.importing = true
+    return {
+      add: (batch: readonly NamedBook[]): Promise<ImportCounts> => this.write(() => importer.add(batch)),
+      close: async () => {
+        importer.close()
+        this.importing = false
+      },
     }
   }
 
