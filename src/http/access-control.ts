@@ -2,6 +2,7 @@ import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import { httpError, type JsonApiError } from '../jsonapi/errors'
 import type { TokenEntry, TokenSet } from './api-tokens'
+import { isPreflight } from './cors'
 import { DOCS_PATH, SPEC_PATH } from './openapi'
 import { type RateLimiter, secondsLeft } from './rate-limiter'
 
@@ -28,6 +29,8 @@ export interface AccessOptions {
   readonly publicRead?: boolean
   /** Counts requests per token, or per client address without one. */
   readonly rateLimiter?: RateLimiter
+  /** With CORS on: preflights need no token and are not counted (a browser sends none with them). */
+  readonly corsPreflights?: boolean
 }
 
 const authorization = { header: 'Authorization' }
@@ -87,9 +90,10 @@ function addressKey(request: Request, server: Server<unknown> | null): string {
  * A request is counted against its limit even when it is then refused, so guessing tokens is
  * limited too. Use only when there are tokens or a rate limit: without both, nothing is checked.
  */
-export function accessControl({ tokens, publicRead = false, rateLimiter }: AccessOptions) {
+export function accessControl({ tokens, publicRead = false, rateLimiter, corsPreflights = false }: AccessOptions) {
   const policy = rateLimiter ? `${POLICY};q=${rateLimiter.limit};w=60` : ''
   return new Elysia({ name: 'access-control' }).onRequest(({ request, set, server }) => {
+    if (corsPreflights && isPreflight(request)) return
     let entry: TokenEntry | undefined
     let refusal: JsonApiError | undefined
     if (tokens) {

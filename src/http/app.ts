@@ -147,7 +147,8 @@ export function createApp({
   // Each only when set, so that a feature left off costs nothing per request. CORS answers
   // preflights before any token is asked for; tokens and rate limits come before the Accept check.
   if (corsOrigins) app.use(cors(corsOrigins))
-  if (tokens || rateLimiter) app.use(accessControl({ tokens, publicRead, rateLimiter }))
+  if (tokens || rateLimiter)
+    app.use(accessControl({ tokens, publicRead, rateLimiter, corsPreflights: corsOrigins !== undefined }))
   return app
     .use(acceptNegotiation)
     .use(jsonApiBodyParser(maxBodyBytes))

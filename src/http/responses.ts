@@ -84,7 +84,14 @@ export function send(
 ): string | ReadableStream<Uint8Array> | Uint8Array | null {
   set.status = response.status
   if (response.body !== null) set.headers['content-type'] = RESPONSE_CONTENT_TYPE
-  if (response.headers) Object.assign(set.headers, response.headers)
+  if (response.headers) {
+    // Vary adds to what the hooks put there (CORS's Origin), rather than replacing it.
+    const vary = set.headers.vary
+    Object.assign(set.headers, response.headers)
+    if (vary !== undefined && vary !== '' && response.headers.vary !== undefined) {
+      set.headers.vary = `${vary}, ${response.headers.vary}`
+    }
+  }
   if (!request || response.body === null) return response.body
   return represent(set, response, response.body, request)
 }

@@ -3,6 +3,7 @@ import { parseTokenFile, TokenSet } from '../../src/http/api-tokens'
 import { type CorsOrigins, parseCorsOrigins } from '../../src/http/cors'
 import { expectOneError } from '../support/expectations'
 import { type Answer, openTestApp, type TestApp } from '../support/harness'
+import { sampleValue, scrape } from '../support/prometheus'
 
 const APP_ORIGIN = 'https://app.example'
 const DEV_ORIGIN = 'http://localhost:5173'
@@ -138,6 +139,34 @@ describe('CORS_ORIGINS listing origins', () => {
     expect(answer.headers.get('vary')).toBe('Origin')
   })
 
+  it('keeps Vary: Origin on a page of a list, whose answer varies with Accept too', async () => {
+    const app = open([APP_ORIGIN])
+    await app.create('authors', { name: 'A' })
+    const page = await app.get('/api/v1/authors?page[size]=1', { origin: APP_ORIGIN })
+    expect(page.status).toBe(200)
+    expect(page.headers.get('vary')).toBe('Origin, Accept')
+    const withoutOrigin = await app.get('/api/v1/authors?page[size]=1')
+    expect(withoutOrigin.headers.get('vary')).toBe('Origin, Accept')
+  })
+
+  it('logs a preflight and counts it in the metrics like any request, and leaves nothing in flight', async () => {
+    app = openTestApp({ logLevel: 'info', app: { corsOrigins: [APP_ORIGIN] } })
+    for (const origin of [APP_ORIGIN, 'https://evil.example']) {
+      expect((await preflight(app, origin, '/api/v1/books')).status).toBe(204)
+    }
+    const samples = await scrape(app)
+    expect(sampleValue(samples, 'http_requests_in_flight')).toBe(1)
+    const counted = samples.filter(
+      (s) => s.name === 'http_request_duration_seconds_count' && s.labels.method === 'OPTIONS',
+    )
+    expect(counted.map((s) => [s.labels.status, s.value])).toEqual([['204', 2]])
+    const logged = app.logs.map((line) => JSON.parse(line)).filter((line) => line.method === 'OPTIONS')
+    expect(logged.map((line) => [line.path, line.status])).toEqual([
+      ['/api/v1/books', 204],
+      ['/api/v1/books', 204],
+    ])
+  })
+
   it('answers an OPTIONS that is not a preflight as before', async () => {
     const answer = await open([APP_ORIGIN]).send('OPTIONS', '/api/v1/authors', { headers: { origin: APP_ORIGIN } })
     expectOneError(answer, 405)
@@ -173,6 +202,9 @@ describe('parseCorsOrigins', () => {
     ['upper case', 'https://App.example'],
     ['a default port', 'https://app.example:443'],
     ['* beside an origin', `*, ${APP_ORIGIN}`],
+    // What sandboxed frames, data: URLs and local files send: any page can make a request with it.
+    ['null', 'null'],
+    ['null in a list', `${APP_ORIGIN},null`],
   ])('refuses %s with a sentence', (_, value) => {
     expect(parseCorsOrigins(value)).toEqual({ error: expect.stringMatching(/^CORS_ORIGINS /) })
   })
