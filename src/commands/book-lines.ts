@@ -3,6 +3,7 @@ import { authors } from '../resources/authors'
 import { bookCollections } from '../resources/book-collections'
 import { books } from '../resources/books'
 import type { NamedBook } from '../store/store'
+import { printable } from './progress'
 
 /** The fields of a line, in the order of the CSV header; the members of a JSON line. */
 export const BOOK_FIELDS = ['title', 'author', 'collection'] as const
@@ -39,13 +40,13 @@ export function bookFromJson(text: string): NamedBook | string {
   try {
     value = JSON.parse(text)
   } catch (error) {
-    return `not valid JSON (${(error as Error).message})`
+    return `not valid JSON (${printable((error as Error).message)})`
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return 'not a JSON object such as {"title": "...", "author": "...", "collection": null}'
   }
   const record = value as Record<string, unknown>
   const unknown = Object.keys(record).find((key) => !(BOOK_FIELDS as readonly string[]).includes(key))
-  if (unknown !== undefined) return `unknown member "${unknown}" (a line has ${BOOK_FIELDS.join(', ')})`
+  if (unknown !== undefined) return `unknown member "${printable(unknown)}" (a line has ${BOOK_FIELDS.join(', ')})`
   return namedBook(record.title, record.author, record.collection)
 }

@@ -9,7 +9,7 @@ import { type Command, UsageError } from './command'
 import { CsvRecords } from './csv-records'
 import { LineReader, type PhysicalLine, TOO_LONG } from './line-reader'
 import { openCommandStore } from './open-store'
-import { count, formatBytes, Progress, say } from './progress'
+import { count, formatBytes, Progress, printable, say } from './progress'
 
 /** Books per transaction: large enough to amortize a commit, short enough not to hold up the service's writes. */
 export const IMPORT_BATCH_SIZE = 5000
@@ -83,7 +83,7 @@ async function checkHeader(file: string): Promise<void> {
   const first = head.split('\n', 1)[0] ?? ''
   const header = first.replace(/^\uFEFF/, '').replace(/\r$/, '')
   if (header !== HEADER) {
-    const found = head === '' ? 'the file is empty' : `found "${header.slice(0, 80)}"`
+    const found = head === '' ? 'the file is empty' : `found "${printable(header)}"`
     throw new UsageError(`${file}: the first line must be the header ${HEADER} (${found})`)
   }
 }

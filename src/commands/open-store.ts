@@ -15,7 +15,13 @@ export async function openCommandStore(
   options: { readonly existing?: boolean } = {},
 ): Promise<Store> {
   const { database, databaseUrl } = settings
-  if (options.existing && database.kind === 'sqlite' && database.path !== ':memory:' && !existsSync(database.path)) {
+  if (database.kind === 'sqlite' && database.path === ':memory:') {
+    // An import would report books stored that vanish as it exits; an export would find none.
+    throw new UsageError(
+      "sqlite://:memory: lives inside one process only: a command cannot reach the service's, and what it stored would be lost; give the database file",
+    )
+  }
+  if (options.existing && database.kind === 'sqlite' && !existsSync(database.path)) {
     throw new UsageError(`there is no database at ${databaseUrl}`)
   }
   try {

@@ -163,6 +163,15 @@ describe('catalogue export failures', () => {
     expect(existsSync(database.path)).toBe(false)
   })
 
+  it('exits 2 for sqlite://:memory:, which no other process can read', async () => {
+    const run = await runCli(['export'], { env: { DATABASE_URL: 'sqlite://:memory:' } })
+    expect(run.code).toBe(2)
+    expect(run.stdout).toBe('')
+    expect(run.lines).toEqual([
+      "catalogue export: sqlite://:memory: lives inside one process only: a command cannot reach the service's, and what it stored would be lost; give the database file",
+    ])
+  })
+
   it('exits 2 for an unknown option or a second FILE', async () => {
     const unknown = await runCli(['export', '--bogus'])
     expect(unknown.code).toBe(2)

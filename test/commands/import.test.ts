@@ -284,6 +284,23 @@ describe('catalogue import with bad lines', () => {
     expect(booksIn(path).map((book) => book.title)).toEqual(['Before', 'After'])
   })
 
+  it('quotes what a bad line holds with control characters escaped and cut short, so a file cannot drive the terminal', async () => {
+    const text = [
+      JSON.stringify({ title: 'T', author: 'A', [`\x1b[2J${'m'.repeat(200)}`]: 1 }),
+      '{"title": \x1b]0;owned\x07}',
+    ].join('\n')
+    const { file, env } = setup('hostile.jsonl', text)
+    const run = await runCli(['import', file], { env })
+    expect(run.code).toBe(1)
+    expect(run.lines[0]).toBe(
+      `line 1: unknown member "\\u001b[2J${'m'.repeat(76)}…" (a line has title, author, collection)`,
+    )
+    expect(run.lines[1]).toStartWith('line 2: not valid JSON (')
+    expect(run.lines[1]).toContain('\\u001b')
+    expect(run.stderr).not.toContain('\x1b')
+    expect(run.stderr).not.toContain('\x07')
+  })
+
   it(`prints the first ${MAX_REPORTED_LINES} bad lines, then how many more there were`, async () => {
     const rows = Array.from({ length: MAX_REPORTED_LINES + 50 }, () => 'only one field')
     const { file, env } = setup('many.csv', `title,author,collection\n${rows.join('\n')}\nGood,A,\n`)
@@ -465,12 +482,35 @@ describe('catalogue import with bad arguments', () => {
       `catalogue import: ${wrong.file}: the first line must be the header title,author,collection (found "Title,Author,Collection")`,
     ])
     expect(existsSync(wrong.path)).toBe(false)
+    const binary = setup('binary.csv', '\x1b[31m\x00\x9b junk'.repeat(20))
+    const junk = await runCli(['import', binary.file], { env: binary.env })
+    expect(junk.code).toBe(2)
+    expect(junk.stderr).not.toContain('\x1b')
+    expect(junk.lines).toHaveLength(1)
+    expect(junk.lines[0]).toStartWith(
+      `catalogue import: ${binary.file}: the first line must be the header title,author,collection (found "\\u001b[31m\\u0000\\u009b junk\\u001b`,
+    )
+    expect(junk.lines[0]).toEndWith('…")')
     const empty = setup('empty.csv', '')
     const none = await runCli(['import', empty.file], { env: empty.env })
     expect(none.code).toBe(2)
     expect(none.lines).toEqual([
       `catalogue import: ${empty.file}: the first line must be the header title,author,collection (the file is empty)`,
     ])
+  })
+
+  it('exits 2 for sqlite://:memory:, where the books would vanish as the command exits', async () => {
+    const { file } = setup('books.csv', csvOf([['T', 'A', '']]))
+    for (const args of [
+      ['import', file],
+      ['import', '--dry-run', file],
+    ]) {
+      const run = await runCli(args, { env: { DATABASE_URL: 'sqlite://:memory:' } })
+      expect(run.code).toBe(2)
+      expect(run.lines).toEqual([
+        "catalogue import: sqlite://:memory: lives inside one process only: a command cannot reach the service's, and what it stored would be lost; give the database file",
+      ])
+    }
   })
 
   it('exits 2 for a bad DATABASE_URL, and takes --database-url over it', async () => {
