@@ -81,7 +81,31 @@ function pathOf(url: string): string {
 /** The rate limiter's key for a request without a token: the client's address. */
 function addressKey(request: Request, server: Server<unknown> | null): string {
   // No server when the app answers app.handle() directly (the tests): one key for all.
-  return `address:${server?.requestIP(request)?.address ?? 'local'}`
+  const address = server?.requestIP(request)?.address
+  return `address:${address === undefined ? 'local' : clientOf(address)}`
+}
+
+/**
+ * Whom an address stands for in the rate limit: an IPv4 address itself (an IPv4-mapped IPv6
+ * address too), an IPv6 address by its /64 prefix, since one host or home network is given a
+ * whole /64 and could otherwise rotate through it to dodge the limit and flood the key table.
+ */
+export function clientOf(address: string): string {
+  const bare = address.replace(/%.*$/, '')
+  if (!bare.includes(':')) return bare
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare)
+  if (mapped) return mapped[1] as string
+  const [head = '', tail] = bare.split('::')
+  const headGroups = head === '' ? [] : head.split(':')
+  const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':')
+  const groups =
+    tail === undefined
+      ? headGroups
+      : [...headGroups, ...Array(Math.max(0, 8 - headGroups.length - tailGroups.length)).fill('0'), ...tailGroups]
+  return `${groups
+    .slice(0, 4)
+    .map((group) => Number.parseInt(group, 16).toString(16))
+    .join(':')}::/64`
 }
 
 /**

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'bun:test'
 import http from 'node:http'
+import { clientOf } from '../../src/http/access-control'
 import { parseTokenFile, TokenSet } from '../../src/http/api-tokens'
 import { RateLimiter, secondsLeft, WINDOW_MS } from '../../src/http/rate-limiter'
 import { changesNothing, expectOneError } from '../support/expectations'
@@ -160,5 +161,25 @@ describe('RateLimiter', () => {
       const limiter = new RateLimiter({ perMinute: 5, clock: () => start })
       expect(secondsLeft(limiter.hit('a', start), start)).toBe(60)
     }
+  })
+})
+
+describe('the client an address stands for (clientOf)', () => {
+  it('is an IPv4 address itself, mapped into IPv6 or not', () => {
+    expect(clientOf('203.0.113.7')).toBe('203.0.113.7')
+    expect(clientOf('::ffff:203.0.113.7')).toBe('203.0.113.7')
+  })
+
+  it('is the /64 prefix of an IPv6 address, however it is written', () => {
+    expect(clientOf('2001:db8:1:2:aaaa:bbbb:cccc:dddd')).toBe('2001:db8:1:2::/64')
+    expect(clientOf('2001:0db8:0001:0002::1')).toBe('2001:db8:1:2::/64')
+    expect(clientOf('2001:db8::1')).toBe('2001:db8:0:0::/64')
+    expect(clientOf('fe80::1%eth0')).toBe('fe80:0:0:0::/64')
+    expect(clientOf('::1')).toBe('0:0:0:0::/64')
+  })
+
+  it('gives every address of one /64 the same key, so rotating through it does not escape the limit', () => {
+    const keys = new Set(Array.from({ length: 50 }, (_, i) => clientOf(`2001:db8:5:6::${(i + 1).toString(16)}`)))
+    expect([...keys]).toEqual(['2001:db8:5:6::/64'])
   })
 })
