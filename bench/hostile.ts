@@ -105,7 +105,7 @@ function cpuMs(pid: number): number {
 async function send(origin: string, request: Hostile): Promise<{ status: number; bytes: number }> {
   const response = await fetch(origin + request.path, {
     method: request.method,
-    headers: { accept: JSON_API, ...request.headers },
+    headers: { accept: JSON_API, 'accept-encoding': 'identity', ...request.headers },
     body: request.body,
   })
   return { status: response.status, bytes: await countBytes(response) }

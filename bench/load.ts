@@ -75,7 +75,9 @@ export function summarize(rounds: readonly LoadRound[]): LoadSummary {
 export async function runLoad(plan: LoadPlan): Promise<LoadRound> {
   if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(plan.origin))
     throw new Error(`load: refusing a non-loopback target ${plan.origin}`)
-  const headers: Record<string, string> = { accept: 'application/vnd.api+json' }
+  // identity: Bun's fetch asks for compression by default, which the service gives and the
+  // reference does not; the bench compares the same bytes.
+  const headers: Record<string, string> = { accept: 'application/vnd.api+json', 'accept-encoding': 'identity' }
   if (plan.body !== undefined) headers['content-type'] = 'application/vnd.api+json'
   const random = () => String(1 + Math.floor(Math.random() * plan.randomMax))
 

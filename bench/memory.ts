@@ -84,7 +84,9 @@ async function measureOnce(databasePath: string, track: (server: RunningServer) 
       sampledKb = Math.max(sampledKb, memoryOf(pid).rssKb)
     }, 5)
     const sent = performance.now()
-    const response = await fetch(`${server.origin}/api/v1/books`, { headers: { accept: 'application/vnd.api+json' } })
+    const response = await fetch(`${server.origin}/api/v1/books`, {
+      headers: { accept: 'application/vnd.api+json', 'accept-encoding': 'identity' },
+    })
     const bytes = await countBytes(response)
     const ms = performance.now() - sent
     clearInterval(sampler)

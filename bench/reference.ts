@@ -124,6 +124,14 @@ function listed(book: BookRow) {
   }
 }
 
+/** A book in a page in id order: with its item cursor, as the service gives it. */
+function paged(book: BookRow) {
+  return { ...listed(book), meta: { page: { cursor: cursorOf(book.id) } } }
+}
+
+/** A page varies with Accept (the service applies the cursor pagination profile when asked). */
+const pageHeaders = { vary: 'Accept' }
+
 function badRequest(parameter: string): Response {
   return json(400, { errors: [{ status: '400', detail: `the reference does not take ${parameter}` }] })
 }
@@ -202,7 +210,8 @@ function listBooks(request: Request): Response {
   if (number > 1) links.prev = link(number - 1)
   if (number < last) links.next = link(number + 1)
   links.last = link(last)
-  return json(200, { data: rows.map(listed), meta: { total }, links })
+  // A page ranked by relevance has no item cursors.
+  return json(200, { data: rows.map(match === null ? paged : listed), meta: { total }, links }, pageHeaders)
 }
 
 /** A page after a cursor (an empty one: the start), and whether one more book follows it. */
@@ -223,7 +232,7 @@ function cursorPage(url: URL, size: number, cursor: string): Response {
     links.prev = linkTo(url, { 'page[after]': null, 'page[before]': cursorOf(before) })
   }
   if (more && after !== undefined) links.next = linkTo(url, { 'page[before]': null, 'page[after]': cursorOf(after) })
-  return json(200, { data: rows.map(listed), meta: { total }, links })
+  return json(200, { data: rows.map(paged), meta: { total }, links }, pageHeaders)
 }
 
 /** An author with the linkage of its books and the books themselves included. */

@@ -4,10 +4,14 @@
  * operator command. Every command answers `--help`; bad input is one line on stderr and exit 2.
  */
 import packageJson from '../package.json'
+import { backupCommand } from './commands/backup'
 import { type Command, UsageError } from './commands/command'
+import { exportCommand } from './commands/export'
+import { importCommand } from './commands/import'
 import { serveCommand } from './commands/serve'
+import { tokenCommand } from './commands/token'
 
-const commands: readonly Command[] = [serveCommand]
+const commands: readonly Command[] = [serveCommand, tokenCommand, backupCommand, importCommand, exportCommand]
 
 const commandColumn = Math.max(...commands.map((c) => c.name.length)) + 2
 const usage = `catalogue ${packageJson.version}: the library catalogue JSON:API service

@@ -1,3 +1,4 @@
+import { type CorsOrigins, parseCorsOrigins } from './http/cors'
 import { DEFAULT_LIMITS, type RequestLimits } from './jsonapi/limits'
 import { type LogLevel, logLevels } from './logger'
 import { type DatabaseLocation, parseDatabaseUrl } from './store/open'
@@ -15,6 +16,16 @@ export interface Config extends RequestLimits {
   readonly busyTimeoutMs: number
   readonly shutdownTimeout: number
   readonly readWorkers: number
+  /** The token file's path; null: no tokens, the service is open. */
+  readonly apiTokensFile: string | null
+  readonly publicRead: boolean
+  /** Requests a minute per token or client address; 0: no limit. */
+  readonly rateLimit: number
+  /** null: no CORS headers. */
+  readonly corsOrigins: CorsOrigins | null
+  readonly requireIfMatch: boolean
+  /** Whether GET /metrics is served (and the request metrics kept). */
+  readonly metrics: boolean
 }
 
 /** A bad setting: reported as one line, exit code 2. */
@@ -67,11 +78,23 @@ const settings = {
     fallback: '2',
     help: 'threads that answer lists and other reads that grow with the data (0: the main thread)',
   },
+  requireIfMatch: {
+    flag: '--require-if-match',
+    env: 'REQUIRE_IF_MATCH',
+    fallback: 'false',
+    help: 'true: PATCH, PUT and DELETE of a record or relationship need If-Match (428 without it)',
+  },
   shutdownTimeout: {
     flag: '--shutdown-timeout',
     env: 'SHUTDOWN_TIMEOUT',
     fallback: '10',
     help: 'seconds a stop waits for requests in flight before closing their connections',
+  },
+  metrics: {
+    flag: '--metrics',
+    env: 'METRICS',
+    fallback: 'true',
+    help: 'serve GET /metrics, the Prometheus metrics: true or false (then 404, and no metric is kept)',
   },
   maxSearchWords: {
     flag: '--max-search-words',
@@ -109,6 +132,30 @@ const settings = {
     fallback: String(DEFAULT_LIMITS.maxErrors),
     help: 'errors an error document lists in full; one more counts the rest',
   },
+  apiTokensFile: {
+    flag: '--api-tokens-file',
+    env: 'API_TOKENS_FILE',
+    fallback: '',
+    help: 'file of API tokens, "NAME read|write SHA256" a line (catalogue token create makes them); read again on SIGHUP',
+  },
+  publicRead: {
+    flag: '--public-read',
+    env: 'PUBLIC_READ',
+    fallback: 'false',
+    help: 'true: with API tokens, reads need none (writes still do)',
+  },
+  rateLimit: {
+    flag: '--rate-limit',
+    env: 'RATE_LIMIT',
+    fallback: '0',
+    help: 'requests a minute per API token, or per client address without one (429 above it; 0: no limit)',
+  },
+  corsOrigins: {
+    flag: '--cors-origins',
+    env: 'CORS_ORIGINS',
+    fallback: '',
+    help: 'origins browsers may call the API from, comma-separated, or *',
+  },
 } satisfies Record<keyof Omit<Config, 'database'>, Setting>
 
 // Column widths of the help table: the longest flag and variable, plus two spaces.
@@ -122,10 +169,18 @@ Usage: catalogue [options]
 Each option can also be set by its environment variable; the command line wins.
 
 ${Object.values(settings)
-  .map((s) => `  ${`${s.flag} <value>`.padEnd(flagColumn)}${s.env.padEnd(envColumn)}${s.help} (default ${s.fallback})`)
+  .map(
+    (s) =>
+      `  ${`${s.flag} <value>`.padEnd(flagColumn)}${s.env.padEnd(envColumn)}${s.help} (default ${s.fallback || 'none'})`,
+  )
   .join('\n')}
   ${'--help'.padEnd(flagColumn)}${''.padEnd(envColumn)}print this text and exit
 `
+
+function boolean(name: string, value: string): boolean {
+  if (value !== 'true' && value !== 'false') throw new ConfigError(`${name} must be true or false (got "${value}")`)
+  return value === 'true'
+}
 
 function integer(name: string, value: string, min: number, max: number): number {
   if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
@@ -168,6 +223,14 @@ export function parseConfig(
   const busyTimeoutMs = integer(settings.busyTimeoutMs.env, read(settings.busyTimeoutMs), 0, 600_000)
   const shutdownTimeout = integer(settings.shutdownTimeout.env, read(settings.shutdownTimeout), 0, 3600)
   const readWorkers = integer(settings.readWorkers.env, read(settings.readWorkers), 0, 64)
+  const apiTokensFile = read(settings.apiTokensFile).trim() || null
+  const publicRead = boolean(settings.publicRead.env, read(settings.publicRead))
+  const rateLimit = integer(settings.rateLimit.env, read(settings.rateLimit), 0, 1_000_000)
+  const corsOrigins = parseCorsOrigins(read(settings.corsOrigins))
+  if (corsOrigins !== null && typeof corsOrigins === 'object' && 'error' in corsOrigins)
+    throw new ConfigError(corsOrigins.error)
+  const requireIfMatch = boolean(settings.requireIfMatch.env, read(settings.requireIfMatch))
+  const metrics = boolean(settings.metrics.env, read(settings.metrics))
   const limit = (key: keyof RequestLimits, max: number) => integer(settings[key].env, read(settings[key]), 1, max)
   return {
     port,
@@ -181,6 +244,12 @@ export function parseConfig(
     busyTimeoutMs,
     shutdownTimeout,
     readWorkers,
+    apiTokensFile,
+    publicRead,
+    rateLimit,
+    corsOrigins,
+    requireIfMatch,
+    metrics,
     maxSearchWords: limit('maxSearchWords', 1000),
     maxIncludeDepth: limit('maxIncludeDepth', 100),
     maxIncludePaths: limit('maxIncludePaths', 1000),
@@ -189,3 +258,29 @@ export function parseConfig(
     maxErrors: limit('maxErrors', 100_000),
   }
 }
+
+/** The settings an operator command shares with the service: its database, and how long a write waits for a lock. */
+export type StoreSettings = Pick<Config, 'databaseUrl' | 'database' | 'busyTimeoutMs'>
+
+/**
+ * Reads the database settings exactly as the service does (flag, then environment variable, then
+ * default), for a command that has taken `--database-url` and `--busy-timeout` from its own arguments.
+ */
+export function parseStoreSettings(
+  flags: { readonly databaseUrl?: string; readonly busyTimeout?: string },
+  env: Readonly<Record<string, string | undefined>>,
+): StoreSettings {
+  const databaseUrl = flags.databaseUrl ?? env[settings.databaseUrl.env] ?? settings.databaseUrl.fallback
+  const database = parseDatabaseUrl(databaseUrl)
+  if (typeof database === 'string') throw new ConfigError(database)
+  const busyTimeout = flags.busyTimeout ?? env[settings.busyTimeoutMs.env] ?? settings.busyTimeoutMs.fallback
+  return { databaseUrl, database, busyTimeoutMs: integer(settings.busyTimeoutMs.env, busyTimeout, 0, 600_000) }
+}
+
+/** The help lines of the database settings, for the --help of a command that takes them. */
+export const storeSettingsHelp = [
+  settings.databaseUrl,
+  { ...settings.busyTimeoutMs, help: 'milliseconds to wait for a lock another connection (the service) holds' },
+]
+  .map((s) => `  ${`${s.flag} <value>`.padEnd(26)}${s.env.padEnd(16)}${s.help} (default ${s.fallback})`)
+  .join('\n')

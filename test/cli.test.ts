@@ -427,3 +427,36 @@ describe('catalogue durability', () => {
     }
   })
 })
+
+describe('catalogue probes and metrics over HTTP', () => {
+  it('answers /health, /ready and a Prometheus scrape, and counts the requests it served', async () => {
+    const { base } = await startService({ DATABASE_URL: tempDatabase().url })
+    expect((await createAuthor(base, 'Probed')).status).toBe(201)
+    for (const path of ['/health', '/ready']) {
+      const answer = await fetch(`${base}${path}`, { signal: AbortSignal.timeout(WAIT_MS) })
+      expect(answer.status).toBe(200)
+      expect(answer.headers.get('content-type')).toBe('application/json')
+    }
+    const scrape = await fetch(`${base}/metrics`, {
+      headers: { accept: 'text/plain;version=0.0.4;q=1,*/*;q=0.1' },
+      signal: AbortSignal.timeout(WAIT_MS),
+    })
+    expect(scrape.status).toBe(200)
+    expect(scrape.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8')
+    const text = await scrape.text()
+    expect(text).toContain(
+      'http_request_duration_seconds_count{method="POST",route="/api/v1/authors",status="201"} 1\n',
+    )
+    expect(text).toContain('http_request_duration_seconds_count{method="GET",route="/ready",status="200"} 1\n')
+    expect(text).toMatch(/^nodejs_eventloop_lag_p99_seconds \d/m)
+  })
+
+  it('answers /metrics 404 with METRICS=false, and the probes still 200', async () => {
+    const { base } = await startService({ DATABASE_URL: tempDatabase().url, METRICS: 'false' })
+    const status = (path: string) =>
+      fetch(`${base}${path}`, { signal: AbortSignal.timeout(WAIT_MS) }).then((r) => r.status)
+    expect(await status('/metrics')).toBe(404)
+    expect(await status('/health')).toBe(200)
+    expect(await status('/ready')).toBe(200)
+  })
+})

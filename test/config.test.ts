@@ -354,3 +354,107 @@ describe('parseConfig READ_WORKERS', () => {
     expect(line).toContain('(default 2)')
   })
 })
+
+describe('parseConfig API_TOKENS_FILE, PUBLIC_READ, RATE_LIMIT and CORS_ORIGINS', () => {
+  it('has no tokens, private reads, no rate limit and no CORS by default', () => {
+    const config = configOf([])
+    expect(config.apiTokensFile).toBeNull()
+    expect(config.publicRead).toBe(false)
+    expect(config.rateLimit).toBe(0)
+    expect(config.corsOrigins).toBeNull()
+  })
+
+  it('reads each from the environment and from its flag, the flag winning', () => {
+    const env = {
+      API_TOKENS_FILE: '/etc/catalogue/tokens',
+      PUBLIC_READ: 'true',
+      RATE_LIMIT: '600',
+      CORS_ORIGINS: 'https://app.example, http://localhost:5173',
+    }
+    const fromEnv = configOf([], env)
+    expect(fromEnv.apiTokensFile).toBe('/etc/catalogue/tokens')
+    expect(fromEnv.publicRead).toBe(true)
+    expect(fromEnv.rateLimit).toBe(600)
+    expect(fromEnv.corsOrigins).toEqual(['https://app.example', 'http://localhost:5173'])
+    const fromFlags = configOf(
+      ['--api-tokens-file', 'tokens.txt', '--public-read=false', '--rate-limit', '0', '--cors-origins', '*'],
+      env,
+    )
+    expect(fromFlags.apiTokensFile).toBe('tokens.txt')
+    expect(fromFlags.publicRead).toBe(false)
+    expect(fromFlags.rateLimit).toBe(0)
+    expect(fromFlags.corsOrigins).toBe('*')
+  })
+
+  it.each(['yes', '1', 'TRUE', ''])('rejects PUBLIC_READ=%p', (value) => {
+    expect(errorOf([], { PUBLIC_READ: value }).message).toBe(`PUBLIC_READ must be true or false (got "${value}")`)
+  })
+
+  it.each(['-1', '1.5', 'many', '1000001'])('rejects RATE_LIMIT=%p naming its range', (value) => {
+    expect(errorOf([], { RATE_LIMIT: value }).message).toBe(
+      `RATE_LIMIT must be an integer from 0 to 1000000 (got "${value}")`,
+    )
+  })
+
+  it.each(['https://app.example/', 'app.example', '*,https://app.example'])('rejects CORS_ORIGINS=%p', (value) => {
+    expect(errorOf([], { CORS_ORIGINS: value }).message).toStartWith('CORS_ORIGINS ')
+  })
+
+  it('lists each in --help, "none" standing for an empty default', () => {
+    const lineOf = (flag: string) => helpText.split('\n').find((l) => l.includes(flag)) ?? ''
+    expect(lineOf('--api-tokens-file')).toContain('API_TOKENS_FILE')
+    expect(lineOf('--api-tokens-file')).toContain('(default none)')
+    expect(lineOf('--public-read')).toContain('(default false)')
+    expect(lineOf('--rate-limit')).toContain('(default 0)')
+    expect(lineOf('--cors-origins')).toContain('(default none)')
+  })
+})
+
+describe('parseConfig REQUIRE_IF_MATCH', () => {
+  it('does not require If-Match by default', () => {
+    expect(configOf([]).requireIfMatch).toBe(false)
+  })
+
+  it('reads REQUIRE_IF_MATCH and --require-if-match, the flag winning', () => {
+    expect(configOf([], { REQUIRE_IF_MATCH: 'true' }).requireIfMatch).toBe(true)
+    expect(configOf(['--require-if-match', 'false'], { REQUIRE_IF_MATCH: 'true' }).requireIfMatch).toBe(false)
+    expect(configOf(['--require-if-match=true']).requireIfMatch).toBe(true)
+  })
+
+  it.each(['yes', '1', 'TRUE', ''])('rejects REQUIRE_IF_MATCH=%p naming it and the value', (value) => {
+    expect(errorOf([], { REQUIRE_IF_MATCH: value }).message).toBe(
+      `REQUIRE_IF_MATCH must be true or false (got "${value}")`,
+    )
+  })
+
+  it('is listed in --help with its variable and default', () => {
+    const line = helpText.split('\n').find((l) => l.includes('--require-if-match')) ?? ''
+    expect(line).toContain('REQUIRE_IF_MATCH')
+    expect(line).toContain('(default false)')
+  })
+})
+
+describe('parseConfig METRICS', () => {
+  it('serves /metrics by default', () => {
+    expect(configOf([]).metrics).toBe(true)
+  })
+
+  it('reads METRICS and --metrics, the flag winning', () => {
+    expect(configOf([], { METRICS: 'false' }).metrics).toBe(false)
+    expect(configOf(['--metrics', 'true'], { METRICS: 'false' }).metrics).toBe(true)
+    expect(configOf(['--metrics=false']).metrics).toBe(false)
+  })
+
+  it.each(['0', 'no', 'FALSE', 'off', ''])(
+    'rejects METRICS=%p naming it, the accepted values and the value',
+    (value) => {
+      expect(errorOf([], { METRICS: value }).message).toBe(`METRICS must be true or false (got "${value}")`)
+    },
+  )
+
+  it('is listed in --help with its variable and default', () => {
+    const line = helpText.split('\n').find((l) => l.includes('--metrics')) ?? ''
+    expect(line).toContain('METRICS')
+    expect(line).toContain('(default true)')
+  })
+})

@@ -1,4 +1,5 @@
 import { ConfigError, helpText, parseConfig } from '../config'
+import { readTokenFile, TokenFileError, TokenSet } from '../http/api-tokens'
 import { createApp } from '../http/app'
 import { stopServer } from '../http/shutdown'
 import { createLogger } from '../logger'
@@ -26,6 +27,22 @@ function listenFailure(error: Error & { code?: string }): string {
   }
 }
 
+/** Whether `host` is reachable only from this machine. */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host)
+}
+
+/** The tokens of API_TOKENS_FILE; null without one. A file that cannot be used stops the start. */
+function loadTokens(path: string | null): TokenSet | null {
+  if (path === null) return null
+  try {
+    return new TokenSet(readTokenFile(path))
+  } catch (error) {
+    if (error instanceof TokenFileError) fail(`API_TOKENS_FILE: ${error.message}`)
+    throw error
+  }
+}
+
 /** Starts the service; resolves to the exit code once a signal has stopped it. */
 async function serve(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
   const parsed = (() => {
@@ -42,6 +59,7 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
   }
   const config = parsed
   const logger = createLogger(config.logLevel)
+  const tokens = loadTokens(config.apiTokensFile)
 
   const store = await openStore(config.database, resources, { busyTimeoutMs: config.busyTimeoutMs }).catch(
     (error: Error) => fail(`cannot open the database at ${config.databaseUrl}: ${error.message}`),
@@ -54,6 +72,8 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     maxPageSize: config.maxPageSize,
     maxOperations: config.maxOperations,
     stopping: () => stopping,
+    requireIfMatch: config.requireIfMatch,
+    metrics: config.metrics,
     // The config is a RequestLimits too: each limit is a setting.
     limits: config,
     // A database in memory is this process's alone: no other connection, so no workers, can read it.
@@ -61,6 +81,10 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
       config.database.kind === 'sqlite' && config.database.path === ':memory:'
         ? undefined
         : { count: config.readWorkers, databaseUrl: config.databaseUrl, busyTimeoutMs: config.busyTimeoutMs },
+    tokens: tokens ?? undefined,
+    publicRead: config.publicRead,
+    rateLimit: config.rateLimit > 0 ? { perMinute: config.rateLimit } : undefined,
+    corsOrigins: config.corsOrigins ?? undefined,
   })
 
   const { promise: stopped, resolve: exit } = Promise.withResolvers<number>()
@@ -96,6 +120,23 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
   // Before listening: a signal that arrives the moment the port opens still shuts down cleanly.
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
   process.on('SIGINT', () => void shutdown('SIGINT'))
+  // SIGHUP reads the token file again; a file that cannot be used leaves the tokens as they were.
+  // Without a token file SIGHUP keeps its default action (it stops the process).
+  if (tokens && config.apiTokensFile !== null) {
+    const path = config.apiTokensFile
+    process.on('SIGHUP', () => {
+      try {
+        tokens.replace(readTokenFile(path))
+        logger.log('info', 'API tokens reloaded', { file: path, tokens: tokens.size })
+      } catch (error) {
+        if (!(error instanceof TokenFileError)) throw error
+        logger.log('error', 'API tokens not reloaded: the previous ones stay in force', {
+          file: path,
+          error: error.message,
+        })
+      }
+    })
+  }
 
   try {
     // Bun's own cap would answer 413 without a JSON:API body; the body parser enforces the limit
@@ -113,6 +154,19 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     fail(`cannot listen on ${config.host}:${config.port}: ${listenFailure(error as Error)}`)
   }
   logger.log('info', 'listening', { url: app.server?.url.href, database: config.databaseUrl })
+  if (tokens) {
+    if (tokens.size === 0) {
+      logger.log('warn', 'the API token file lists no tokens: every request that needs one is refused', {
+        file: config.apiTokensFile,
+      })
+    } else {
+      logger.log('info', 'API tokens loaded', { file: config.apiTokensFile, tokens: tokens.size })
+    }
+  } else if (!isLoopback(config.host)) {
+    logger.log('warn', 'no API tokens: anyone who can reach this address can read and write (set API_TOKENS_FILE)', {
+      host: config.host,
+    })
+  }
   return stopped
 }
 

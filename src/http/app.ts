@@ -4,17 +4,25 @@ import { DEFAULT_LIMITS, type RequestLimits } from '../jsonapi/limits'
 import type { Logger } from '../logger'
 import { type ResourceRegistry, resources } from '../resources/registry'
 import type { Store } from '../store/store'
+import { TimedStore } from '../store/timed-store'
+import { accessControl } from './access-control'
+import type { TokenSet } from './api-tokens'
 import { jsonApiBodyParser } from './body-parser'
+import { type CorsOrigins, cors } from './cors'
 import { docsPage } from './docs-page'
 import { jsonApiErrors } from './error-handler'
+import { HEALTH_PATH, healthRoutes, READY_PATH } from './health'
+import { METRICS_PATH, ServiceMetrics } from './metrics'
 import { acceptNegotiation } from './negotiation'
 import { operationsDocs } from './openapi'
 import { apiDocument } from './openapi-document'
 import { OperationsController } from './operations-controller'
+import { RateLimiter, type RateLimitOptions } from './rate-limiter'
 import { ReadPool } from './read-pool'
 import { requestLog } from './request-log'
 import { resourceRoutes } from './resource-routes'
 import { send } from './responses'
+import { securityHeaders } from './security-headers'
 import { closeConnectionsWhen } from './shutdown'
 
 export const API_PREFIX = '/api/v1'
@@ -42,6 +50,18 @@ export interface AppOptions {
    * those reads run on the main thread. Each opens the database at `databaseUrl` read-only.
    */
   readonly readWorkers?: { readonly count: number; readonly databaseUrl: string; readonly busyTimeoutMs?: number }
+  /** API tokens (API_TOKENS_FILE); without them the service is open. See access-control.ts. */
+  readonly tokens?: TokenSet
+  /** With tokens: reads need none (PUBLIC_READ). */
+  readonly publicRead?: boolean
+  /** Requests a minute per token or client address (RATE_LIMIT); off without it. */
+  readonly rateLimit?: RateLimitOptions
+  /** Origins browsers may call from (CORS_ORIGINS); no CORS headers without them. */
+  readonly corsOrigins?: CorsOrigins
+  /** PATCH, PUT and DELETE of a record or relationship without If-Match get 428 (docs/caching.md). */
+  readonly requireIfMatch?: boolean
+  /** GET /metrics and the hooks that feed it; true by default. Off, neither costs anything. */
+  readonly metrics?: boolean
 }
 
 /** Two read workers: the machines this service is sized for have two cores. */
@@ -73,7 +93,16 @@ export function createApp({
   registry = resources,
   stopping = () => false,
   readWorkers,
+  tokens,
+  publicRead,
+  rateLimit,
+  corsOrigins,
+  requireIfMatch = false,
+  metrics: metricsOn = true,
 }: AppOptions) {
+  const metrics = metricsOn ? new ServiceMetrics(packageJson.version) : null
+  // What the requests use; /ready asks the store itself, so its probes are not database time.
+  const timed = metrics ? new TimedStore(store, metrics.storeCall) : store
   const limits: RequestLimits = { ...DEFAULT_LIMITS, ...given }
   const pageLimits = { defaultSize: Math.min(DEFAULT_PAGE_SIZE, maxPageSize), maxSize: maxPageSize }
   const fetchLimits = { ...pageLimits, ...limits }
@@ -88,33 +117,51 @@ export function createApp({
             limits: fetchLimits,
           },
           readWorkers.count,
+          metrics?.workerRoundTrip,
         )
       : null
-  const api = resourceRoutes(
-    registry,
-    store,
-    API_PREFIX,
-    { ...fetchLimits, maxRelationshipIds: limits.maxRelationshipIds },
-    reads,
-  )
-  const operations = new OperationsController(registry, store, {
+  const api = resourceRoutes(registry, timed, API_PREFIX, fetchLimits, reads, requireIfMatch)
+  const operations = new OperationsController(registry, timed, {
     maxOperations,
     maxRelationshipIds: limits.maxRelationshipIds,
   })
   api.post(
     '/operations',
-    async ({ request, body, set }) => send(set, await operations.run(request.url, request.headers, body)),
+    async ({ request, body, set }) => send(set, await operations.run(request.url, request.headers, body), request),
     {
       detail: operationsDocs(registry, { maxOperations, maxRelationshipIds: limits.maxRelationshipIds }),
     },
   )
-  return new Elysia()
+  const rateLimiter = rateLimit && rateLimit.perMinute > 0 ? new RateLimiter(rateLimit) : undefined
+  const operational = [HEALTH_PATH, READY_PATH, ...(metrics ? [METRICS_PATH] : [])]
+  const app = new Elysia()
     .use(requestLog(logger))
+    .use(metrics ? metrics.plugin() : new Elysia())
+    .use(securityHeaders)
     .use(closeConnectionsWhen(stopping))
-    .use(jsonApiErrors(logger, methodsByPath(api.routes), limits.maxErrors))
+    .use(
+      jsonApiErrors(
+        logger,
+        methodsByPath([...api.routes, ...operational.map((path) => ({ method: 'GET', path }))]),
+        limits.maxErrors,
+      ),
+    )
+  // Each only when set, so that a feature left off costs nothing per request. CORS answers
+  // preflights before any token is asked for; tokens and rate limits come before the Accept check.
+  if (corsOrigins) app.use(cors(corsOrigins))
+  if (tokens || rateLimiter)
+    app.use(accessControl({ tokens, publicRead, rateLimiter, corsPreflights: corsOrigins !== undefined }))
+  return app
     .use(acceptNegotiation)
     .use(jsonApiBodyParser(maxBodyBytes))
-    .use(apiDocument({ version: packageJson.version }))
+    .use(healthRoutes(store, stopping, logger))
+    .use(metrics ? metrics.routes() : new Elysia())
+    .use(
+      apiDocument({
+        version: packageJson.version,
+        access: { tokens: tokens !== undefined, publicRead: publicRead ?? false },
+      }),
+    )
     .use(docsPage)
     .use(api)
     .decorate('reads', reads)

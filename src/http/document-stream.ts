@@ -68,11 +68,15 @@ export class DocumentStream {
     this.plain = include.size === 0 && request.primaryLinks.length === 0 && request.fields.size === 0
   }
 
-  /** The document's JSON text in pieces; `one` writes `data` as the single record of the first batch. */
+  /**
+   * The document's JSON text in pieces; `one` writes `data` as the single record of the first batch.
+   * `itemCursor` gives each primary record of a page its cursor (`meta.page.cursor`).
+   */
   async *chunks(
     primary: AsyncIterable<readonly StoredRecord[]> | Iterable<readonly StoredRecord[]>,
     shape: 'many' | 'one',
     tail = '',
+    itemCursor?: (record: StoredRecord) => string,
   ): AsyncGenerator<string> {
     const { resource, primaryLinks } = this.request
     yield shape === 'many' ? '{"data":[' : '{"data":'
@@ -80,8 +84,8 @@ export class DocumentStream {
     for await (const records of primary) {
       if (records.length === 0) continue
       const pieces = this.plain
-        ? records.map((record) => unlinkedResourceJson(resource, record))
-        : await this.render(this.root, records, primaryLinks)
+        ? records.map((record) => unlinkedResourceJson(resource, record, itemCursor?.(record)))
+        : await this.render(this.root, records, primaryLinks, false, itemCursor)
       for (const group of groups(pieces)) {
         yield (first ? '' : ',') + group
         first = false
@@ -112,13 +116,15 @@ export class DocumentStream {
 
   /**
    * Reads the linkage of `links` for a batch, queues what the node's paths reach, and renders the
-   * records not written yet (`skipWritten`: included ones; primary records are all written).
+   * records not written yet (`skipWritten`: included ones; primary records are all written), each
+   * with its item cursor when `itemCursor` is given.
    */
   private async render(
     node: IncludeNode,
     records: readonly StoredRecord[],
     links: readonly string[],
     skipWritten = false,
+    itemCursor?: (record: StoredRecord) => string,
   ): Promise<string[]> {
     const { registry, store, fields } = this.request
     const { resource } = node
@@ -160,7 +166,10 @@ export class DocumentStream {
       if (skipWritten && written.has(record.id)) continue
       // Primary records are remembered only when something may be included after them.
       if (skipWritten || this.nodes.length > 0) written.add(record.id)
-      pieces.push(plain ? unlinkedResourceJson(resource, record) : resourceJson(context, resource, record))
+      const cursor = itemCursor?.(record)
+      pieces.push(
+        plain ? unlinkedResourceJson(resource, record, cursor) : resourceJson(context, resource, record, cursor),
+      )
     }
     return pieces
   }

@@ -117,10 +117,13 @@ export function jsonApiErrors(logger: Logger, allowed: AllowedMethods, maxErrors
         const known = toJsonApiError(code, error, path, allowed)
         if (error instanceof StoreUnavailableError) faults.failed(error)
         // A document lists at most `maxErrors` errors in full, wherever the errors came from.
-        if (known) return send(set, errorResponse(known.status, cappedErrors(known.errors, maxErrors), known.headers))
+        if (known) {
+          const errors = cappedErrors(known.errors, maxErrors)
+          return send(set, errorResponse(known.status, errors, known.headers), request)
+        }
         unexpected('unhandled error', request, path, set.headers['x-request-id'], error)
         const failure = httpError(500, 'The server failed to complete the request; it has been logged')
-        return send(set, errorResponse(500, failure.errors))
+        return send(set, errorResponse(500, failure.errors), request)
       })
       // After the handler, not after the response: a write answered just before a fault began must not end it.
       .onAfterHandle({ as: 'global' }, ({ request, set, responseValue, path }) => {

@@ -1,4 +1,5 @@
-import { type CursorValues, encodeCursor } from '../jsonapi/cursor'
+import { type CursorValues, cursorEncoder } from '../jsonapi/cursor'
+import { profiledContentType } from '../jsonapi/media-type'
 import type { IncludeTree, Page } from '../jsonapi/query'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
@@ -19,15 +20,48 @@ function linkTo(url: URL, changes: Readonly<Record<string, string | null>>): str
   return `${url.pathname}?${params}`
 }
 
-/** Links of a numbered page: self, first, prev and next where they exist, last. */
-function numberLinks(url: URL, page: { number: number; size: number }, total: number): Record<string, string> {
+/** A page link: a relative URL, or null where the cursor pagination profile wants one that is not there. */
+type PageLinks = Record<string, string | null | undefined>
+
+/**
+ * Links of a numbered page: self, first, prev and next where they exist, last. `none` stands for
+ * prev or next where there is none: left out, or null under the cursor pagination profile.
+ */
+function numberLinks(
+  url: URL,
+  page: { number: number; size: number },
+  total: number,
+  none: null | undefined,
+): PageLinks {
   const last = Math.max(1, Math.ceil(total / page.size))
   const link = (number: number) => linkTo(url, { 'page[number]': String(number), 'page[size]': String(page.size) })
-  const links: Record<string, string> = { self: link(page.number), first: link(1) }
-  if (page.number > 1) links.prev = link(page.number - 1)
-  if (page.number < last) links.next = link(page.number + 1)
-  links.last = link(last)
-  return links
+  return {
+    self: link(page.number),
+    first: link(1),
+    prev: page.number > 1 ? link(page.number - 1) : none,
+    next: page.number < last ? link(page.number + 1) : none,
+    last: link(last),
+  }
+}
+
+/**
+ * The same links for a page asked for as `page[offset]`/`page[limit]`, in that spelling: prev is
+ * the `limit` records before (from 0 at least), next the ones after, last the final `limit` records.
+ */
+function offsetLinks(
+  url: URL,
+  page: { offset: number; limit: number },
+  total: number,
+  none: null | undefined,
+): PageLinks {
+  const link = (offset: number) => linkTo(url, { 'page[offset]': String(offset), 'page[limit]': String(page.limit) })
+  return {
+    self: link(page.offset),
+    first: link(0),
+    prev: page.offset > 0 ? link(Math.max(0, page.offset - page.limit)) : none,
+    next: page.offset + page.limit < total ? link(page.offset + page.limit) : none,
+    last: link(Math.max(0, total - page.limit)),
+  }
 }
 
 /** Sort keys turned around: a page before a cursor is read backwards from it. */
@@ -47,13 +81,25 @@ export interface ListRequest {
   readonly sort: readonly SortKey[]
   /** Most relevant first: a search without a sort, not paged by cursor. */
   readonly ranked: boolean
+  /**
+   * The cursor pagination profile's URI as the client asked for it, or null: pages then carry
+   * prev and next always (null where there is none) and say so in their Content-Type.
+   */
+  readonly profile: string | null
 }
+
+/** A page varies with the profile the client's Accept asks for. */
+const varyByAccept = Object.freeze({ vary: 'Accept' })
 
 /** Reads one list request from the store and writes its document, in whichever of the three ways it asks. */
 export class ListReader {
   private readonly document: DocumentStream
+  /** A page's link where there is none: left out, or null under the profile. */
+  private readonly none: null | undefined
+  private encoder?: (values: CursorValues) => string
 
   constructor(private readonly request: ListRequest) {
+    this.none = request.profile ? null : undefined
     const { registry, store, resource, fields, include } = request
     this.document = new DocumentStream({
       registry,
@@ -65,17 +111,24 @@ export class ListReader {
     })
   }
 
-  /** page[number] and page[size]: an offset page, with meta.total and numbered links. */
-  async numbered(page: Extract<Page, { kind: 'number' }>): Promise<ApiResponse> {
+  /**
+   * page[number] and page[size], or page[offset] and page[limit]: a window at an offset, with
+   * meta.total and links in the spelling the request used.
+   */
+  async windowed(page: Extract<Page, { kind: 'number' | 'offset' }>): Promise<ApiResponse> {
     const { resource, store, filters, sort, ranked, url } = this.request
+    const limit = page.kind === 'number' ? page.size : page.limit
     const { records, total } = await store.page(resource, {
       filters,
       sort,
       ranked,
-      limit: page.size,
-      offset: (page.number - 1) * page.size,
+      limit,
+      offset: page.kind === 'number' ? (page.number - 1) * page.size : page.offset,
     })
-    return this.respond([records], paginated(total, numberLinks(new URL(url), page, total)))
+    const parsed = new URL(url)
+    const links =
+      page.kind === 'number' ? numberLinks(parsed, page, total, this.none) : offsetLinks(parsed, page, total, this.none)
+    return this.page(records, total, links)
   }
 
   /** page[after] or page[before]: a keyset page from a cursor, with meta.total and cursor links. */
@@ -99,18 +152,18 @@ export class ListReader {
     const parsed = new URL(url)
     const first = records[0]
     const last = records.at(-1)
-    const at = (values: CursorValues) => encodeCursor(resource.type, sort, values)
-    const links: Record<string, string> = {
-      self: linkTo(parsed, {}),
-      first: linkTo(parsed, { 'page[after]': '', 'page[before]': null, 'page[size]': String(page.size) }),
-    }
+    const at = this.cursors()
     const earlier = backwards ? more : position !== undefined
     const later = backwards ? position !== undefined : more
     const before = first ? this.sortValues(first) : position
     const after = last ? this.sortValues(last) : position
-    if (earlier && before) links.prev = linkTo(parsed, { 'page[after]': null, 'page[before]': at(before) })
-    if (later && after) links.next = linkTo(parsed, { 'page[before]': null, 'page[after]': at(after) })
-    return this.respond([records], paginated(total, links))
+    const links: PageLinks = {
+      self: linkTo(parsed, {}),
+      first: linkTo(parsed, { 'page[after]': '', 'page[before]': null, 'page[size]': String(page.size) }),
+      prev: earlier && before ? linkTo(parsed, { 'page[after]': null, 'page[before]': at(before) }) : this.none,
+      next: later && after ? linkTo(parsed, { 'page[before]': null, 'page[after]': at(after) }) : this.none,
+    }
+    return this.page(records, total, links)
   }
 
   /** Every record, a batch at a time, as the store streams them. */
@@ -124,12 +177,28 @@ export class ListReader {
     return sortValuesOf(this.request.sort, record)
   }
 
-  private respond(primary: AsyncIterable<readonly StoredRecord[]> | Iterable<readonly StoredRecord[]>, tail = '') {
-    return documentResponse(200, this.document.chunks(primary, 'many', tail))
+  private respond(primary: AsyncIterable<readonly StoredRecord[]> | Iterable<readonly StoredRecord[]>) {
+    return documentResponse(200, this.document.chunks(primary, 'many'))
   }
-}
 
-/** The `meta` and `links` members of a paginated list document, as JSON text to append. */
-function paginated(total: number, links: Record<string, string>): string {
-  return `,"meta":${JSON.stringify({ total })},"links":${JSON.stringify(links)}`
+  /** The cursors of this list's positions, made once per list. */
+  private cursors(): (values: CursorValues) => string {
+    this.encoder ??= cursorEncoder(this.request.resource.type, this.request.sort)
+    return this.encoder
+  }
+
+  /**
+   * A page: its records, each with its item cursor (`meta.page.cursor`), then meta.total and links.
+   * It varies with Accept, and says when the profile is applied. A ranked page has no item
+   * cursors: cursors follow the sort keys, and relevance is none of them.
+   */
+  private async page(records: readonly StoredRecord[], total: number, links: PageLinks): Promise<ApiResponse> {
+    const { sort, ranked, profile } = this.request
+    const encode = this.cursors()
+    const itemCursor = ranked ? undefined : (record: StoredRecord) => encode(sortValuesOf(sort, record))
+    const tail = `,"meta":${JSON.stringify({ total })},"links":${JSON.stringify(links)}`
+    const answer = await documentResponse(200, this.document.chunks([records], 'many', tail, itemCursor))
+    const headers = profile ? { 'content-type': profiledContentType(profile), vary: 'Accept' } : varyByAccept
+    return { ...answer, headers }
+  }
 }

@@ -1,8 +1,14 @@
 import { Elysia } from 'elysia'
 import { checkAccept } from '../jsonapi/media-type'
+import { HEALTH_PATH, READY_PATH } from './health'
+import { METRICS_PATH } from './metrics'
+
+/** Outside the API: probes and scrapers (`Accept: text/plain;version=0.0.4`) get their answer whatever they accept. */
+const unnegotiated: ReadonlySet<string> = new Set([HEALTH_PATH, READY_PATH, METRICS_PATH])
 
 /** Answers 406 before any work when the client accepts no representation the service has. */
 export const acceptNegotiation = new Elysia({ name: 'jsonapi-accept' }).onRequest(({ request }) => {
   const refused = checkAccept(request.headers.get('accept'))
-  if (refused) throw refused
+  // The path is looked at only for a refusal, so an ordinary request pays nothing for it.
+  if (refused && !unnegotiated.has(new URL(request.url).pathname)) throw refused
 })

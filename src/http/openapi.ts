@@ -1,6 +1,6 @@
 import type { TSchema } from '@sinclair/typebox'
 import { ATOMIC_EXT, JSON_API } from '../jsonapi/media-type'
-import { humanize } from '../jsonapi/messages'
+import { humanize, withArticle, words } from '../jsonapi/messages'
 import type { FetchLimits } from '../jsonapi/query'
 import { fetchParameters, type ParameterDoc } from '../jsonapi/query-parameters'
 import {
@@ -26,6 +26,8 @@ import type { ResourceRegistry } from '../resources/registry'
 
 export const DOCS_PATH = '/docs'
 export const SPEC_PATH = '/api/v1/openapi.json'
+/** The document's media type, as Elysia sends an object. */
+export const SPEC_CONTENT_TYPE = 'application/json;charset=utf-8'
 
 function body(description: string, schema: TSchema) {
   return { description, content: { [JSON_API]: { schema } } }
@@ -55,12 +57,21 @@ function idParameter(resource: ResourceDescription): ParameterDoc {
 
 /** "an author", "a book collection". */
 function aOne(resource: ResourceDescription): string {
-  return `${resource.article} ${humanize(resource.singular).toLowerCase()}`
+  return withArticle(words(resource.singular))
 }
 
 /** The limits the documented schemas state: those the service was started with. */
 export interface DocumentedLimits extends FetchLimits {
   readonly maxRelationshipIds: number
+}
+
+/** Conditional requests (docs/caching.md). */
+const notModified = {
+  304: { description: 'Not Modified: If-None-Match holds the ETag this answer would have; no body' },
+}
+const preconditions = {
+  412: failure('If-Match holds no ETag of the current state (or If-None-Match one of it, or *): nothing was written'),
+  428: failure('The service requires If-Match on this write (REQUIRE_IF_MATCH=true) and none was sent'),
 }
 
 const notFound = failure('No record has this id (a word, a negative or fractional number included): `{"errors": []}`')
@@ -96,6 +107,7 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
       description: `The ${plural}, in id order unless sorted. Without page[...] every record, streamed; with it a page, with links and meta.total. Relationships carry \`meta.included = false\` unless included.`,
       responses: {
         200: body(`All ${plural}`, listDocumentSchema(registry, resource)),
+        ...notModified,
         400: failure(
           'An unknown or repeated query parameter, a malformed include, fields, sort, filter or page, or one over its limit (include paths and depth, search words, filter ids, page size)',
         ),
@@ -110,6 +122,7 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
       description: `The ${single} with linkage for every relationship, and its ${included} in \`included\` (left out when there are none).`,
       responses: {
         200: body(`The ${single}`, singleDocumentSchema(registry, resource)),
+        ...notModified,
         400: failure(
           'A malformed include or fields parameter, include over its limits, or a parameter a single record does not take',
         ),
@@ -141,6 +154,7 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
       responses: {
         200: body(`The updated ${single}`, writtenDocumentSchema(registry, resource)),
         ...writeFailures,
+        ...preconditions,
         403: failure('The document sets a to-many relationship'),
         404: notFound,
         ...negotiation,
@@ -156,6 +170,7 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
         400: failure('A body was sent that is not JSON (a DELETE needs none)'),
         404: notFound,
         409: failure('Other records still need this one (an author who still has books)'),
+        ...preconditions,
         413: writeFailures[413],
         415: failure('A body was sent with a Content-Type other than JSON (a DELETE needs none)'),
         ...negotiation,
@@ -201,8 +216,10 @@ export function relationshipDocs(
   const refused = failure(`${humanize(target.type)} cannot be taken from their ${owner}: each needs one`)
   const change = (verb: string, summary: string) => {
     const operation = { tags, operationId: `${verb}_${resource.singular}_${name}`, summary, parameters: id }
-    if (removable || verb === 'add')
-      return { ...operation, requestBody: request, responses: { 200: document, ...linkWrites } }
+    if (removable || verb === 'add') {
+      const guarded = verb === 'add' ? { 412: preconditions[412] } : preconditions
+      return { ...operation, requestBody: request, responses: { 200: document, ...linkWrites, ...guarded } }
+    }
     // Taking books from their author is always refused (403): no client can use the operation, so
     // the document leaves it out; the linkage GET says so.
     return { ...operation, hide: true, responses: { 403: refused, 404: notFound, ...negotiation } }
@@ -220,6 +237,7 @@ export function relationshipDocs(
         200: toMany
           ? body(`The ${what}`, listDocumentSchema(registry, target))
           : body(`The ${what}, or data null`, singleDocumentSchema(registry, target, !relationship.required)),
+        ...notModified,
         400: failure('A malformed or unsupported query parameter, or one over its limit'),
         404: notFound,
         ...negotiation,
@@ -231,7 +249,13 @@ export function relationshipDocs(
       summary: `The ${what} linkage of ${ofOne}`,
       description: `Linkage and links, no records.${fixed}`,
       parameters: id,
-      responses: { 200: document, 400: failure('A query parameter was given'), 404: notFound, ...negotiation },
+      responses: {
+        200: document,
+        ...notModified,
+        400: failure('A query parameter was given'),
+        404: notFound,
+        ...negotiation,
+      },
     },
     replace: change(
       toMany ? 'replace' : 'set',

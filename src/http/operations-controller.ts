@@ -2,7 +2,7 @@ import { type AtomicLimits, parseAtomicDocument } from '../jsonapi/atomic-docume
 import { unlinkedResource } from '../jsonapi/document'
 import { type ErrorObject, httpError, JsonApiError } from '../jsonapi/errors'
 import { ATOMIC_CONTENT_TYPE, ATOMIC_EXT, checkAcceptsExtension, namesExtension } from '../jsonapi/media-type'
-import { messages } from '../jsonapi/messages'
+import { messages, withArticle, words } from '../jsonapi/messages'
 import { rejectQueryParameters } from '../jsonapi/query'
 import type { ResourceRegistry } from '../resources/registry'
 import type { AtomicFailure, AtomicOperation, Store } from '../store/store'
@@ -14,9 +14,13 @@ function failed(operation: AtomicOperation, index: number, failure: AtomicFailur
   const at = `/atomic:operations/${index}`
   switch (failure.kind) {
     case 'not-found':
-      return httpError(404, `Operation ${index} names a record of ${operation.resource.type} that does not exist`, {
-        pointer: at,
-      })
+      return httpError(
+        404,
+        `Operation ${index} names ${withArticle(words(operation.resource.singular))} that does not exist`,
+        {
+          pointer: at,
+        },
+      )
     case 'unknown-lid':
       return httpError(400, `lid "${failure.lid}" names no record created earlier in this request`, { pointer: at })
     case 'missing-members':

@@ -3,6 +3,7 @@ import type { FetchLimits } from '../jsonapi/query'
 import type { ResourceDescription } from '../resources/description'
 import { type StoreFaultReason, StoreUnavailableError } from '../store/faults'
 import type { StoreFilter } from '../store/store'
+import type { Coding } from './compression'
 
 /**
  * A read handed to a read worker (see read-pool.ts): everything it needs as plain data, so that
@@ -15,8 +16,18 @@ export type OffloadedRead =
       readonly url: string
       /** Narrows the list before the client's filters: the books of one author, say. */
       readonly scope: readonly StoreFilter[]
+      /** The cursor pagination profile's URI when the client's Accept asks for it. */
+      readonly cursorProfile: string | null
+      /** The client's Accept-Encoding: the worker compresses what it streams. */
+      readonly acceptEncoding?: string | null
     }
-  | { readonly op: 'show'; readonly type: string; readonly url: string; readonly id: string }
+  | {
+      readonly op: 'show'
+      readonly type: string
+      readonly url: string
+      readonly id: string
+      readonly acceptEncoding?: string | null
+    }
 
 /** What a read worker is started with. */
 export interface ReadWorkerData {
@@ -86,6 +97,10 @@ export type WorkerMessage =
       readonly headers?: Readonly<Record<string, string>>
       /** The whole body, or null: it follows piece by piece, one per pull. */
       readonly body: string | null
+      /** The stored state of the record the answer shows, for its ETag. */
+      readonly state?: string
+      /** The content coding of the pieces that follow (null: none). */
+      readonly coding: Coding | null
     }
   | { readonly kind: 'piece'; readonly call: number; readonly bytes: Uint8Array }
   | { readonly kind: 'end'; readonly call: number }

@@ -51,6 +51,11 @@ export class ReadPool {
   constructor(
     private readonly data: ReadWorkerData,
     size: number,
+    /**
+     * Told the seconds of each round trip to a worker (a read's answer, each piece of a streamed
+     * one), as measured here: the worker's database time, with its rendering and queueing.
+     */
+    private readonly roundTrip: (seconds: number) => void = () => {},
   ) {
     this.workers = Array.from({ length: size }, () => undefined)
   }
@@ -72,9 +77,12 @@ export class ReadPool {
         else worker.calls.set(call, resolve)
       })
     const post = (message: MainMessage) => worker.worker.postMessage(message)
+    const roundTrip = this.roundTrip
+    const started = performance.now()
     const answered = next()
     post({ kind: 'start', call, read })
     const answer = await answered
+    roundTrip((performance.now() - started) / 1000)
     if (answer.kind === 'failed') {
       worker.calls.delete(call)
       throw rebuildFailure(answer.failure)
@@ -82,13 +90,15 @@ export class ReadPool {
     if (answer.kind !== 'answer') throw new Error(`a read worker answered ${answer.kind} first`)
     if (answer.body !== null) {
       worker.calls.delete(call)
-      return { status: answer.status, body: answer.body, headers: answer.headers }
+      return { status: answer.status, body: answer.body, headers: answer.headers, state: answer.state }
     }
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
+        const asked = performance.now()
         const piece = next()
         post({ kind: 'pull', call })
         const message = await piece
+        roundTrip((performance.now() - asked) / 1000)
         if (message.kind === 'piece') return controller.enqueue(message.bytes)
         worker.calls.delete(call)
         if (message.kind === 'end') controller.close()
@@ -99,7 +109,7 @@ export class ReadPool {
         post({ kind: 'cancel', call })
       },
     })
-    return { status: answer.status, body, headers: answer.headers }
+    return { status: answer.status, body, headers: answer.headers, state: answer.state, coding: answer.coding }
   }
 
   /** Stops the workers, each closing its store; reads still streaming are cut off. */

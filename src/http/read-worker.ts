@@ -6,6 +6,7 @@
 import { workerData } from 'node:worker_threads'
 import { ResourceRegistry } from '../resources/registry'
 import { openStore, parseDatabaseUrl } from '../store/open'
+import { encodeStream, negotiateCoding } from './compression'
 import { crossFailure, type MainMessage, type ReadWorkerData, type WorkerMessage } from './read-calls'
 import { ResourceController } from './resource-controller'
 
@@ -41,15 +42,21 @@ async function start(call: number, read: Extract<MainMessage, { kind: 'start' }>
     const controller = controllers.get(read.type)
     if (!controller) throw new Error(`no resource type ${read.type}`)
     const answer =
-      read.op === 'list' ? await controller.list({ url: read.url }, read.scope) : await controller.show(read)
+      read.op === 'list'
+        ? await controller.list({ url: read.url, cursorProfile: read.cursorProfile }, read.scope)
+        : await controller.show(read)
     const { body } = answer
-    if (body instanceof ReadableStream) streams.set(call, body.getReader())
+    // A streamed body is compressed here, off the main thread; one sent whole is compressed there.
+    const coding = body instanceof ReadableStream ? negotiateCoding(read.acceptEncoding ?? null) : null
+    if (body instanceof ReadableStream) streams.set(call, (coding ? encodeStream(body, coding) : body).getReader())
     post({
       kind: 'answer',
       call,
       status: answer.status,
       headers: answer.headers,
       body: body instanceof ReadableStream ? null : body,
+      state: answer.state,
+      coding,
     })
   } catch (error) {
     post({ kind: 'failed', call, failure: crossFailure(error) })

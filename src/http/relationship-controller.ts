@@ -1,21 +1,26 @@
 import { type FieldError, httpError, recordNotFound, unprocessable } from '../jsonapi/errors'
 import { requireId } from '../jsonapi/ids'
-import { messages } from '../jsonapi/messages'
+import { humanize, messages, words } from '../jsonapi/messages'
 import { rejectQueryParameters } from '../jsonapi/query'
 import { parseToManyDocument, parseToOneDocument } from '../jsonapi/relationship-document'
 import type { RelationshipDescription, ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
-import type { Id, Linkage, Store, ToManyChange } from '../store/store'
+import type { Id, Linkage, Store, StoredRecord, ToManyChange } from '../store/store'
 import { documentOf } from './body-parser'
+import { preconditionFailed, recordName } from './conditional'
+import { linkageState, recordState } from './etag'
 import type { HandlerInput, ResourceController } from './resource-controller'
-import { type ApiResponse, jsonApiResponse } from './responses'
+import { type ApiResponse, jsonApiResponse, stateResponse } from './responses'
 
 const noPlan = new Map()
 
 /** What a missing related record is, as JSON:API has it: 404 with the ids named. */
 function relatedNotFound(target: ResourceDescription, ids: readonly (string | number)[]): Error {
-  const which = ids.length === 1 ? `${target.singular} ${ids[0]}` : `${target.type} ${ids.join(', ')}`
-  return httpError(404, `There is no ${which.replaceAll('_', ' ')}`, { pointer: '/data' })
+  const detail =
+    ids.length === 1
+      ? `There is no ${words(target.singular)} ${ids[0]}`
+      : `There are no ${words(target.type)} ${ids.join(', ')}`
+  return httpError(404, detail, { pointer: '/data' })
 }
 
 /**
@@ -44,19 +49,19 @@ export class RelationshipController {
   }
 
   /** GET /{type}/{id}/{relationship}: the related record(s), with the target type's fetching parameters. */
-  async related({ url, id }: HandlerInput): Promise<ApiResponse> {
+  async related({ url, id, cursorProfile, acceptEncoding }: HandlerInput): Promise<ApiResponse> {
     const { resource, relationship, target, store } = this
     const recordId = requireId(id)
     const record = await store.find(resource, recordId)
     if (!record) throw recordNotFound()
     const targets = this.controllers(target.type)
     if (relationship.kind === 'to-many') {
-      return targets.list({ url }, [
+      return targets.list({ url, cursorProfile, acceptEncoding }, [
         { kind: 'relationship', relationship: relationship.inverse, ids: [recordId], orNone: false },
       ])
     }
     const targetId = record.toOne[this.name]
-    if (targetId != null) return targets.show({ url, id: String(targetId) })
+    if (targetId != null) return targets.show({ url, id: String(targetId), acceptEncoding })
     targets.checkRecordQuery(url)
     return jsonApiResponse(200, { data: null })
   }
@@ -71,7 +76,8 @@ export class RelationshipController {
       new Map([[this.name, { include: false, children: noPlan }]]),
     )
     if (!found) throw recordNotFound()
-    return this.answer(recordId, found.graph.linkage(this.resource.type, recordId, this.name) ?? null)
+    const linkage = found.graph.linkage(this.resource.type, recordId, this.name) ?? null
+    return this.answer(recordId, linkage, found.record)
   }
 
   /** PATCH: a to-one relationship is set or cleared; a to-many one is replaced whole. */
@@ -86,10 +92,18 @@ export class RelationshipController {
       if (!(await store.find(resource, recordId))) throw recordNotFound()
       throw unprocessable([this.mustExist()])
     }
-    const result = await store.update(resource, recordId, { attributes: {}, toOne: { [this.name]: targetId } })
+    const { preconditions } = input
+    const result = await store.update(
+      resource,
+      recordId,
+      { attributes: {}, toOne: { [this.name]: targetId } },
+      preconditions?.forRecord(resource),
+    )
     if (!result) throw recordNotFound()
+    // A to-one relationship is part of its record: the record's tag guards it.
+    if (result === 'stale') throw preconditionFailed(preconditions?.refusedBy, recordName(resource, recordId), 'it')
     if (!result.ok) throw relatedNotFound(target, [targetId ?? ''])
-    return this.answer(recordId, result.record.toOne[this.name] ?? null)
+    return this.answer(recordId, result.record.toOne[this.name] ?? null, result.record)
   }
 
   /** POST: records join a to-many relationship. */
@@ -102,7 +116,10 @@ export class RelationshipController {
     return this.changeMembers(input, 'remove')
   }
 
-  private async changeMembers({ url, id, body }: HandlerInput, change: ToManyChange): Promise<ApiResponse> {
+  private async changeMembers(
+    { url, id, body, preconditions }: HandlerInput,
+    change: ToManyChange,
+  ): Promise<ApiResponse> {
     const { resource, target, store, registry, name } = this
     const recordId = requireId(id)
     rejectQueryParameters(url)
@@ -114,7 +131,11 @@ export class RelationshipController {
     }
     const { ids, invalid } = parseToManyDocument(target, documentOf(body), this.maxIds)
     if (invalid.length > 0) throw relatedNotFound(target, invalid)
-    const result = await store.changeToMany(resource, recordId, name, ids, change)
+    const result = await store.changeToMany(resource, recordId, name, ids, change, preconditions?.forMembers())
+    if (result === 'stale') {
+      const what = `The ${humanize(name).toLowerCase()} of ${recordName(resource, recordId).toLowerCase()}`
+      throw preconditionFailed(preconditions?.refusedBy, what, 'them')
+    }
     if (result.status === 'not-found') throw recordNotFound()
     if (result.status === 'missing') throw relatedNotFound(target, result.ids)
     return this.answer(recordId, result.members)
@@ -124,14 +145,20 @@ export class RelationshipController {
     return { detail: messages.mustExist(this.name), parameter: this.name, pointer: `data/attributes/${this.name}` }
   }
 
-  /** A relationship document: its links and its linkage. */
-  private answer(id: Id, linkage: Linkage): ApiResponse {
+  /**
+   * A relationship document: its links and its linkage. Its tag carries the state a write to the
+   * relationship is checked against: the owner's (`owner`, for to-one) or the members'.
+   */
+  private answer(id: Id, linkage: Linkage, owner?: StoredRecord): ApiResponse {
     const type = this.target.type
     const identifier = (member: Id) => ({ type, id: String(member) })
     const base = `${this.basePath}/${this.resource.type}/${id}`
-    return jsonApiResponse(200, {
+    const document = {
       links: { self: `${base}/relationships/${this.name}`, related: `${base}/${this.name}` },
       data: linkage === null ? null : typeof linkage === 'number' ? identifier(linkage) : linkage.map(identifier),
-    })
+    }
+    const members = typeof linkage === 'object' && linkage !== null
+    if (members) return stateResponse(200, document, linkageState(linkage))
+    return owner ? stateResponse(200, document, recordState(this.resource, owner)) : jsonApiResponse(200, document)
   }
 }

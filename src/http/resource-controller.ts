@@ -14,16 +14,24 @@ import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import type { IncludeNode, IncludePlan, Store, StoreFilter } from '../store/store'
 import { documentOf } from './body-parser'
+import { preconditionFailed, recordName, type WritePreconditions } from './conditional'
 import { DocumentStream } from './document-stream'
+import { recordState } from './etag'
 import { ListReader } from './list-reader'
 import type { OffloadedRead } from './read-calls'
-import { type ApiResponse, documentResponse, jsonApiResponse, noContent } from './responses'
+import { type ApiResponse, documentResponse, noContent, stateResponse } from './responses'
 
 /** What a handler gets from the request: the raw URL, the path id and the parsed body. */
 export interface HandlerInput {
   readonly url: string
   readonly id?: string
   readonly body?: unknown
+  /** Lists: the cursor pagination profile's URI when the client's Accept asks for it. */
+  readonly cursorProfile?: string | null
+  /** A read's Accept-Encoding: a read worker compresses what it streams (see compression.ts). */
+  readonly acceptEncoding?: string | null
+  /** A write's If-Match and If-None-Match, checked inside the write (see conditional.ts). */
+  readonly preconditions?: WritePreconditions
 }
 
 const nothing: IncludePlan = new Map()
@@ -47,6 +55,7 @@ function cheap(
   const { page } = query
   if (!page || filters.some((f) => f.kind === 'search')) return false
   if (page.kind === 'number' && (page.number - 1) * page.size > CHEAP_OFFSET) return false
+  if (page.kind === 'offset' && page.offset > CHEAP_OFFSET) return false
   return !followsToMany(registry, resource, query.include ?? noInclude)
 }
 
@@ -110,15 +119,31 @@ export class ResourceController {
     this.defaultPlan = planOf(resource, this.defaultInclude, true)
   }
 
-  /** `scope` narrows the list before the client's filters: the books of one author, say. */
-  async list({ url }: HandlerInput, scope: readonly StoreFilter[] = []): Promise<ApiResponse> {
+  /**
+   * `scope` narrows the list before the client's filters: the books of one author, say. Any list
+   * may be long enough to stream: the store's version is read before the list, to tag it.
+   */
+  async list(
+    { url, acceptEncoding, cursorProfile = null }: HandlerInput,
+    scope: readonly StoreFilter[] = [],
+  ): Promise<ApiResponse> {
+    const version = await this.store.version()
+    return { ...(await this.readList(url, acceptEncoding, cursorProfile, scope)), version }
+  }
+
+  private async readList(
+    url: string,
+    acceptEncoding: string | null | undefined,
+    cursorProfile: string | null,
+    scope: readonly StoreFilter[],
+  ): Promise<ApiResponse> {
     const { resource, registry, store } = this
-    const query = parseFetchQuery(registry, resource, url, 'list', this.limits)
+    const query = parseFetchQuery(registry, resource, url, 'list', this.limits, { cursorProfile })
     const include = query.include ?? noInclude
     const { sort, page } = query
     const filters = scope.length > 0 ? [...scope, ...query.filters] : query.filters
     if (this.offload && !cheap(registry, resource, query, filters)) {
-      return this.offload({ op: 'list', type: resource.type, url, scope })
+      return this.offload({ op: 'list', type: resource.type, url, scope, cursorProfile, acceptEncoding })
     }
     // A search without a sort comes most relevant first; cursors keep to the id order, since
     // relevance shifts as the catalogue changes.
@@ -133,8 +158,9 @@ export class ResourceController {
       filters,
       sort,
       ranked,
+      profile: page ? cursorProfile : null,
     })
-    if (page?.kind === 'number') return reader.numbered(page)
+    if (page?.kind === 'number' || page?.kind === 'offset') return reader.windowed(page)
     if (page?.kind === 'cursor') return reader.cursor(page)
     return reader.streamed()
   }
@@ -144,13 +170,18 @@ export class ResourceController {
     parseFetchQuery(this.registry, this.resource, url, 'record', this.limits)
   }
 
-  async show({ url, id }: HandlerInput): Promise<ApiResponse> {
+  async show({ url, id, acceptEncoding }: HandlerInput): Promise<ApiResponse> {
     const { resource, registry, store } = this
     const recordId = requireId(id)
     const query = parseFetchQuery(registry, resource, url, 'record', this.limits)
     const include = query.include ?? this.defaultInclude
     if (reachesMany(registry, resource, include)) {
-      if (this.offload) return this.offload({ op: 'show', type: resource.type, url, id: String(recordId) })
+      // Long enough to stream, perhaps: the store's version is read first, to tag it.
+      const version = await store.version()
+      if (this.offload) {
+        const read: OffloadedRead = { op: 'show', type: resource.type, url, id: String(recordId), acceptEncoding }
+        return { ...(await this.offload(read)), version }
+      }
       // What it includes grows with the data (an author's books): written a batch at a time.
       const record = await store.find(resource, recordId)
       if (!record) throw recordNotFound()
@@ -162,7 +193,8 @@ export class ResourceController {
         include,
         primaryLinks: Object.keys(resource.relationships),
       })
-      return documentResponse(200, document.chunks([[record]], 'one'))
+      const answer = await documentResponse(200, document.chunks([[record]], 'one'))
+      return { ...answer, state: recordState(resource, record), version }
     }
     const plan = query.include ? planOf(resource, query.include, true) : this.defaultPlan
     const found = await store.findWithRelated(resource, recordId, plan)
@@ -170,7 +202,7 @@ export class ResourceController {
     const context = { registry, graph: found.graph, fields: query.fields }
     const data = resourceObject(context, resource, found.record)
     const included = found.graph.included.map((r) => resourceObject(context, r.resource, r.record))
-    return jsonApiResponse(200, included.length > 0 ? { data, included } : { data })
+    return stateResponse(200, included.length > 0 ? { data, included } : { data }, recordState(resource, found.record))
   }
 
   async create({ url, body }: HandlerInput): Promise<ApiResponse> {
@@ -181,10 +213,11 @@ export class ResourceController {
     const result = await store.create(resource, write.input)
     if (!result.ok) throw unprocessable(this.mustExist(new Set(result.missing)))
     const data = unlinkedResource(resource, result.record)
-    return jsonApiResponse(201, { data }, { location: `${this.basePath}/${resource.type}/${data.id}` })
+    const location = `${this.basePath}/${resource.type}/${data.id}`
+    return stateResponse(201, { data }, recordState(resource, result.record), { location })
   }
 
-  async update({ url, id, body }: HandlerInput): Promise<ApiResponse> {
+  async update({ url, id, body, preconditions }: HandlerInput): Promise<ApiResponse> {
     const { resource, registry, store } = this
     const recordId = requireId(id)
     rejectQueryParameters(url)
@@ -193,17 +226,20 @@ export class ResourceController {
       if (!(await store.find(resource, recordId))) throw recordNotFound()
       await this.rejectInvalid(write)
     }
-    const result = await store.update(resource, recordId, write.input)
+    const result = await store.update(resource, recordId, write.input, preconditions?.forRecord(resource))
     if (!result) throw recordNotFound()
+    if (result === 'stale') throw preconditionFailed(preconditions?.refusedBy, recordName(resource, recordId), 'it')
     if (!result.ok) throw unprocessable(this.mustExist(new Set(result.missing)))
-    return jsonApiResponse(200, { data: unlinkedResource(resource, result.record) })
+    const data = unlinkedResource(resource, result.record)
+    return stateResponse(200, { data }, recordState(resource, result.record))
   }
 
-  async remove({ url, id }: HandlerInput): Promise<ApiResponse> {
+  async remove({ url, id, preconditions }: HandlerInput): Promise<ApiResponse> {
     const { resource, store } = this
     const recordId = requireId(id)
     rejectQueryParameters(url)
-    const result = await store.delete(resource, recordId)
+    const result = await store.delete(resource, recordId, preconditions?.forRecord(resource))
+    if (result === 'stale') throw preconditionFailed(preconditions?.refusedBy, recordName(resource, recordId), 'it')
     if (result.status === 'not-found') throw recordNotFound()
     if (result.status === 'restricted') {
       const dependent = { singular: result.by.singular, plural: result.by.type }

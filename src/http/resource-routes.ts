@@ -1,6 +1,8 @@
 import { Elysia, t } from 'elysia'
+import { requestedCursorProfile } from '../jsonapi/media-type'
 import type { ResourceRegistry } from '../resources/registry'
 import type { Store } from '../store/store'
+import { holdsWeakTag, unchangedSinceStreamed, WritePreconditions } from './conditional'
 import { type DocumentedLimits, operationDocs, relationshipDocs } from './openapi'
 import type { OffloadedRead } from './read-calls'
 import type { ReadPool } from './read-pool'
@@ -20,18 +22,46 @@ interface OperationContext {
 type Operation = (input: HandlerInput) => Promise<ApiResponse>
 
 /**
- * Adapts a controller operation to an Elysia handler. Elysia reads a handler's source to decide
- * what each request needs prepared, so a handler that never names `body` is kept for the
- * operations without one: it makes GET measurably cheaper.
+ * Adapts a read to an Elysia handler: a weak If-None-Match tag still current answers 304 before
+ * anything is read, and the answer is tagged and compressed on its way out (see responses.ts).
+ * Elysia reads a handler's source to decide what each request needs prepared, so the handlers of
+ * operations without a request document never name it: it makes GET measurably cheaper.
  */
-function withoutBody(operation: Operation) {
-  return async ({ request, params, set }: Omit<OperationContext, 'body'>) =>
-    send(set, await operation({ url: request.url, id: params?.id }))
+function reading(operation: Operation, store: Store, list = false) {
+  return async ({ request, params, set }: Omit<OperationContext, 'body'>) => {
+    const noneMatch = request.headers.get('if-none-match')
+    if (holdsWeakTag(noneMatch) && (await unchangedSinceStreamed(store, request, noneMatch, set))) return null
+    const acceptEncoding = request.headers.get('accept-encoding')
+    // A list (or a to-many related resource) also follows the cursor pagination profile when Accept asks for it.
+    const cursorProfile = list ? requestedCursorProfile(request.headers.get('accept')) : null
+    return send(set, await operation({ url: request.url, id: params?.id, acceptEncoding, cursorProfile }), request)
+  }
 }
 
-function withBody(operation: Operation) {
-  return async ({ request, params, body, set }: OperationContext) =>
-    send(set, await operation({ url: request.url, id: params?.id, body }))
+/**
+ * How a write treats If-Match: `checked` when sent; `guarded` also requires it when the service
+ * is set to (REQUIRE_IF_MATCH), since the write can overwrite what another client wrote; `none`
+ * for a create, which has nothing to compare with.
+ */
+type WriteGuard = 'none' | 'checked' | 'guarded'
+
+function preconditionsOf(request: Request, guard: WriteGuard, requireIfMatch: boolean) {
+  return guard === 'none' ? undefined : WritePreconditions.of(request.headers, guard === 'guarded' && requireIfMatch)
+}
+
+/** A write without a request document (DELETE of a record). */
+function deleting(operation: Operation, requireIfMatch: boolean) {
+  return async ({ request, params, set }: Omit<OperationContext, 'body'>) => {
+    const preconditions = preconditionsOf(request, 'guarded', requireIfMatch)
+    return send(set, await operation({ url: request.url, id: params?.id, preconditions }), request)
+  }
+}
+
+function writing(operation: Operation, guard: WriteGuard, requireIfMatch: boolean) {
+  return async ({ request, params, body, set }: OperationContext) => {
+    const preconditions = preconditionsOf(request, guard, requireIfMatch)
+    return send(set, await operation({ url: request.url, id: params?.id, body, preconditions }), request)
+  }
 }
 
 /**
@@ -44,6 +74,8 @@ export function resourceRoutes(
   prefix: string,
   limits: DocumentedLimits,
   reads: ReadPool | null,
+  /** REQUIRE_IF_MATCH: PATCH, PUT and DELETE of a record or relationship need If-Match (428 without). */
+  requireIfMatch = false,
 ) {
   const api = new Elysia({ prefix })
   const offload = reads ? (read: OffloadedRead) => reads.run(read) : undefined
@@ -60,29 +92,29 @@ export function resourceRoutes(
     const collection = `/${resource.type}`
     const member = `${collection}/:id`
     const params = t.Object({ id: t.String({ description: `The ${resource.singular}'s id` }) })
-    const update = withBody((input) => controller.update(input))
+    const update = writing((input) => controller.update(input), 'guarded', requireIfMatch)
     api
       .get(
         collection,
-        withoutBody((input) => controller.list(input)),
+        reading((input) => controller.list(input), store, true),
         // No query validator: the controller reads the raw query itself; `detail` documents it.
         { detail: docs.list },
       )
       .get(
         member,
-        withoutBody((input) => controller.show(input)),
+        reading((input) => controller.show(input), store),
         { params, detail: docs.show },
       )
       .post(
         collection,
-        withBody((input) => controller.create(input)),
+        writing((input) => controller.create(input), 'none', requireIfMatch),
         { detail: docs.create },
       )
       .put(member, update, { params, detail: docs.update })
       .patch(member, update, { params, detail: { ...docs.update, operationId: `patch_${resource.singular}` } })
       .delete(
         member,
-        withoutBody((input) => controller.remove(input)),
+        deleting((input) => controller.remove(input), requireIfMatch),
         { params, detail: docs.remove },
       )
 
@@ -101,29 +133,29 @@ export function resourceRoutes(
       api
         .get(
           `${member}/${name}`,
-          withoutBody((input) => related.related(input)),
+          reading((input) => related.related(input), store, true),
           { params, detail: endpoints.related },
         )
         .get(
           self,
-          withoutBody((input) => related.linkage(input)),
+          reading((input) => related.linkage(input), store),
           { params, detail: endpoints.linkage },
         )
         .patch(
           self,
-          withBody((input) => related.replace(input)),
+          writing((input) => related.replace(input), 'guarded', requireIfMatch),
           { params, detail: endpoints.replace },
         )
       if (relationship.kind === 'to-many') {
         api
           .post(
             self,
-            withBody((input) => related.add(input)),
+            writing((input) => related.add(input), 'checked', requireIfMatch),
             { params, detail: endpoints.add },
           )
           .delete(
             self,
-            withBody((input) => related.remove(input)),
+            writing((input) => related.remove(input), 'guarded', requireIfMatch),
             { params, detail: endpoints.remove },
           )
       }

@@ -3,7 +3,7 @@ import type { ResourceRegistry } from '../resources/registry'
 import type { AtomicInput, AtomicOperation, RecordRef } from '../store/store'
 import { type ErrorObject, httpError, JsonApiError, unprocessable } from './errors'
 import { parseId } from './ids'
-import { messages } from './messages'
+import { humanize, messages, withArticle, words } from './messages'
 import { checkIdentifierType, checkMemberCount } from './relationship-document'
 import { parseWriteDocument } from './request-document'
 
@@ -45,7 +45,7 @@ function refOf(target: ResourceDescription, value: unknown, pointer: string): Re
   if (value.id === undefined) throw httpError(400, 'A resource identifier needs an id or a lid', { pointer })
   const id = parseId(value.id)
   if (id === null) {
-    throw httpError(404, `There is no ${target.singular.replaceAll('_', ' ')} ${String(value.id)}`, { pointer })
+    throw httpError(404, `There is no ${words(target.singular)} ${String(value.id)}`, { pointer })
   }
   return { id }
 }
@@ -111,7 +111,9 @@ function parseOperation(registry: ResourceRegistry, operation: unknown, limits: 
     const name = String(ref.relationship)
     const relationship = Object.hasOwn(resource.relationships, name) ? resource.relationships[name] : undefined
     if (!relationship)
-      throw httpError(400, `${resource.type} has no relationship "${name}"`, { pointer: '/ref/relationship' })
+      throw httpError(400, `${humanize(withArticle(words(resource.singular)))} has no relationship "${name}"`, {
+        pointer: '/ref/relationship',
+      })
     const target = refOf(resource, { type: ref.type, id: ref.id, lid: ref.lid }, '/ref')
     const related = registry.get(relationship.target)
     if (relationship.kind === 'to-one') {
@@ -144,7 +146,9 @@ function parseOperation(registry: ResourceRegistry, operation: unknown, limits: 
     const resource = typeNamed(registry, ref.type, '/ref/type')
     return { kind: 'delete', resource, target: refOf(resource, ref, '/ref') }
   }
-  if (!isObject(data)) throw httpError(400, `An ${op} operation needs a resource object as data`, { pointer: '/data' })
+  if (!isObject(data)) {
+    throw httpError(400, `${humanize(withArticle(op))} operation needs a resource object as data`, { pointer: '/data' })
+  }
   const resource = typeNamed(registry, data.type, '/data/type')
   if (op === 'add') {
     if (ref) throw httpError(400, 'An add operation of a resource takes no ref', { pointer: '/ref' })

@@ -19,8 +19,26 @@ function sortSpec(sort: readonly SortKey[]): string {
  * Keyset cursors name a position, not an offset, so inserts and deletes elsewhere do not shift it.
  */
 export function encodeCursor(type: string, sort: readonly SortKey[], values: CursorValues): string {
-  const payload: CursorPayload = { t: type, s: sortSpec(sort), v: values }
-  return Buffer.from(JSON.stringify(payload)).toString('base64url')
+  return cursorEncoder(type, sort)(values)
+}
+
+/** Where a cursor's UTF-8 bytes are written before base64: one buffer, not one per cursor. */
+let scratch = Buffer.allocUnsafe(4096)
+
+function base64url(text: string): string {
+  // A UTF-16 code unit takes at most 3 bytes of UTF-8.
+  if (text.length * 3 > scratch.length) scratch = Buffer.allocUnsafe(text.length * 3)
+  return scratch.toString('base64url', 0, scratch.write(text, 'utf8'))
+}
+
+/**
+ * Cursors of one list, with the part every cursor of it shares written once: a page gives each of
+ * its records an item cursor, so this is on the path of every page (about 1 µs a record). The
+ * text is `JSON.stringify` of a CursorPayload, key order included.
+ */
+export function cursorEncoder(type: string, sort: readonly SortKey[]): (values: CursorValues) => string {
+  const head = `{"t":${JSON.stringify(type)},"s":${JSON.stringify(sortSpec(sort))},"v":`
+  return (values) => base64url(`${head}${JSON.stringify(values)}}`)
 }
 
 /** The sort values a cursor holds, or null when it is malformed or made for another list. */

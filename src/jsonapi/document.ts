@@ -16,6 +16,17 @@ export interface ResourceObject {
   readonly type: string
   readonly attributes: Readonly<Record<string, string>>
   readonly relationships: Readonly<Record<string, RelationshipObject>>
+  /** In a page of a list: the record's item cursor, as the cursor pagination profile places it. */
+  readonly meta?: ItemMeta
+}
+
+export interface ItemMeta {
+  readonly page: { readonly cursor: string }
+}
+
+/** `,"meta":{"page":{"cursor":...}}` for a record of a page, or nothing. Cursors are base64url: no escaping. */
+function itemMetaJson(cursor: string | undefined): string {
+  return cursor === undefined ? '' : `,"meta":{"page":{"cursor":"${cursor}"}}`
 }
 
 const notIncluded: RelationshipObject = Object.freeze({ meta: Object.freeze({ included: false as const }) })
@@ -33,14 +44,18 @@ function unlinked(resource: ResourceDescription): Readonly<Record<string, Relati
   return relationships
 }
 
-/** A resource object whose relationships carry no linkage (interface.md rule 1). */
-export function unlinkedResource(resource: ResourceDescription, record: StoredRecord): ResourceObject {
-  return {
+/**
+ * A resource object whose relationships carry no linkage (interface.md rule 1); with `cursor`, the
+ * item cursor of a record in a page.
+ */
+export function unlinkedResource(resource: ResourceDescription, record: StoredRecord, cursor?: string): ResourceObject {
+  const object: ResourceObject = {
     id: String(record.id),
     type: resource.type,
     attributes: record.attributes,
     relationships: unlinked(resource),
   }
+  return cursor === undefined ? object : { ...object, meta: { page: { cursor } } }
 }
 
 interface JsonTemplate {
@@ -51,10 +66,10 @@ interface JsonTemplate {
 const templates = new Map<string, JsonTemplate>()
 
 /**
- * The JSON text of `unlinkedResource(resource, record)`, assembled from fragments prepared once
- * per type: a list renders thousands of these, and skipping the objects is several times faster.
+ * The JSON text of `unlinkedResource(resource, record, cursor)`, assembled from fragments prepared
+ * once per type: a list renders thousands of these, and skipping the objects is several times faster.
  */
-export function unlinkedResourceJson(resource: ResourceDescription, record: StoredRecord): string {
+export function unlinkedResourceJson(resource: ResourceDescription, record: StoredRecord, cursor?: string): string {
   let template = templates.get(resource.type)
   if (!template) {
     template = {
@@ -63,14 +78,14 @@ export function unlinkedResourceJson(resource: ResourceDescription, record: Stor
         name,
         `${i > 0 ? ',' : ''}${JSON.stringify(name)}:`,
       ]),
-      tail: `},"relationships":${JSON.stringify(unlinked(resource))}}`,
+      tail: `},"relationships":${JSON.stringify(unlinked(resource))}`,
     }
     templates.set(resource.type, template)
   }
   // Ids are integers: their text needs no escaping.
   let json = `{"id":"${record.id}","type":${template.type},"attributes":{`
   for (const [name, key] of template.attributeKeys) json += key + JSON.stringify(record.attributes[name])
-  return json + template.tail
+  return `${json}${template.tail}${itemMetaJson(cursor)}}`
 }
 
 /** What rendering a record needs beyond the record: the linkage read with it and the sparse fieldsets. */
@@ -83,12 +98,14 @@ export interface RenderContext {
 
 /**
  * A resource object: a relationship the graph holds linkage for renders `data`, any other
- * `{"meta": {"included": false}}`; only the fields its type's sparse fieldset names appear.
+ * `{"meta": {"included": false}}`; only the fields its type's sparse fieldset names appear. With
+ * `cursor`, the item cursor of a record in a page, last.
  */
 export function resourceObject(
   context: RenderContext,
   resource: ResourceDescription,
   record: StoredRecord,
+  cursor?: string,
 ): ResourceObject {
   const only = context.fields.get(resource.type)
   const attributes: Record<string, string> = {}
@@ -107,14 +124,20 @@ export function resourceObject(
       data: linkage === null ? null : typeof linkage === 'number' ? identifier(linkage) : linkage.map(identifier),
     }
   }
-  return { id: String(record.id), type: resource.type, attributes, relationships }
+  const object = { id: String(record.id), type: resource.type, attributes, relationships }
+  return cursor === undefined ? object : { ...object, meta: { page: { cursor } } }
 }
 
 /**
- * `JSON.stringify(resourceObject(context, resource, record))`, written as text: no object per
- * resource identifier, which matters for a record that links thousands (an author's books).
+ * `JSON.stringify(resourceObject(context, resource, record, cursor))`, written as text: no object
+ * per resource identifier, which matters for a record that links thousands (an author's books).
  */
-export function resourceJson(context: RenderContext, resource: ResourceDescription, record: StoredRecord): string {
+export function resourceJson(
+  context: RenderContext,
+  resource: ResourceDescription,
+  record: StoredRecord,
+  cursor?: string,
+): string {
   const only = context.fields.get(resource.type)
   let json = `{"id":"${record.id}","type":${JSON.stringify(resource.type)},"attributes":{`
   let first = true
@@ -144,5 +167,5 @@ export function resourceJson(context: RenderContext, resource: ResourceDescripti
       json += ']}'
     }
   }
-  return `${json}}}`
+  return `${json}}${itemMetaJson(cursor)}}`
 }

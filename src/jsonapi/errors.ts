@@ -4,6 +4,10 @@ export interface ErrorObject {
   readonly title?: string
   readonly detail?: string
   readonly source?: { readonly pointer?: string; readonly parameter?: string; readonly header?: string }
+  /** What a profile adds: the cursor pagination profile's `page.maxSize`. */
+  readonly meta?: Readonly<Record<string, unknown>>
+  /** `type`: the kind of error, as a profile names it (JSON:API 1.1). */
+  readonly links?: { readonly type?: string }
 }
 
 /** A failure that becomes a JSON:API error response: thrown anywhere, rendered by the HTTP layer. */
@@ -20,14 +24,18 @@ export class JsonApiError extends Error {
 
 const titles: Readonly<Record<number, string>> = {
   400: 'Bad Request',
+  401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',
   406: 'Not Acceptable',
   409: 'Conflict',
+  412: 'Precondition Failed',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
   422: 'Unprocessable Entity',
+  428: 'Precondition Required',
+  429: 'Too Many Requests',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 }

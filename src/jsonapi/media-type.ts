@@ -9,6 +9,16 @@ export const ATOMIC_EXT = 'https://jsonapi.org/ext/atomic'
 /** What /api/v1/operations answers with. */
 export const ATOMIC_CONTENT_TYPE = `application/vnd.api+json; ext="${ATOMIC_EXT}"; charset=utf-8`
 
+/**
+ * The Cursor Pagination profile, as it names itself; its error types are pages under it. Applied
+ * to a paged list when the client's Accept asks for it (see docs/pagination.md).
+ */
+export const CURSOR_PROFILE = 'http://jsonapi.org/profiles/ethanresnick/cursor-pagination/'
+export const CURSOR_PROFILE_ERRORS = 'https://jsonapi.org/profiles/ethanresnick/cursor-pagination/'
+
+/** The profile's URI as clients write it: http or https, with or without the final slash. */
+const cursorProfileUri = /^https?:\/\/jsonapi\.org\/profiles\/ethanresnick\/cursor-pagination\/?$/
+
 /** The extensions this server implements; a request naming any other gets 415 or 406. */
 const supportedExtensions: ReadonlySet<string> = new Set([ATOMIC_EXT])
 
@@ -143,4 +153,25 @@ export function checkAcceptsExtension(header: string | null, extension: string):
   return httpError(406, `This endpoint answers ${JSON_API} with ext="${extension}"; the Accept header must allow it`, {
     header: 'Accept',
   })
+}
+
+/**
+ * The URI by which an Accept header asks for the cursor pagination profile, as the client wrote it
+ * (the answer names it back the same way), or null when it does not ask for it.
+ */
+export function requestedCursorProfile(header: string | null): string | null {
+  // What nearly every client sends needs no parsing.
+  if (!header?.includes('cursor-pagination')) return null
+  for (const range of splitOutsideQuotes(header, ',')) {
+    const { essence, params } = parseMediaType(range)
+    if (essence !== JSON_API || (params.get('q') !== undefined && Number(params.get('q')) === 0)) continue
+    const uri = (params.get('profile') ?? '').split(/\s+/).find((value) => cursorProfileUri.test(value))
+    if (uri !== undefined) return uri
+  }
+  return null
+}
+
+/** The Content-Type of an answer the cursor pagination profile is applied to, naming it as the client did. */
+export function profiledContentType(profile: string): string {
+  return `${JSON_API}; profile="${profile}"; charset=utf-8`
 }

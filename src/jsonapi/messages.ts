@@ -6,6 +6,16 @@ export function humanize(field: string): string {
   return words.charAt(0).toUpperCase() + words.slice(1)
 }
 
+/** A type or relationship name as words: `book_collection` -> `book collection`. */
+export function words(name: string): string {
+  return name.replaceAll('_', ' ')
+}
+
+/** `a` or `an`, as the word's first letter sounds in the names the service has (`an author`, `a book`). */
+export function withArticle(phrase: string): string {
+  return `${/^[aeiou]/i.test(phrase) ? 'an' : 'a'} ${phrase}`
+}
+
 export const messages = {
   blank: (field: string) => `${humanize(field)} can't be blank`,
   notAString: (field: string) => `${humanize(field)} must be a string`,

@@ -27,7 +27,7 @@ const id = { type: 'integer', minimum: 1, maximum: MAX_ID }
 const letterOrDigit = '[\\p{L}\\p{N}]'
 const other = '[^\\p{L}\\p{N}]'
 
-/** `example` is left out for the cursors: no value fits every list, and an empty one is refused beside page[number]. */
+/** `example` is left out for the cursors (no value fits every list) and the offset spelling: beside page[number] they are refused. */
 function parameter(
   name: string,
   description: string,
@@ -175,6 +175,17 @@ export function fetchParameters(
       `Records a page: ${limits.defaultSize} unless given, at most ${limits.maxSize}.`,
       { type: 'integer', minimum: 1, maximum: limits.maxSize },
       limits.defaultSize,
+    ),
+    // No examples for the offset spelling: beside page[number] and page[size] it is refused.
+    parameter(
+      'page[offset]',
+      'Offset paging, another spelling of page[number]: the records to skip, from 0. Not with page[number] or page[size].',
+      { type: 'integer', minimum: 0, maximum: MAX_ID },
+    ),
+    parameter(
+      'page[limit]',
+      `Offset paging: records a page, as page[size] (${limits.defaultSize} unless given, at most ${limits.maxSize}).`,
+      { type: 'integer', minimum: 1, maximum: limits.maxSize },
     ),
     parameter(
       'page[after]',

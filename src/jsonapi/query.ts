@@ -2,16 +2,22 @@ import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import type { SortKey, StoreFilter } from '../store/store'
 import { type CursorValues, decodeCursor } from './cursor'
-import { httpError, type JsonApiError } from './errors'
+import { type ErrorObject, httpError, JsonApiError } from './errors'
 import { parseId } from './ids'
 import type { RequestLimits } from './limits'
+import { CURSOR_PROFILE_ERRORS, profiledContentType } from './media-type'
+import { humanize, withArticle, words } from './messages'
 
 /** Relationship paths to include, as a tree: `books.book_collection` is books -> book_collection. */
 export type IncludeTree = ReadonlyMap<string, IncludeTree>
 
-/** Page-number pagination, or cursor pagination after or before a record's position. */
+/**
+ * Page-number pagination, the same window as an offset and a limit (`page[offset]`/`page[limit]`,
+ * as Orbit and others send it), or cursor pagination after or before a record's position.
+ */
 export type Page =
   | { readonly kind: 'number'; readonly number: number; readonly size: number }
+  | { readonly kind: 'offset'; readonly offset: number; readonly limit: number }
   | { readonly kind: 'cursor'; readonly size: number; readonly after?: CursorValues; readonly before?: CursorValues }
 
 /** The JSON:API query parameters of a fetch, checked against the resource descriptions. */
@@ -80,7 +86,10 @@ function parseInclude(
     for (const name of path.split('.')) {
       const relationship = Object.hasOwn(type.relationships, name) ? type.relationships[name] : undefined
       if (!relationship) {
-        throw invalid('include', `${type.type} has no relationship "${name}" (in include path "${path}")`)
+        throw invalid(
+          'include',
+          `${humanize(withArticle(words(type.singular)))} has no relationship "${name}" (in include path "${path}")`,
+        )
       }
       let next = level.get(name) as Map<string, Map<string, unknown>> | undefined
       if (!next) {
@@ -100,7 +109,10 @@ function parseFields(registry: ResourceRegistry, parameter: string, type: string
   const names = value === '' ? [] : value.split(',')
   for (const name of names) {
     if (!Object.hasOwn(resource.attributes, name) && !Object.hasOwn(resource.relationships, name)) {
-      throw invalid(parameter, `${type} has no attribute or relationship "${name}"`)
+      throw invalid(
+        parameter,
+        `${humanize(withArticle(words(resource.singular)))} has no attribute or relationship "${name}"`,
+      )
     }
   }
   return new Set(names)
@@ -114,7 +126,7 @@ function parseSort(resource: ResourceDescription, value: string): SortKey[] {
     if (field !== 'id' && !resource.sortable.includes(field)) {
       throw invalid(
         'sort',
-        `${resource.type} cannot be sorted by "${part}"; sort keys: id, ${resource.sortable.join(', ')}`,
+        `${humanize(resource.type)} cannot be sorted by "${part}"; sort keys: id, ${resource.sortable.join(', ')}`,
       )
     }
     if (keys.some((k) => k.field === field)) throw invalid('sort', `sort names "${field}" twice`)
@@ -142,7 +154,7 @@ function parseFilter(
   limits: FetchLimits,
 ): StoreFilter {
   const filter = Object.hasOwn(resource.filters, name) ? resource.filters[name] : undefined
-  if (!filter) throw invalid(parameter, `${resource.type} has no filter "${name}"`)
+  if (!filter) throw invalid(parameter, `${humanize(resource.type)} have no filter "${name}"`)
   if (filter.kind === 'attribute') return { kind: 'attribute', attribute: filter.attribute, value }
   if (filter.kind === 'search') {
     const words = searchWordCount(value)
@@ -173,11 +185,133 @@ function parseFilter(
   return { kind: 'relationship', relationship: filter.relationship, ids, orNone }
 }
 
-function parsePositive(parameter: string, value: string, max?: number): number {
+function parsePositive(parameter: string, value: string): number {
   const number = parseId(value)
   if (number === null) throw invalid(parameter, `${parameter} must be a positive integer (got "${value}")`)
-  if (max !== undefined && number > max) throw invalid(parameter, `${parameter} is at most ${max} (got ${number})`)
   return number
+}
+
+const wholeNumber = /^(0|[1-9][0-9]{0,15})$/
+
+/** `page[offset]`: how many records to skip, 0 or more. */
+function parseOffset(parameter: string, value: string): number {
+  const number = wholeNumber.test(value) ? Number(value) : Number.NaN
+  if (!Number.isSafeInteger(number)) {
+    throw invalid(parameter, `${parameter} must be a whole number, 0 or more (got "${value}")`)
+  }
+  return number
+}
+
+/**
+ * `page[size]` or `page[limit]`: a positive integer up to the maximum. Past it, a client that asked
+ * for the cursor pagination profile gets the profile's max-size-exceeded error for `page[size]`.
+ */
+function parseSize(parameter: string, value: string, limits: PageLimits, profile: string | null): number {
+  const size = parsePositive(parameter, value)
+  if (size <= limits.maxSize) return size
+  const detail = `${parameter} is at most ${limits.maxSize} (got ${size})`
+  if (!profile || parameter !== 'page[size]') throw invalid(parameter, detail)
+  throw profileError(profile, 'max-size-exceeded', {
+    detail,
+    source: { parameter },
+    meta: { page: { maxSize: limits.maxSize } },
+  })
+}
+
+/** A 400 the cursor pagination profile defines, with its `type` link, answered as the profile applied. */
+function profileError(
+  profile: string,
+  type: string,
+  error: Pick<ErrorObject, 'detail' | 'source' | 'meta'>,
+): JsonApiError {
+  const object: ErrorObject = {
+    status: '400',
+    title: 'Bad Request',
+    ...error,
+    links: { type: `${CURSOR_PROFILE_ERRORS}${type}` },
+  }
+  return new JsonApiError(400, [object], { 'content-type': profiledContentType(profile) })
+}
+
+/** The `page[...]` parameters of a request, numbers checked as they were read; cursors as given. */
+interface PageParameters {
+  number?: number
+  size?: number
+  offset?: number
+  limit?: number
+  after?: string
+  before?: string
+}
+
+/**
+ * Which page the parameters ask for. `page[number]`/`page[size]` and `page[offset]`/`page[limit]`
+ * are two spellings of one window (mixing them is a 400); `page[after]`/`page[before]` are cursor
+ * pages, sized by `page[size]`. With the cursor pagination profile, `page[size]` alone starts a
+ * cursor walk at the start of the list, as the profile has it.
+ */
+function parsePage(
+  resource: ResourceDescription,
+  sort: readonly SortKey[],
+  given: PageParameters,
+  limits: PageLimits,
+  profile: string | null,
+): Page | null {
+  const { number, size, offset, limit, after, before } = given
+  const offsetSpelling = offset !== undefined ? 'page[offset]' : limit !== undefined ? 'page[limit]' : null
+  const cursored = after !== undefined || before !== undefined
+  if (offsetSpelling && (number !== undefined || size !== undefined)) {
+    const other = number !== undefined ? 'page[number]' : 'page[size]'
+    throw invalid(
+      offsetSpelling,
+      `page[offset] and page[limit] spell page[number] and page[size] another way: use one spelling, not both (got ${offsetSpelling} and ${other})`,
+    )
+  }
+  if (offsetSpelling && cursored) {
+    throw invalid(
+      offsetSpelling,
+      `${offsetSpelling} cannot be combined with page[after] or page[before]; cursor pages take page[size]`,
+    )
+  }
+  if (offsetSpelling) return { kind: 'offset', offset: offset ?? 0, limit: limit ?? limits.defaultSize }
+  if (!cursored) {
+    if (number === undefined && size !== undefined && profile) return { kind: 'cursor', size, after: [] }
+    if (number === undefined && size === undefined) return null
+    return { kind: 'number', number: number ?? 1, size: size ?? limits.defaultSize }
+  }
+  if (number !== undefined) {
+    throw invalid('page[number]', 'page[number] cannot be combined with page[after] or page[before]')
+  }
+  if (after !== undefined && before !== undefined) {
+    const detail = 'Give page[after] or page[before], not both'
+    if (profile)
+      throw profileError(profile, 'range-pagination-not-supported', { detail, source: { parameter: 'page[before]' } })
+    throw invalid('page[before]', detail)
+  }
+  const position = (key: 'after' | 'before', cursor: string | undefined): CursorValues | undefined => {
+    // An empty cursor starts cursor paging at the start (after) or at the end (before) of the list.
+    if (cursor === undefined) return undefined
+    if (cursor === '') return []
+    const values = decodeCursor(resource.type, sort, cursor)
+    if (!values) {
+      throw invalid(
+        `page[${key}]`,
+        `page[${key}] is not a cursor of this list (with this sort); take cursors from its links or from meta.page.cursor of its records`,
+      )
+    }
+    return values
+  }
+  return {
+    kind: 'cursor',
+    size: size ?? limits.defaultSize,
+    after: position('after', after),
+    before: position('before', before),
+  }
+}
+
+/** What a fetch asks of its answer beyond the URL. */
+export interface FetchOptions {
+  /** The cursor pagination profile's URI, as the client's Accept named it: the profile applies to a page. */
+  readonly cursorProfile?: string | null
 }
 
 /**
@@ -191,6 +325,7 @@ export function parseFetchQuery(
   url: string,
   target: 'list' | 'record',
   limits: FetchLimits,
+  options: FetchOptions = {},
 ): FetchQuery {
   const at = url.indexOf('?')
   const query: {
@@ -200,9 +335,8 @@ export function parseFetchQuery(
     sorted: boolean
   } = { include: null, fields: new Map(), sort: [byId], sorted: false }
   const filters: StoreFilter[] = []
-  let pageNumber: number | undefined
-  let pageSize: number | undefined
-  const cursors: { after?: string; before?: string } = {}
+  const profile = options.cursorProfile ?? null
+  const pages: PageParameters = {}
   if (at === -1 || at === url.length - 1) return { ...query, filters, page: null }
 
   const seen = new Set<string>()
@@ -222,36 +356,14 @@ export function parseFetchQuery(
     else if (family === 'filter') filters.push(parseFilter(resource, name, key, value, limits))
     else if (Object.hasOwn(resource.plainFilters, name)) {
       filters.push(parseFilter(resource, name, resource.plainFilters[name] as string, value, limits))
-    } else if (family === 'page' && key === 'number') pageNumber = parsePositive(name, value)
-    else if (family === 'page' && key === 'size') pageSize = parsePositive(name, value, limits.maxSize)
-    else if (family === 'page' && (key === 'after' || key === 'before')) cursors[key] = value
+    } else if (family === 'page' && key === 'number') pages.number = parsePositive(name, value)
+    else if (family === 'page' && key === 'size') pages.size = parseSize(name, value, limits, profile)
+    else if (family === 'page' && key === 'offset') pages.offset = parseOffset(name, value)
+    else if (family === 'page' && key === 'limit') pages.limit = parseSize(name, value, limits, profile)
+    else if (family === 'page' && (key === 'after' || key === 'before')) pages[key] = value
     else throw invalid(name, `Unknown query parameter "${name}"`)
   }
-  const size = pageSize ?? limits.defaultSize
-  if (cursors.after !== undefined || cursors.before !== undefined) {
-    if (pageNumber !== undefined)
-      throw invalid('page[number]', 'page[number] cannot be combined with page[after] or page[before]')
-    if (cursors.after !== undefined && cursors.before !== undefined) {
-      throw invalid('page[before]', 'Give page[after] or page[before], not both')
-    }
-    const position = (key: 'after' | 'before'): CursorValues | undefined => {
-      const cursor = cursors[key]
-      // An empty cursor starts cursor paging at the start (after) or at the end (before) of the list.
-      if (cursor === undefined) return undefined
-      if (cursor === '') return []
-      const values = decodeCursor(resource.type, query.sort, cursor)
-      if (!values) {
-        throw invalid(
-          `page[${key}]`,
-          `page[${key}] is not a cursor of this list (with this sort); take cursors from its links`,
-        )
-      }
-      return values
-    }
-    return { ...query, filters, page: { kind: 'cursor', size, after: position('after'), before: position('before') } }
-  }
-  const paged = pageNumber !== undefined || pageSize !== undefined
-  return { ...query, filters, page: paged ? { kind: 'number', number: pageNumber ?? 1, size } : null }
+  return { ...query, filters, page: parsePage(resource, query.sort, pages, limits, profile) }
 }
 
 /** For requests that take no query parameters (writes, relationship linkage): any one is a 400. */

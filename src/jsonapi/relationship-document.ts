@@ -26,7 +26,7 @@ function linkageOf(body: unknown): Linkage | Linkage[] | null {
 /** 409 unless `type` names `target` (singular or plural). */
 export function checkIdentifierType(target: ResourceDescription, type: string, pointer: string): void {
   if (type !== target.type && type !== target.singular) {
-    throw httpError(409, `Type "${type}" does not match this relationship, which takes ${target.type}`, {
+    throw httpError(409, `Type "${type}" does not match this relationship, which takes "${target.type}"`, {
       pointer: `${pointer}/type`,
     })
   }

@@ -5,7 +5,7 @@ import type { ResourceRegistry } from '../resources/registry'
 import type { Id, RecordInput } from '../store/store'
 import { type FieldError, httpError } from './errors'
 import { parseId } from './ids'
-import { messages } from './messages'
+import { humanize, messages, withArticle, words } from './messages'
 import { visibleCharacter } from './visible-text'
 
 const identifier = t.Union([t.String(), t.Number()])
@@ -57,7 +57,7 @@ function envelopeError(body: unknown): never {
   throw httpError(400, `Invalid JSON:API document at ${path}: ${error?.message.toLowerCase()}`, { pointer: path })
 }
 
-function validateString(name: string, attribute: StringAttribute, value: unknown): string | null {
+export function validateString(name: string, attribute: StringAttribute, value: unknown): string | null {
   if (typeof value !== 'string') return messages.notAString(name)
   // A lone surrogate (from a \ud800 escape) is no character: stored, it would turn into U+FFFD.
   if (!value.isWellFormed()) return messages.notUnicode(name)
@@ -87,7 +87,7 @@ export function parseWriteDocument(
   const { data } = body
 
   if (!isTypeName(data.type, resource)) {
-    throw httpError(409, `Type "${data.type}" does not match this endpoint, which takes ${resource.type}`, {
+    throw httpError(409, `Type "${data.type}" does not match this endpoint, which takes "${resource.type}"`, {
       pointer: '/data/type',
     })
   }
@@ -124,7 +124,7 @@ export function parseWriteDocument(
     if (relationship.kind === 'to-many') {
       throw httpError(
         403,
-        `${resource.type} cannot set ${name} in this request: a book's author and collection are set on the book`,
+        `${humanize(withArticle(words(resource.singular)))}'s ${words(name)} cannot be set in this request: a book's author and collection are set on the book`,
         { pointer },
       )
     }
@@ -134,9 +134,13 @@ export function parseWriteDocument(
         pointer: `${pointer}/data`,
       })
     if (target !== null && !isTypeName(target.type, registry.get(relationship.target))) {
-      throw httpError(409, `Type "${target.type}" does not match ${name}, which takes ${relationship.target}`, {
-        pointer: `${pointer}/data/type`,
-      })
+      throw httpError(
+        409,
+        `Type "${target.type}" does not match relationships.${name}, which takes "${relationship.target}"`,
+        {
+          pointer: `${pointer}/data/type`,
+        },
+      )
     }
     references.set(name, target === null ? null : (parseId(target.id) ?? 'invalid'))
   }

@@ -28,6 +28,17 @@ function identifier(target: ResourceDescription) {
   return t.Object({ type: t.Literal(target.type), id: idString }, { additionalProperties: false })
 }
 
+/** A record in a page of a list: its item cursor, as the cursor pagination profile places it. */
+const itemMeta = t.Object(
+  {
+    page: t.Object(
+      { cursor: t.String({ description: 'page[after] or page[before] with this cursor pages on from this record' }) },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+)
+
 /**
  * A resource object as responses carry it. `written` (create and update answers): every attribute,
  * relationships as `meta.included = false`. `fetched` (GETs): sparse fieldsets may leave out any
@@ -62,6 +73,7 @@ export function resourceObjectSchema(
       type: t.Literal(resource.type),
       attributes: t.Object(attributes, { additionalProperties: false }),
       relationships: t.Object(relationships, { additionalProperties: false }),
+      ...(mode === 'fetched' ? { meta: t.Optional(itemMeta) } : {}),
     },
     { additionalProperties: false, title: mode === 'written' ? resource.title : `${resource.title} (fetched)` },
   )
@@ -90,9 +102,9 @@ const pageLinks = t.Object(
   {
     self: t.String(),
     first: t.String(),
-    prev: t.Optional(t.String()),
-    next: t.Optional(t.String()),
-    last: t.Optional(t.String({ description: 'Numbered pages only' })),
+    prev: t.Optional(t.Union([t.String(), t.Null()], { description: 'null only under the cursor pagination profile' })),
+    next: t.Optional(t.Union([t.String(), t.Null()], { description: 'null only under the cursor pagination profile' })),
+    last: t.Optional(t.String({ description: 'Numbered and offset pages only' })),
   },
   { additionalProperties: false },
 )
@@ -124,6 +136,8 @@ export const errorDocumentSchema = t.Object(
             header: t.Optional(t.String()),
           }),
         ),
+        meta: t.Optional(t.Object({}, { description: "The cursor pagination profile's page.maxSize" })),
+        links: t.Optional(t.Object({ type: t.Optional(t.String()) }, { description: 'The profile error type' })),
       }),
       {
         description: `At most ${limits.maxErrors} errors in full (by default); past that, one more error counts the rest.`,

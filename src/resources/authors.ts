@@ -4,7 +4,6 @@ import { nameAttribute, nameFilters } from './name-fields'
 export const authors = defineResource({
   type: 'authors',
   singular: 'author',
-  article: 'an',
   title: 'Author',
   table: 'authors',
   attributes: {

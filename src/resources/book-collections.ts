@@ -4,7 +4,6 @@ import { nameAttribute, nameFilters } from './name-fields'
 export const bookCollections = defineResource({
   type: 'book_collections',
   singular: 'book_collection',
-  article: 'a',
   title: 'Book collection',
   table: 'book_collections',
   attributes: {

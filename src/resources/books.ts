@@ -4,7 +4,6 @@ import { nameAttribute, nameFilters } from './name-fields'
 export const books = defineResource({
   type: 'books',
   singular: 'book',
-  article: 'a',
   title: 'Book',
   table: 'books',
   attributes: {

@@ -73,8 +73,6 @@ export interface ResourceDescription {
   readonly type: string
   /** Singular name, accepted as `data.type` in requests (`book_collection`). */
   readonly singular: string
-  /** The indefinite article of the singular name, for sentences: "an author", "a book". */
-  readonly article: 'a' | 'an'
   /** Human name for documentation (`Book collection`). */
   readonly title: string
   readonly table: string

@@ -1,10 +1,12 @@
-import { Database, type SQLQueryBindings, type Statement } from 'bun:sqlite'
+import { constants, Database, type SQLQueryBindings, type Statement } from 'bun:sqlite'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import { AtomicAbort, runAtomic, type SyncWriter } from './atomic'
+import { StoreUnavailableError } from './faults'
 import { sqliteFault, storeError } from './sqlite-faults'
+import { SqliteBookImport } from './sqlite-import'
 import { migrate, useWal } from './sqlite-migrate'
 import { type Migration, sqliteMigrations } from './sqlite-migrations'
 import { SqliteReader } from './sqlite-reader'
@@ -13,14 +15,19 @@ import { quote, type Row } from './sqlite-table'
 import type {
   AtomicOperation,
   AtomicOutcome,
+  BookImport,
   DeleteResult,
+  Expectation,
   Id,
+  ImportCounts,
   IncludePlan,
   ListQuery,
   Members,
+  NamedBook,
   RecordGraph,
   RecordInput,
   SearchOrder,
+  Stale,
   Store,
   StoredRecord,
   ToManyChange,
@@ -41,6 +48,10 @@ export interface SqliteOptions {
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000
 
+function latestVersion(migrations: readonly Migration[] = sqliteMigrations): number {
+  return migrations.at(-1)?.version ?? 0
+}
+
 interface PendingWrite {
   readonly work: () => unknown
   readonly resolve: (value: unknown) => void
@@ -58,14 +69,25 @@ export class SqliteStore implements Store {
   /** Writes waiting for the next group commit. */
   private pending: PendingWrite[] = []
   private commitScheduled = false
+  /** One import at a time: a dry run's temporary tables belong to the connection. */
+  private importing = false
   private readonly registry: ResourceRegistry
+  /** For version(): this store's commits so far, and what tells this opening from any other. */
+  private commits = 0
+  private readonly opening = Bun.randomUUIDv7()
+  /** Changes when another connection commits (SQLite's own counter); null on a read-only store. */
+  private readonly dataVersion: Statement<{ data_version: number }> | null
 
   private constructor(
     private readonly db: Database,
     /** Every read, on this connection: those of requests and those that writes make. */
     private readonly local: SqliteReader,
+    readOnly: boolean,
+    /** The version of the last migration this build knows: the schema is at it once open. */
+    private readonly schemaVersion: number,
   ) {
     this.registry = local.registry
+    this.dataVersion = readOnly ? null : db.prepare('PRAGMA data_version')
     // A write takes the write lock up front so that its reads and its writes see one state.
     this.beginWrite = db.prepare('BEGIN IMMEDIATE')
     this.commit = db.prepare('COMMIT')
@@ -98,7 +120,7 @@ export class SqliteStore implements Store {
         db.close()
         throw storeError(error)
       }
-      return new SqliteStore(db, new SqliteReader(db, registry))
+      return new SqliteStore(db, new SqliteReader(db, registry), true, latestVersion(options.migrations))
     }
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
     const db = new Database(path, { create: true, strict: true })
@@ -115,7 +137,18 @@ export class SqliteStore implements Store {
       db.close()
       throw error
     }
-    return new SqliteStore(db, new SqliteReader(db, registry))
+    return new SqliteStore(db, new SqliteReader(db, registry), false, latestVersion(options.migrations))
+  }
+
+  /**
+   * This opening, the commits it has made and SQLite's data_version (which counts the commits of
+   * other connections to the file, an operator's command say) together: none of them goes back,
+   * and a restart changes the first.
+   */
+  async version(): Promise<string | null> {
+    const dataVersion = this.dataVersion
+    if (!dataVersion) return null
+    return this.guard(() => `${this.opening}.${this.commits}.${dataVersion.get()?.data_version}`)
   }
 
   async list(resource: ResourceDescription, query: ListQuery): Promise<StoredRecord[]> {
@@ -187,22 +220,76 @@ export class SqliteStore implements Store {
     return this.write(() => this.createNow(resource, input))
   }
 
-  async update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null> {
-    return this.write(() => this.updateNow(resource, id, input))
+  update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null>
+  update(
+    resource: ResourceDescription,
+    id: Id,
+    input: RecordInput,
+    expect: Expectation<StoredRecord> | undefined,
+  ): Promise<WriteResult | null | Stale>
+  async update(
+    resource: ResourceDescription,
+    id: Id,
+    input: RecordInput,
+    expect?: Expectation<StoredRecord>,
+  ): Promise<WriteResult | null | Stale> {
+    return this.write(() => this.refused(resource, id, expect) ?? this.updateNow(resource, id, input))
   }
 
+  changeToMany(
+    resource: ResourceDescription,
+    id: Id,
+    relationship: string,
+    ids: readonly Id[],
+    change: ToManyChange,
+  ): Promise<ToManyResult>
+  changeToMany(
+    resource: ResourceDescription,
+    id: Id,
+    relationship: string,
+    ids: readonly Id[],
+    change: ToManyChange,
+    expect: Expectation<readonly Id[]> | undefined,
+  ): Promise<ToManyResult | Stale>
   async changeToMany(
     resource: ResourceDescription,
     id: Id,
     relationship: string,
     ids: readonly Id[],
     change: ToManyChange,
-  ): Promise<ToManyResult> {
-    return this.write(() => this.changeToManyNow(resource, id, relationship, ids, change))
+    expect?: Expectation<readonly Id[]>,
+  ): Promise<ToManyResult | Stale> {
+    return this.write(() => {
+      if (expect && this.local.exists(resource.type, id)) {
+        const members = this.local.members(resource.type, relationship, [id]).get(id) ?? []
+        if (!expect(members)) return 'stale'
+      }
+      return this.changeToManyNow(resource, id, relationship, ids, change)
+    })
   }
 
-  async delete(resource: ResourceDescription, id: Id): Promise<DeleteResult> {
-    return this.write(() => this.deleteNow(resource, id))
+  delete(resource: ResourceDescription, id: Id): Promise<DeleteResult>
+  delete(
+    resource: ResourceDescription,
+    id: Id,
+    expect: Expectation<StoredRecord> | undefined,
+  ): Promise<DeleteResult | Stale>
+  async delete(
+    resource: ResourceDescription,
+    id: Id,
+    expect?: Expectation<StoredRecord>,
+  ): Promise<DeleteResult | Stale> {
+    return this.write(() => this.refused(resource, id, expect) ?? this.deleteNow(resource, id))
+  }
+
+  /**
+   * 'stale' when the record exists and `expect` refuses its state, inside the write's transaction;
+   * otherwise undefined and the write goes on (a missing record is reported by the write itself).
+   */
+  private refused(resource: ResourceDescription, id: Id, expect?: Expectation<StoredRecord>): Stale | undefined {
+    if (!expect) return undefined
+    const current = this.local.find(resource.type, id)
+    return current && !expect(current) ? 'stale' : undefined
   }
 
   async atomic(operations: readonly AtomicOperation[]): Promise<AtomicOutcome> {
@@ -213,6 +300,24 @@ export class SqliteStore implements Store {
     } catch (error) {
       if (error instanceof AtomicAbort) return { ok: false, index: error.index, failure: error.failure }
       throw error
+    }
+  }
+
+  /**
+   * Each batch is one queued write: one transaction (BEGIN IMMEDIATE, waiting out busy_timeout for
+   * the service's writes) committed to disk before `add` resolves, so that an import stopped half-way
+   * keeps the batches it finished, and the service's own writes wait for one batch at most.
+   */
+  openImport(options: { readonly dryRun: boolean }): BookImport {
+    if (this.importing) throw new Error('an import is already in progress on this connection')
+    const importer = new SqliteBookImport(this.db, options.dryRun)
+    this.importing = true
+    return {
+      add: (batch: readonly NamedBook[]): Promise<ImportCounts> => this.write(() => importer.add(batch)),
+      close: async () => {
+        importer.close()
+        this.importing = false
+      },
     }
   }
 
@@ -308,10 +413,38 @@ export class SqliteStore implements Store {
     return { status: 'deleted' }
   }
 
+  async ready(): Promise<void> {
+    this.guard(() => {
+      // A file deleted or replaced under the open connection still answers reads (from the
+      // unlinked file, or the pages cached): only SQLite's own check of the path tells. A
+      // database in memory has no file, and leaves the flag at 0.
+      const moved = new Int32Array(2)
+      this.db.fileControl(constants.SQLITE_FCNTL_HAS_MOVED, moved)
+      if (moved[0] !== 0) {
+        throw new StoreUnavailableError(
+          'unavailable',
+          'SQLITE_FCNTL_HAS_MOVED',
+          'the database file was removed or replaced while the service runs',
+        )
+      }
+      const row = this.statement('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations').get() as {
+        version: number
+      }
+      if (row.version < this.schemaVersion) {
+        throw new StoreUnavailableError(
+          'unavailable',
+          'MIGRATIONS_PENDING',
+          `the schema is at version ${row.version}; this build needs ${this.schemaVersion}`,
+        )
+      }
+    })
+  }
+
   /** Commits what is pending and closes; with every statement finalized SQLite checkpoints the WAL into the file. */
   async close(): Promise<void> {
     if (this.pending.length > 0) this.commitPending()
     const prepared = [this.beginWrite, this.commit, this.rollback, ...Object.values(this.savepoint)]
+    if (this.dataVersion) prepared.push(this.dataVersion)
     for (const statement of prepared) statement.finalize()
     this.local.close()
     this.db.close(true)
@@ -357,6 +490,7 @@ export class SqliteStore implements Store {
         this.savepoint.release.run()
       }
       this.commit.run()
+      this.commits++
     } catch (error) {
       // The batch failed as a whole (disk full, I/O error): nothing of it is stored.
       this.undo()

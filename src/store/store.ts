@@ -97,6 +97,17 @@ export type DeleteResult =
 
 export type ToManyChange = 'add' | 'remove' | 'replace'
 
+/**
+ * What a conditional write (HTTP If-Match) expects of the current state of what it changes: the
+ * write goes ahead only if this returns true. The store calls it inside the write's own
+ * transaction, after reading the state there, so that of two writers expecting the same state
+ * only the first succeeds; a check made before the write could pass for both.
+ */
+export type Expectation<T> = (current: T) => boolean
+
+/** A conditional write found a state its Expectation refused: nothing was written. */
+export type Stale = 'stale'
+
 export type ToManyResult =
   | { readonly status: 'changed'; readonly members: readonly Id[] }
   /** No record has the owner's id. */
@@ -155,6 +166,31 @@ export type AtomicOutcome =
   | { readonly ok: true; readonly results: readonly AtomicResult[] }
   | { readonly ok: false; readonly index: number; readonly failure: AtomicFailure }
 
+/** A book as an import file gives it: its author and collection by name, not by id. */
+export interface NamedBook {
+  readonly title: string
+  readonly author: string
+  /** Null: in no collection. */
+  readonly collection: string | null
+}
+
+/** What an import added (or, in a dry run, would add). */
+export interface ImportCounts {
+  readonly books: number
+  /** Books left out because the catalogue (or an earlier line) already holds the same one. */
+  readonly present: number
+  readonly authors: number
+  readonly collections: number
+}
+
+/** An import in progress: batches of books added one after another, each in one transaction. */
+export interface BookImport {
+  /** Adds a batch in one transaction and resolves to what it added once that is committed. */
+  add(batch: readonly NamedBook[]): Promise<ImportCounts>
+  /** Ends the import (a dry run forgets what it would have added). */
+  close(): Promise<void>
+}
+
 /**
  * The one storage interface. Every backend implements it; nothing outside src/store knows which
  * database is in use. Each write runs in a single transaction.
@@ -196,7 +232,20 @@ export interface Store {
   create(resource: ResourceDescription, input: RecordInput): Promise<WriteResult>
   /** Null when no record has that id. */
   update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null>
+  /** The same, if `expect` accepts the record as it is before the change (a conditional write). */
+  update(
+    resource: ResourceDescription,
+    id: Id,
+    input: RecordInput,
+    expect: Expectation<StoredRecord> | undefined,
+  ): Promise<WriteResult | null | Stale>
   delete(resource: ResourceDescription, id: Id): Promise<DeleteResult>
+  /** The same, if `expect` accepts the record as it is (a conditional write). */
+  delete(
+    resource: ResourceDescription,
+    id: Id,
+    expect: Expectation<StoredRecord> | undefined,
+  ): Promise<DeleteResult | Stale>
   /** Runs the operations in order in one transaction: all of them are stored, or none. */
   atomic(operations: readonly AtomicOperation[]): Promise<AtomicOutcome>
   /**
@@ -211,5 +260,40 @@ export interface Store {
     ids: readonly Id[],
     change: ToManyChange,
   ): Promise<ToManyResult>
+  /** The same, if `expect` accepts the members (in id order) as they are before the change. */
+  changeToMany(
+    resource: ResourceDescription,
+    id: Id,
+    relationship: string,
+    ids: readonly Id[],
+    change: ToManyChange,
+    expect: Expectation<readonly Id[]> | undefined,
+  ): Promise<ToManyResult | Stale>
+  /**
+   * A token that changes whenever the stored data may have changed: after every write this store
+   * commits, and every commit another connection or process makes to the same database. Read
+   * before a read that is not one snapshot (a streamed list), it stands for what that read saw:
+   * while it stays the same, nothing has been written since, so the answer would be the same.
+   * Null where the store cannot tell (a read-only connection: a read worker's).
+   */
+  version(): Promise<string | null>
+  /**
+   * Resolves when the store can serve: the database answers a trivial read, is still the one it
+   * opened, and its schema is at the last migration this build knows. Rejects with a
+   * StoreUnavailableError saying why not. For the readiness probe (GET /ready): a load balancer
+   * asks it every few seconds, so it costs one small read and no more.
+   */
+  ready(): Promise<void>
+  /**
+   * Starts an import of books named by their author's and collection's names. Each author and
+   * collection is found by its exact name (the lowest id when several share it) or created. A book
+   * is the same as a stored one when its title, its author's name and its collection's name (or
+   * the absence of one) are all equal: such a book is counted as present and not added again, so
+   * that importing a file twice adds nothing the second time. A dry run checks the same way and
+   * counts what it would add, but stores nothing.
+   * On the Store, not built from create(): 100,000 books one write and three look-ups each would
+   * take minutes; each backend adds a batch in bulk in its own way.
+   */
+  openImport(options: { readonly dryRun: boolean }): BookImport
   close(): Promise<void>
 }

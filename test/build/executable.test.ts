@@ -62,6 +62,30 @@ describe('the compiled catalogue executable', () => {
     expect(child.stderr).toStartWith('catalogue: PORT')
   })
 
+  it('runs the operator commands: export of an empty database, import, export, backup (on its worker)', async () => {
+    const cwd = tempDir('catalogue-exe-cwd-')
+    const dataDir = tempDir('catalogue-exe-data-')
+    const env = { DATABASE_URL: `sqlite://${join(dataDir, 'x.db')}` }
+    // Importing an empty file makes the empty database.
+    const nothing = join(dataDir, 'nothing.jsonl')
+    await Bun.write(nothing, '')
+    const empty = spawnExecutable(['import', nothing], cwd, env)
+    expect(await empty.exitCode()).toBe(0)
+    const none = spawnExecutable(['export'], cwd, env)
+    expect({ code: await none.exitCode(), stdout: none.stdout }).toEqual({ code: 0, stdout: '' })
+    const file = join(dataDir, 'books.jsonl')
+    await Bun.write(file, '{"title":"Dune","author":"Frank Herbert","collection":null}\n')
+    const imported = spawnExecutable(['import', file], cwd, env)
+    expect(await imported.exitCode()).toBe(0)
+    const exported = spawnExecutable(['export'], cwd, env)
+    expect(await exported.exitCode()).toBe(0)
+    expect(exported.stdout).toBe('{"title":"Dune","author":"Frank Herbert","collection":null}\n')
+    const backup = spawnExecutable(['backup', join(dataDir, 'backup.db')], cwd, env)
+    expect(await backup.exitCode()).toBe(0)
+    expect(existsSync(join(dataDir, 'backup.db'))).toBe(true)
+    expect(readdirSync(cwd)).toEqual([])
+  })
+
   it('serves authors, collections and books from a different empty folder, then stops on SIGTERM with exit 0', async () => {
     const cwd = tempDir('catalogue-exe-cwd-')
     const dataDir = tempDir('catalogue-exe-data-')

@@ -225,7 +225,7 @@ describe('to-many relationship writes: at most MAX_RELATIONSHIP_IDS identifiers 
   it('takes 1000 identifiers: they are looked up (here none exists, so 404)', async () => {
     const answer = await changesNothing(t, () => t.post(collectionBooks(), { data: identifiers('books', 1000, 1001) }))
     expect(answer.status).toBe(404)
-    expect(answer.json.errors[0].detail).toStartWith('There is no books 1001, 1002,')
+    expect(answer.json.errors[0].detail).toStartWith('There are no books 1001, 1002,')
   })
 
   it('limits each to-many member list of an atomic request, pointing at its operation', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'bun:test'
 import { Elysia } from 'elysia'
-import { SPEC_PATH } from '../../src/http/openapi'
+import { SPEC_CONTENT_TYPE, SPEC_PATH } from '../../src/http/openapi'
 import { apiDocument, type DocumentedAccess } from '../../src/http/openapi-document'
 
 /** The document of a small app: a GET and a POST, and a GET whose detail names its own security. */
@@ -22,7 +22,7 @@ async function documentOf(access?: DocumentedAccess) {
     })
   const response = await app.handle(new Request(`http://localhost${SPEC_PATH}`))
   expect(response.status).toBe(200)
-  expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8')
+  expect(response.headers.get('content-type')).toBe(SPEC_CONTENT_TYPE)
   // biome-ignore lint/suspicious/noExplicitAny: the document is read as plain JSON
   const document: any = await response.json()
   return document

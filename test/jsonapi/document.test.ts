@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'bun:test'
+import { encodeCursor } from '../../src/jsonapi/cursor'
 import { resourceJson, resourceObject, unlinkedResource, unlinkedResourceJson } from '../../src/jsonapi/document'
 import type { ResourceDescription } from '../../src/resources/description'
 import { resources } from '../../src/resources/registry'
@@ -15,6 +16,16 @@ describe('unlinkedResourceJson', () => {
         expect(JSON.parse(json).attributes.name).toBe(name)
       }
     })
+
+    it(`writes exactly the JSON of unlinkedResource for ${resource.type} with an item cursor, last`, () => {
+      const record = { id: 7, attributes: { name: 'Plain' }, toOne: { author: 3, book_collection: null } }
+      const cursor = encodeCursor(resource.type, [{ field: 'name', descending: true }], ['Plain'])
+      const json = unlinkedResourceJson(resource, record, cursor)
+      expect(json).toBe(JSON.stringify(unlinkedResource(resource, record, cursor)))
+      expect(json).toBe(
+        `${unlinkedResourceJson(resource, record).slice(0, -1)},"meta":{"page":{"cursor":"${cursor}"}}}`,
+      )
+    })
   }
 })
 
@@ -28,7 +39,10 @@ describe('resourceJson', () => {
     return { linkage: (type, id, name) => linkages[`${type}:${id}:${name}`], included: [] }
   }
 
-  /** resourceJson's text, after checking that it is exactly JSON.stringify(resourceObject(...)). */
+  /**
+   * resourceJson's text, after checking that it is exactly JSON.stringify(resourceObject(...)),
+   * and so is the same record with an item cursor, which only adds `meta` at the end.
+   */
   function rendered(
     resource: ResourceDescription,
     record: StoredRecord,
@@ -38,6 +52,10 @@ describe('resourceJson', () => {
     const context = { registry: resources, graph: graphOf(linkages), fields }
     const json = resourceJson(context, resource, record)
     expect(json).toBe(JSON.stringify(resourceObject(context, resource, record)))
+    const cursor = encodeCursor(resource.type, [{ field: 'id', descending: false }], [record.id])
+    const paged = resourceJson(context, resource, record, cursor)
+    expect(paged).toBe(JSON.stringify(resourceObject(context, resource, record, cursor)))
+    expect(paged).toBe(`${json.slice(0, -1)},"meta":{"page":{"cursor":"${cursor}"}}}`)
     return json
   }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'bun:test'
 import { JsonApiError } from '../../src/jsonapi/errors'
-import { checkAccept, checkContentType } from '../../src/jsonapi/media-type'
+import { checkAccept, checkContentType, requestedCursorProfile } from '../../src/jsonapi/media-type'
 
 const ATOMIC = 'https://jsonapi.org/ext/atomic'
 
@@ -114,5 +114,44 @@ describe('checkAccept', () => {
     expect(error?.errors).toEqual([
       { status: '406', title: 'Not Acceptable', detail: expect.stringMatching(/\S/), source: { header: 'Accept' } },
     ])
+  })
+})
+
+describe('requestedCursorProfile', () => {
+  const profile = 'https://jsonapi.org/profiles/ethanresnick/cursor-pagination'
+  it.each([
+    ['the profile', `application/vnd.api+json; profile="${profile}"`, profile],
+    [
+      'the profile as it names itself, http with a final slash',
+      `application/vnd.api+json; profile="http://jsonapi.org/profiles/ethanresnick/cursor-pagination/"`,
+      'http://jsonapi.org/profiles/ethanresnick/cursor-pagination/',
+    ],
+    [
+      'the profile among others',
+      `application/vnd.api+json; profile="https://example.com/a ${profile}/"`,
+      `${profile}/`,
+    ],
+    [
+      'the profile in a second media range',
+      `application/json, application/vnd.api+json;profile="${profile}";q=0.9`,
+      profile,
+    ],
+    ['the profile beside an extension', `application/vnd.api+json; ext="${ATOMIC}"; profile="${profile}"`, profile],
+  ])('finds %s', (_, header, uri) => {
+    expect(requestedCursorProfile(header)).toBe(uri)
+  })
+
+  it.each([
+    ['no Accept', null],
+    ['plain JSON:API', 'application/vnd.api+json'],
+    ['another profile', 'application/vnd.api+json; profile="https://example.com/cursor-pagination"'],
+    ['the profile on another media type', `application/json; profile="${profile}"`],
+    ['the profile refused with q=0', `application/vnd.api+json; profile="${profile}"; q=0, application/vnd.api+json`],
+    [
+      'the profile as a path of another site',
+      `application/vnd.api+json; profile="https://example.com/profiles/ethanresnick/cursor-pagination"`,
+    ],
+  ])('finds nothing in %s', (_, header) => {
+    expect(requestedCursorProfile(header)).toBeNull()
   })
 })

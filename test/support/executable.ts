@@ -27,7 +27,8 @@ async function build(): Promise<BuiltExecutable> {
   process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
   const path = join(dir, 'catalogue')
   const started = performance.now()
-  const proc = Bun.spawn(['bun', 'build', '--compile', 'src/cli.ts', 'src/http/read-worker.ts', '--outfile', path], {
+  const entries = ['src/cli.ts', 'src/http/read-worker.ts', 'src/store/sqlite-backup-worker.ts']
+  const proc = Bun.spawn(['bun', 'build', '--compile', ...entries, '--outfile', path], {
     cwd: REPO,
     env: childEnv({}),
     stdin: 'ignore',

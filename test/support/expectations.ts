@@ -46,13 +46,17 @@ export function expectErrorResponse(answer: Answer, status: number): void {
 
 const titles: Readonly<Record<number, string>> = {
   400: 'Bad Request',
+  401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',
   406: 'Not Acceptable',
   409: 'Conflict',
+  412: 'Precondition Failed',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
+  428: 'Precondition Required',
+  429: 'Too Many Requests',
 }
 
 /**

@@ -1,0 +1,86 @@
+import { existsSync, realpathSync, rmSync, statSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { storeSettingsHelp } from '../config'
+import { backupSqlite } from '../store/sqlite-backup'
+import { parseCommandArguments } from './arguments'
+import { type Command, UsageError } from './command'
+import { commitFile, partialFileFor } from './output-file'
+import { formatBytes, Progress, say } from './progress'
+
+const help = `catalogue backup: copy the database while the service runs
+
+Usage: catalogue backup [options] FILE
+
+Writes a consistent copy of the database that DATABASE_URL names to FILE: the database as it was
+at one moment, every write committed before the backup began included. The service need not
+stop: its reads and writes go on while the copy is made. The copy is a compact SQLite file,
+checked (PRAGMA quick_check) before it gets its name; it is not FILE until it is whole and on
+disk. To restore, stop the service and put the copy in the database's place (and remove the old
+file's -wal and -shm files), or point DATABASE_URL at it.
+
+Only sqlite:// databases: for other databases, use their own backup tools.
+
+Options:
+  --force                   replace FILE if it exists
+${storeSettingsHelp}
+  --help                    print this text and exit
+
+Exit status: 0 copied, 1 the copy failed (nothing was left at FILE), 2 bad arguments.
+`
+
+/** The same file, through whatever links: a backup over its own database would destroy it. */
+function sameFile(a: string, b: string): boolean {
+  if (!existsSync(a) || !existsSync(b)) return resolve(a) === resolve(b)
+  return realpathSync(a) === realpathSync(b)
+}
+
+async function runBackup(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
+  const started = performance.now()
+  const {
+    values,
+    positionals,
+    store: settings,
+  } = parseCommandArguments('backup', argv, env, { force: { type: 'boolean' } }, 1)
+  const file = positionals[0]
+  if (file === undefined) throw new UsageError('needs the FILE to write the copy to (see catalogue backup --help)')
+  const { database, databaseUrl } = settings
+  if (database.kind !== 'sqlite') {
+    throw new UsageError(
+      `backup supports sqlite:// databases only (DATABASE_URL is ${database.kind}://...): use the database's own backup tools`,
+    )
+  }
+  if (database.path === ':memory:') {
+    throw new UsageError('sqlite://:memory: lives inside one process only: there is no file to back up')
+  }
+  if (!existsSync(database.path) || !statSync(database.path).isFile()) {
+    throw new UsageError(`there is no database at ${databaseUrl}`)
+  }
+  if (sameFile(file, database.path)) throw new UsageError(`${file} is the database itself`)
+  const partial = partialFileFor(file, values.force === true)
+
+  const progress = new Progress('backing up', 0, (done, total) => `${formatBytes(done)} / ${formatBytes(total)}`)
+  try {
+    await backupSqlite(database.path, partial, {
+      busyTimeoutMs: settings.busyTimeoutMs,
+      progress: (written, expected) => progress.update(written, expected),
+    })
+    commitFile(partial, file)
+  } catch (error) {
+    rmSync(partial, { force: true })
+    progress.finish()
+    say(`catalogue backup: cannot copy ${databaseUrl}: ${(error as Error).message}`)
+    return 1
+  }
+  progress.finish()
+  const bytes = statSync(file).size
+  const seconds = ((performance.now() - started) / 1000).toFixed(1)
+  say(`backed up ${databaseUrl} to ${file} (${formatBytes(bytes)}) in ${seconds} s`)
+  return 0
+}
+
+export const backupCommand: Command = {
+  name: 'backup',
+  summary: 'copy the database to a file while the service runs',
+  help,
+  run: runBackup,
+}

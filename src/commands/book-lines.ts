@@ -1,0 +1,52 @@
+import { validateString } from '../jsonapi/request-document'
+import { authors } from '../resources/authors'
+import { bookCollections } from '../resources/book-collections'
+import { books } from '../resources/books'
+import type { NamedBook } from '../store/store'
+import { printable } from './progress'
+
+/** The fields of a line, in the order of the CSV header; the members of a JSON line. */
+export const BOOK_FIELDS = ['title', 'author', 'collection'] as const
+
+/**
+ * A book of an import line, or why the line is bad. The names pass the rules the API applies to
+ * the same names, with the same words: a title is a book's name, an author's and a collection's
+ * name theirs. An empty collection ('' or null; absent in JSON) means none.
+ */
+export function namedBook(title: unknown, author: unknown, collection: unknown): NamedBook | string {
+  const wrong =
+    validateString('title', books.attributes.name, title === undefined ? '' : title) ??
+    validateString('author', authors.attributes.name, author === undefined ? '' : author)
+  if (wrong) return wrong
+  if (collection === undefined || collection === null || collection === '') {
+    return { title: title as string, author: author as string, collection: null }
+  }
+  const wrongCollection = validateString('collection', bookCollections.attributes.name, collection)
+  if (wrongCollection) return wrongCollection
+  return { title: title as string, author: author as string, collection: collection as string }
+}
+
+/** A book from the fields of a CSV record (after the header). */
+export function bookFromCsv(fields: readonly string[]): NamedBook | string {
+  if (fields.length !== BOOK_FIELDS.length) {
+    return `${fields.length} field${fields.length === 1 ? '' : 's'} where the header has ${BOOK_FIELDS.length} (${BOOK_FIELDS.join(',')})`
+  }
+  return namedBook(fields[0], fields[1], fields[2])
+}
+
+/** A book from a JSON line: an object with title, author and, optionally, collection. */
+export function bookFromJson(text: string): NamedBook | string {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    return `not valid JSON (${printable((error as Error).message)})`
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return 'not a JSON object such as {"title": "...", "author": "...", "collection": null}'
+  }
+  const record = value as Record<string, unknown>
+  const unknown = Object.keys(record).find((key) => !(BOOK_FIELDS as readonly string[]).includes(key))
+  if (unknown !== undefined) return `unknown member "${printable(unknown)}" (a line has ${BOOK_FIELDS.join(', ')})`
+  return namedBook(record.title, record.author, record.collection)
+}

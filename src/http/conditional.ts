@@ -1,0 +1,130 @@
+import { httpError, type JsonApiError } from '../jsonapi/errors'
+import { humanize } from '../jsonapi/messages'
+import type { ResourceDescription } from '../resources/description'
+import type { Expectation, Id, Store, StoredRecord } from '../store/store'
+import { codingSuffix, negotiateCoding } from './compression'
+import { type EntityTag, linkageState, parseTags, recordState, stateOf, versionTag, weaklyMatches } from './etag'
+import { addVary, notModified, READ_CACHE_CONTROL, type ResponseSettings } from './responses'
+
+/**
+ * The preconditions of a write (RFC 9110 §13.1.1-2), compared with the stored state of what it
+ * changes inside the write's own transaction: of two clients writing with the same tag, the first
+ * changes the record and the second finds its state changed. `If-Match` holds when one of its
+ * strong tags carries the current state (see etag.ts), or is `*`; `If-None-Match` holds when none
+ * of its tags does, and `*` never holds for a record that exists.
+ */
+export class WritePreconditions {
+  /** Which header refused the write, once one has. */
+  refusedBy: 'If-Match' | 'If-None-Match' | undefined
+
+  private constructor(
+    private readonly match: '*' | readonly EntityTag[] | null,
+    private readonly noneMatch: '*' | readonly EntityTag[] | null,
+  ) {}
+
+  /**
+   * The request's preconditions; undefined without any. `required` (REQUIRE_IF_MATCH) refuses a
+   * write without If-Match with 428 before anything is read.
+   */
+  static of(headers: Headers, required: boolean): WritePreconditions | undefined {
+    const match = headers.get('if-match')
+    const noneMatch = headers.get('if-none-match')
+    if (match === null && required) throw ifMatchRequired()
+    if (match === null && noneMatch === null) return undefined
+    return new WritePreconditions(
+      match === null ? null : parseTags(match),
+      noneMatch === null ? null : parseTags(noneMatch),
+    )
+  }
+
+  /** For a write to a record or to one of its to-one relationships: the record's stored state. */
+  forRecord(resource: ResourceDescription): Expectation<StoredRecord> {
+    return (current) => this.allows(recordState(resource, current))
+  }
+
+  /** For a write to a to-many relationship: its current members. */
+  forMembers(): Expectation<readonly Id[]> {
+    return (members) => this.allows(linkageState(members))
+  }
+
+  private allows(state: string): boolean {
+    const { match, noneMatch } = this
+    if (match !== null && match !== '*' && !match.some((tag) => stateOf(tag) === state)) {
+      this.refusedBy = 'If-Match'
+      return false
+    }
+    // Weak comparison: any tag of ours for this state, weak or strong.
+    if (noneMatch === '*' || noneMatch?.some((tag) => tag.opaque.startsWith(`${state}.`))) {
+      this.refusedBy = 'If-None-Match'
+      return false
+    }
+    return true
+  }
+}
+
+/**
+ * The 412 for a write that preconditions refused (`refusedBy`, see WritePreconditions); `what`
+ * names what changed ("Book 1", "The books of author 1").
+ */
+export function preconditionFailed(
+  refusedBy: WritePreconditions['refusedBy'],
+  what: string,
+  noun: 'it' | 'them',
+): JsonApiError {
+  if (refusedBy === 'If-None-Match') {
+    return httpError(
+      412,
+      `${what} matches If-None-Match, so nothing was written (If-None-Match: * refuses any write to a record that exists)`,
+      { header: 'If-None-Match' },
+    )
+  }
+  const have = noun === 'it' ? 'has' : 'have'
+  return httpError(
+    412,
+    `${what} ${have} changed since the ETag in If-Match was taken, so nothing was written; GET ${noun} again and retry with the new ETag`,
+    { header: 'If-Match' },
+  )
+}
+
+/** "Book 1": the record a 412 is about. */
+export function recordName(resource: ResourceDescription, id: Id): string {
+  return `${humanize(resource.singular)} ${id}`
+}
+
+function ifMatchRequired(): JsonApiError {
+  return httpError(
+    428,
+    'This service requires If-Match on PATCH, PUT and DELETE: send the ETag of your last GET of this record or relationship (or * to write whatever is stored)',
+    { header: 'If-Match' },
+  )
+}
+
+/** Whether an If-None-Match value holds a weak tag, which may be a streamed answer's. */
+export function holdsWeakTag(ifNoneMatch: string | null): ifNoneMatch is string {
+  return ifNoneMatch?.includes('W/') === true
+}
+
+/**
+ * A 304 before anything is read, for a GET or HEAD whose If-None-Match (`header`) holds the weak
+ * tag of a streamed answer (see etag.ts) made at the store's current version: nothing has been
+ * written since, so the answer would be the same. It costs one small read (the version), and only
+ * for requests that send a weak tag.
+ */
+export async function unchangedSinceStreamed(
+  store: Store,
+  request: Request,
+  header: string,
+  set: ResponseSettings,
+): Promise<boolean> {
+  const version = await store.version()
+  if (version === null) return false
+  // A streamed answer is always long enough to be compressed, when the client accepts it.
+  const suffix = codingSuffix(negotiateCoding(request.headers.get('accept-encoding')))
+  const tag = versionTag(version, request.url, suffix)
+  if (!weaklyMatches(parseTags(header), tag)) return false
+  set.headers.etag = tag
+  set.headers['cache-control'] = READ_CACHE_CONTROL
+  addVary(set.headers, 'Accept-Encoding')
+  notModified(set)
+  return true
+}

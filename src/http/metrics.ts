@@ -1,0 +1,258 @@
+import { Elysia } from 'elysia'
+import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from 'prom-client'
+import type { StoreOperation } from '../store/timed-store'
+
+export const METRICS_PATH = '/metrics'
+
+/** The route label of a request no route matched (a 404, a 405, a 406 refused before routing). */
+export const UNMATCHED_ROUTE = 'unmatched'
+/** The method label of any method outside the usual ones. */
+export const OTHER_METHOD = 'other'
+const knownMethods: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
+
+/** From half a millisecond, where a GET of one record lies, to ten seconds, a very long list. */
+const requestBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+/** What the database time is counted by: a store call, or a round trip to a read worker. */
+type DatabaseOperation = StoreOperation | 'read_worker'
+const databaseOperations: readonly DatabaseOperation[] = [
+  'list',
+  'page',
+  'matchingIds',
+  'stream',
+  'find',
+  'findMany',
+  'members',
+  'findWithRelated',
+  'missingReferences',
+  'create',
+  'update',
+  'delete',
+  'atomic',
+  'changeToMany',
+  'read_worker',
+] satisfies readonly (StoreOperation | 'read_worker')[]
+
+/**
+ * prom-client's default metrics that mean something under Bun (checked on 1.4): process CPU,
+ * memory and file descriptors, the heap, and the event-loop lag, which Bun measures with
+ * perf_hooks' monitorEventLoopDelay as Node does. Left out: the active handles, resources and
+ * requests (Bun reports none), the V8 heap spaces (JavaScriptCore has none: all but one read 0),
+ * the GC durations (Bun emits no gc performance entries) and nodejs_version_info (it would name
+ * the Node version Bun emulates; catalogue_build_info names Bun's).
+ */
+const keptDefaults = [
+  'process_cpu_user_seconds_total',
+  'process_cpu_system_seconds_total',
+  'process_cpu_seconds_total',
+  'process_start_time_seconds',
+  'process_resident_memory_bytes',
+  'process_virtual_memory_bytes',
+  'process_heap_bytes',
+  'process_open_fds',
+  'process_max_fds',
+  'nodejs_eventloop_lag_seconds',
+  'nodejs_eventloop_lag_min_seconds',
+  'nodejs_eventloop_lag_max_seconds',
+  'nodejs_eventloop_lag_mean_seconds',
+  'nodejs_eventloop_lag_stddev_seconds',
+  'nodejs_eventloop_lag_p50_seconds',
+  'nodejs_eventloop_lag_p90_seconds',
+  'nodejs_eventloop_lag_p99_seconds',
+  'nodejs_heap_size_total_bytes',
+  'nodejs_heap_size_used_bytes',
+  'nodejs_external_memory_bytes',
+]
+
+let processRegistry: Registry | undefined
+
+/**
+ * The metrics of the process, shared by every app in it: once per process, since each collection
+ * of the defaults starts an event-loop monitor of its own that is never stopped.
+ */
+function processMetrics(): Registry {
+  if (processRegistry) return processRegistry
+  const all = new Registry()
+  collectDefaultMetrics({ register: all })
+  const kept = new Registry()
+  for (const name of keptDefaults) {
+    const metric = all.getSingleMetric(name)
+    if (metric) kept.registerMetric(metric as Metric)
+  }
+  processRegistry = kept
+  return kept
+}
+
+type RequestLabels = 'method' | 'route' | 'status'
+
+/**
+ * Calls `finished` once `stream` has been read to its end, has failed, or was cancelled (the
+ * client went away), and passes everything else through as it is.
+ */
+function onceFinished(stream: ReadableStream<Uint8Array>, finished: () => void): ReadableStream<Uint8Array> {
+  const reader = stream.getReader()
+  let open = true
+  const finish = () => {
+    if (!open) return
+    open = false
+    finished()
+  }
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read()
+        if (!done) return controller.enqueue(value)
+        finish()
+        controller.close()
+      } catch (error) {
+        finish()
+        controller.error(error)
+      }
+    },
+    cancel(reason) {
+      finish()
+      return reader.cancel(reason)
+    },
+  })
+}
+
+/**
+ * The service's metrics in the Prometheus text format: requests by method, route template and
+ * status, their latency, the requests in flight and the time spent in the database. Labels are
+ * bounded: a route is the template it matched (`/api/v1/books/:id`), never the path a client sent.
+ */
+export class ServiceMetrics {
+  private readonly registry = new Registry()
+  private readonly latency: Histogram<RequestLabels>
+  /**
+   * Database time, summed here and handed to prom-client only when scraped: a store call (some
+   * microseconds for a read of one record) then costs two additions, not a labelled observation.
+   */
+  private readonly database = new Map<DatabaseOperation, { seconds: number; calls: number }>(
+    databaseOperations.map((operation) => [operation, { seconds: 0, calls: 0 }]),
+  )
+  /** Requests whose answer has not yet been sent whole. */
+  private inFlight = 0
+  /** When each request began; left out once a streamed answer takes over its timing. */
+  private readonly started = new WeakMap<Request, number>()
+
+  constructor(version: string) {
+    const registers = [this.registry]
+    this.latency = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Requests by method, route template and status (_count), and the time from each to its answer sent whole (a streamed answer: until it ended or was cancelled)',
+      labelNames: ['method', 'route', 'status'],
+      buckets: requestBuckets,
+      registers,
+    })
+    const inFlight = () => this.inFlight
+    new Gauge({
+      name: 'http_requests_in_flight',
+      help: 'Requests begun whose answer has not been sent whole',
+      registers,
+      collect() {
+        this.set(inFlight())
+      },
+    })
+    const database = this.database
+    const summed = (name: string, help: string, of: 'seconds' | 'calls') =>
+      new Counter({
+        name,
+        help,
+        labelNames: ['operation'],
+        registers,
+        collect() {
+          this.reset()
+          for (const [operation, totals] of database) if (totals.calls > 0) this.inc({ operation }, totals[of])
+        },
+      })
+    summed(
+      'catalogue_database_seconds_total',
+      'Time spent in store calls, by operation (a stream: its batches), and in round trips to the read workers (read_worker)',
+      'seconds',
+    )
+    summed('catalogue_database_calls_total', 'Store calls and round trips to the read workers, by operation', 'calls')
+    new Gauge({
+      name: 'catalogue_build_info',
+      help: 'The version of the service and of Bun; always 1',
+      labelNames: ['version', 'bun'],
+      registers,
+    }).set({ version, bun: Bun.version }, 1)
+    processMetrics()
+  }
+
+  /** For TimedStore. */
+  readonly storeCall = (operation: StoreOperation, seconds: number): void => {
+    this.addDatabaseTime(operation, seconds)
+  }
+
+  /** For ReadPool: the round trips to the read workers. */
+  readonly workerRoundTrip = (seconds: number): void => {
+    this.addDatabaseTime('read_worker', seconds)
+  }
+
+  private addDatabaseTime(operation: DatabaseOperation, seconds: number): void {
+    const totals = this.database.get(operation)
+    if (!totals) return
+    totals.seconds += seconds
+    totals.calls++
+  }
+
+  /** Everything, as Prometheus scrapes it. */
+  async text(): Promise<{ contentType: string; body: string }> {
+    const merged = Registry.merge([this.registry, processMetrics()])
+    return { contentType: merged.contentType, body: await merged.metrics() }
+  }
+
+  /** GET /metrics, hidden from the OpenAPI document: it is not part of the API. */
+  routes() {
+    return new Elysia().get(
+      METRICS_PATH,
+      async ({ set }) => {
+        const { contentType, body } = await this.text()
+        set.headers['content-type'] = contentType
+        return body
+      },
+      { detail: { hide: true } },
+    )
+  }
+
+  private record(request: Request, route: string | undefined, status: number, start: number): void {
+    this.inFlight--
+    const labels = {
+      method: knownMethods.has(request.method) ? request.method : OTHER_METHOD,
+      // The router gives the template it matched; a request that matched none has no route.
+      route: route || UNMATCHED_ROUTE,
+      status: String(status),
+    }
+    this.latency.observe(labels, (performance.now() - start) / 1000)
+  }
+
+  /**
+   * The hooks that count every request. Before the error handler, so that a streamed body is
+   * wrapped here first: the error handler turns it into a Response, and Elysia's after-response
+   * hook runs as soon as the headers are out, long before a streamed body has ended.
+   */
+  plugin() {
+    return new Elysia()
+      .onRequest(({ request }) => {
+        this.inFlight++
+        this.started.set(request, performance.now())
+      })
+      .onAfterHandle({ as: 'global' }, ({ request, route, set, responseValue }) => {
+        if (!(responseValue instanceof ReadableStream)) return
+        const start = this.started.get(request)
+        if (start === undefined) return
+        this.started.delete(request)
+        const status = Number(set.status ?? 200)
+        return onceFinished(responseValue as ReadableStream<Uint8Array>, () =>
+          this.record(request, route, status, start),
+        )
+      })
+      .onAfterResponse({ as: 'global' }, ({ request, route, set, responseValue }) => {
+        const start = this.started.get(request)
+        if (start === undefined) return
+        const status = responseValue instanceof Response ? responseValue.status : Number(set.status ?? 200)
+        this.record(request, route, status, start)
+      })
+  }
+}

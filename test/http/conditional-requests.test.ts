@@ -1,0 +1,503 @@
+import { Database } from 'bun:sqlite'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
+import { createApp } from '../../src/http/app'
+import { createLogger } from '../../src/logger'
+import { resources } from '../../src/resources/registry'
+import { SqliteStore } from '../../src/store/sqlite'
+import type { Store } from '../../src/store/store'
+import { insertCatalogue } from '../support/bulk'
+import { changesNothing, expectOneError, expectRecordNotFound } from '../support/expectations'
+import { type Library, seedLibrary } from '../support/fixtures'
+import { type Answer, JSON_API, openTestApp, type TestApp } from '../support/harness'
+
+// ETags, If-None-Match and If-Match (RFC 9110 §8.8.3, §13), as docs/caching.md describes them.
+
+const ATOMIC = 'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"'
+
+/** `"..."`, not `W/"..."`. */
+const STRONG = /^"[^"]+"$/
+const WEAK = /^W\/"[^"]+"$/
+
+function etagOf(answer: Answer): string {
+  const tag = answer.headers.get('etag')
+  if (tag === null) throw new Error(`no ETag on a ${answer.status} answer: ${answer.text}`)
+  return tag
+}
+
+function renameBook(t: TestApp, id: string, name: string, headers: Record<string, string> = {}, method = 'PATCH') {
+  return t.request(method, `/api/v1/books/${id}`, {
+    body: { data: { type: 'books', id, attributes: { name } } },
+    headers,
+  })
+}
+
+function expectNotModified(answer: Answer, tag: string): void {
+  expect(answer.status).toBe(304)
+  expect(answer.text).toBe('')
+  expect(answer.headers.get('etag')).toBe(tag)
+  expect(answer.headers.get('cache-control')).toBe('no-cache')
+  expect(answer.headers.get('content-type')).toBeNull()
+}
+
+let t: TestApp
+let lib: Library
+beforeEach(async () => {
+  t = openTestApp()
+  lib = await seedLibrary(t)
+})
+afterEach(() => t.close())
+
+describe('GET /api/v1/books/:id', () => {
+  it('answers with a strong ETag, the same for the same bytes', async () => {
+    const first = await t.get(`/api/v1/books/${lib.bookId}`)
+    const second = await t.get(`/api/v1/books/${lib.bookId}`)
+    expect(first.status).toBe(200)
+    expect(etagOf(first)).toMatch(STRONG)
+    expect(second.text).toBe(first.text)
+    expect(etagOf(second)).toBe(etagOf(first))
+  })
+
+  it('answers with another ETag once the book has changed', async () => {
+    const before = await t.get(`/api/v1/books/${lib.bookId}`)
+    expect((await renameBook(t, lib.bookId, 'Changed')).status).toBe(200)
+    const after = await t.get(`/api/v1/books/${lib.bookId}`)
+    expect(after.json.data.attributes.name).toBe('Changed')
+    expect(etagOf(after)).not.toBe(etagOf(before))
+  })
+
+  it('gives each representation of the book its own ETag (fields, include)', async () => {
+    const tags = new Set<string>()
+    for (const query of ['', '?fields[books]=name', '?include=author', '?include=book_collection']) {
+      tags.add(etagOf(await t.get(`/api/v1/books/${lib.bookId}${query}`)))
+    }
+    expect(tags.size).toBe(4)
+  })
+
+  it('says no-cache, so that a cache checks the ETag before each use', async () => {
+    expect((await t.get(`/api/v1/books/${lib.bookId}`)).headers.get('cache-control')).toBe('no-cache')
+  })
+
+  it('answers 304 with the ETag and no body to a matching If-None-Match', async () => {
+    const tag = etagOf(await t.get(`/api/v1/books/${lib.bookId}`))
+    expectNotModified(await t.get(`/api/v1/books/${lib.bookId}`, { 'if-none-match': tag }), tag)
+  })
+
+  it('answers 304 to If-None-Match: *, to a list of tags holding the ETag, and to its weak form', async () => {
+    const path = `/api/v1/books/${lib.bookId}`
+    const tag = etagOf(await t.get(path))
+    expectNotModified(await t.get(path, { 'if-none-match': '*' }), tag)
+    expectNotModified(await t.get(path, { 'if-none-match': `"other", ${tag} , "more"` }), tag)
+    expectNotModified(await t.get(path, { 'if-none-match': `W/${tag}` }), tag)
+  })
+
+  it('answers 200 to the ETag of an earlier state', async () => {
+    const path = `/api/v1/books/${lib.bookId}`
+    const old = etagOf(await t.get(path))
+    await renameBook(t, lib.bookId, 'Changed')
+    const answer = await t.get(path, { 'if-none-match': old })
+    expect(answer.status).toBe(200)
+    expect(answer.json.data.attributes.name).toBe('Changed')
+  })
+
+  it.each(['garbage', '"unterminated', 'W/', '""', ',,,', `"${'x'.repeat(4000)}"`])(
+    'answers 200 to a malformed or unknown If-None-Match %p',
+    async (value) => {
+      const answer = await t.get(`/api/v1/books/${lib.bookId}`, { 'if-none-match': value })
+      expect(answer.status).toBe(200)
+      expect(answer.json.data.id).toBe(lib.bookId)
+    },
+  )
+
+  it('answers HEAD with the same ETag, and 304 to a matching If-None-Match', async () => {
+    const path = `/api/v1/books/${lib.bookId}`
+    const tag = etagOf(await t.get(path))
+    const head = await t.request('HEAD', path)
+    expect(head.status).toBe(200)
+    expect(etagOf(head)).toBe(tag)
+    expectNotModified(await t.request('HEAD', path, { headers: { 'if-none-match': tag } }), tag)
+  })
+
+  it('answers 404 to If-None-Match: * for a book that does not exist', async () => {
+    expectRecordNotFound(await t.get('/api/v1/books/999', { 'if-none-match': '*' }))
+  })
+})
+
+describe('GET of lists and relationships', () => {
+  it('tags a page of books by its bytes, and answers 304 until a book changes', async () => {
+    await t.create('books', { name: 'Second', author_id: Number(lib.authorId) })
+    const path = '/api/v1/books?page[size]=10'
+    const tag = etagOf(await t.get(path))
+    expect(tag).toMatch(STRONG)
+    expectNotModified(await t.get(path, { 'if-none-match': tag }), tag)
+    await renameBook(t, lib.bookId, 'Changed')
+    const after = await t.get(path, { 'if-none-match': tag })
+    expect(after.status).toBe(200)
+    expect(etagOf(after)).not.toBe(tag)
+  })
+
+  it('tags the related resource and relationship endpoints, and answers 304 to their tags', async () => {
+    for (const path of [
+      `/api/v1/books/${lib.bookId}/author`,
+      `/api/v1/books/${lib.bookId}/relationships/author`,
+      `/api/v1/authors/${lib.authorId}/books`,
+      `/api/v1/authors/${lib.authorId}/relationships/books`,
+    ]) {
+      const tag = etagOf(await t.get(path))
+      expectNotModified(await t.get(path, { 'if-none-match': tag }), tag)
+    }
+  })
+})
+
+describe('PATCH, PUT and DELETE /api/v1/books/:id with If-Match', () => {
+  it('PATCH with the current ETag writes, and answers with the ETag of what it wrote', async () => {
+    const tag = etagOf(await t.get(`/api/v1/books/${lib.bookId}`))
+    const first = await renameBook(t, lib.bookId, 'First', { 'if-match': tag })
+    expect(first.status).toBe(200)
+    expect(first.json.data.attributes.name).toBe('First')
+    // The answer's tag guards the next write: no GET needed in between.
+    const second = await renameBook(t, lib.bookId, 'Second', { 'if-match': etagOf(first) })
+    expect(second.status).toBe(200)
+    expect(t.rows('books')[0]?.name).toBe('Second')
+  })
+
+  it('POST answers the created book with an ETag that guards its first edit', async () => {
+    const created = await t.post('/api/v1/books', {
+      data: { type: 'books', attributes: { name: 'Fresh', author_id: Number(lib.authorId) } },
+    })
+    expect(created.status).toBe(201)
+    const tag = etagOf(created)
+    expect(tag).toMatch(STRONG)
+    expect((await renameBook(t, created.json.data.id, 'Edited', { 'if-match': tag })).status).toBe(200)
+    expectOneError(await renameBook(t, created.json.data.id, 'Again', { 'if-match': tag }), 412, {
+      header: 'If-Match',
+    })
+  })
+
+  it('PATCH with a stale ETag answers 412 and changes nothing', async () => {
+    const stale = etagOf(await t.get(`/api/v1/books/${lib.bookId}`))
+    await renameBook(t, lib.bookId, 'Someone else')
+    const answer = await changesNothing(t, () => renameBook(t, lib.bookId, 'Mine', { 'if-match': stale }))
+    expectOneError(answer, 412, { header: 'If-Match' })
+    expect(answer.json.errors[0].detail).toBe(
+      'Book 1 has changed since the ETag in If-Match was taken, so nothing was written; GET it again and retry with the new ETag',
+    )
+    expect(t.rows('books')[0]?.name).toBe('Someone else')
+  })
+
+  it('PUT with a stale ETag answers 412; with the current one it writes, and answers without an ETag', async () => {
+    const tag = etagOf(await t.get(`/api/v1/books/${lib.bookId}`))
+    const written = await renameBook(t, lib.bookId, 'Put', { 'if-match': tag }, 'PUT')
+    expect(written.status).toBe(200)
+    // RFC 9110 §9.3.4: a PUT that did not store its body as sent carries no validator.
+    expect(written.headers.get('etag')).toBeNull()
+    const answer = await changesNothing(t, () => renameBook(t, lib.bookId, 'Again', { 'if-match': tag }, 'PUT'))
+    expectOneError(answer, 412, { header: 'If-Match' })
+  })
+
+  it('DELETE with a stale ETag answers 412 and the book stays; with the current one it deletes', async () => {
+    const stale = etagOf(await t.get(`/api/v1/books/${lib.bookId}`))
+    await renameBook(t, lib.bookId, 'Changed')
+    const path = `/api/v1/books/${lib.bookId}`
+    const refused = await changesNothing(t, () => t.request('DELETE', path, { headers: { 'if-match': stale } }))
+    expectOneError(refused, 412, { header: 'If-Match' })
+    const current = etagOf(await t.get(path))
+    expect((await t.request('DELETE', path, { headers: { 'if-match': current } })).status).toBe(204)
+    expect(t.rows('books')).toEqual([])
+  })
+
+  it('accepts the ETag of any representation of the stored book', async () => {
+    for (const query of ['?fields[books]=name', '?include=author,book_collection', '/relationships/author']) {
+      const tag = etagOf(await t.get(`/api/v1/books/${lib.bookId}${query}`))
+      expect((await renameBook(t, lib.bookId, `From ${query}`, { 'if-match': tag })).status).toBe(200)
+    }
+  })
+
+  it('accepts a list of tags holding the current one', async () => {
+    const tag = etagOf(await t.get(`/api/v1/books/${lib.bookId}`))
+    expect((await renameBook(t, lib.bookId, 'Listed', { 'if-match': `"a.b", ${tag}` })).status).toBe(200)
+  })
+
+  it('If-Match: * writes to whatever is stored; a book that does not exist is still 404', async () => {
+    await renameBook(t, lib.bookId, 'Changed')
+    expect((await renameBook(t, lib.bookId, 'Star', { 'if-match': '*' })).status).toBe(200)
+    expectRecordNotFound(await renameBook(t, '999', 'Nobody', { 'if-match': '*' }))
+    expectRecordNotFound(await t.request('DELETE', '/api/v1/books/999', { headers: { 'if-match': '"a.b"' } }))
+  })
+
+  it("refuses a list's ETag: it does not stand for the book", async () => {
+    const listTag = etagOf(await t.get('/api/v1/books'))
+    const answer = await changesNothing(t, () => renameBook(t, lib.bookId, 'Mine', { 'if-match': listTag }))
+    expectOneError(answer, 412, { header: 'If-Match' })
+  })
+
+  it('refuses the weak form of the current ETag: If-Match compares strongly', async () => {
+    const tag = etagOf(await t.get(`/api/v1/books/${lib.bookId}`))
+    const answer = await changesNothing(t, () => renameBook(t, lib.bookId, 'Mine', { 'if-match': `W/${tag}` }))
+    expectOneError(answer, 412, { header: 'If-Match' })
+  })
+
+  it.each(['"stale"', 'garbage', '', '"unterminated', 'W/', ',', '"a.b".."c"'])(
+    'refuses If-Match %p with 412, changing nothing',
+    async (value) => {
+      const answer = await changesNothing(t, () => renameBook(t, lib.bookId, 'Mine', { 'if-match': value }))
+      expectOneError(answer, 412, { header: 'If-Match' })
+    },
+  )
+
+  it('refuses a write whose If-None-Match is * or the current ETag, with 412', async () => {
+    const tag = etagOf(await t.get(`/api/v1/books/${lib.bookId}`))
+    for (const value of ['*', tag]) {
+      const answer = await changesNothing(t, () => renameBook(t, lib.bookId, 'Mine', { 'if-none-match': value }))
+      expectOneError(answer, 412, { header: 'If-None-Match' })
+    }
+    expect((await renameBook(t, lib.bookId, 'Mine', { 'if-none-match': '"other.tag"' })).status).toBe(200)
+  })
+
+  it('gives the second of two editors holding the same ETag a 412, and keeps the first one’s change', async () => {
+    const tag = etagOf(await t.get(`/api/v1/books/${lib.bookId}`))
+    expect((await renameBook(t, lib.bookId, 'Editor one', { 'if-match': tag })).status).toBe(200)
+    expectOneError(await renameBook(t, lib.bookId, 'Editor two', { 'if-match': tag }), 412, { header: 'If-Match' })
+    expect(t.rows('books')[0]?.name).toBe('Editor one')
+  })
+
+  it('of two editors racing with the same ETag, lets exactly one write and gives the other a 412', async () => {
+    const tag = etagOf(await t.get(`/api/v1/books/${lib.bookId}`))
+    // Sent at once: both reach the store before either is written, so only a check inside the write tells them apart.
+    const answers = await Promise.all(
+      ['Racer one', 'Racer two'].map((name) => renameBook(t, lib.bookId, name, { 'if-match': tag })),
+    )
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 412])
+    const winner = answers.find((a) => a.status === 200) as Answer
+    expect(t.rows('books')[0]?.name).toBe(winner.json.data.attributes.name)
+  })
+
+  it('writes without If-Match as before when the service does not require it', async () => {
+    expect((await renameBook(t, lib.bookId, 'Unconditional')).status).toBe(200)
+  })
+})
+
+describe('relationship writes with If-Match', () => {
+  const authorLinkage = (id: string) => ({ data: { type: 'authors', id } })
+
+  it("guards a to-one relationship with the book's ETag", async () => {
+    const other = await t.create('authors', { name: 'Other' })
+    const path = `/api/v1/books/${lib.bookId}/relationships/author`
+    const tag = etagOf(await t.get(`/api/v1/books/${lib.bookId}`))
+    const written = await t.request('PATCH', path, { body: authorLinkage(other), headers: { 'if-match': tag } })
+    expect(written.status).toBe(200)
+    expect(etagOf(written)).toMatch(STRONG)
+    const refused = await changesNothing(t, () =>
+      t.request('PATCH', path, { body: authorLinkage(lib.authorId), headers: { 'if-match': tag } }),
+    )
+    expectOneError(refused, 412, { header: 'If-Match' })
+  })
+
+  it('guards a to-many relationship with its own ETag, for PATCH, POST and DELETE', async () => {
+    const second = await t.create('books', { name: 'Second', author_id: Number(lib.authorId) })
+    const other = await t.create('book_collections', { name: 'Other' })
+    const path = `/api/v1/book_collections/${other}/relationships/books`
+    const books = (...ids: string[]) => ({ data: ids.map((id) => ({ type: 'books', id })) })
+    const stale = etagOf(await t.get(path))
+    const added = await t.request('POST', path, { body: books(second), headers: { 'if-match': stale } })
+    expect(added.status).toBe(200)
+    for (const method of ['PATCH', 'POST', 'DELETE']) {
+      const refused = await changesNothing(t, () =>
+        t.request(method, path, { body: books(lib.bookId), headers: { 'if-match': stale } }),
+      )
+      expectOneError(refused, 412, { header: 'If-Match' })
+      expect(refused.json.errors[0].detail).toBe(
+        'The books of book collection 2 have changed since the ETag in If-Match was taken, so nothing was written; GET them again and retry with the new ETag',
+      )
+    }
+    const current = etagOf(await t.get(path))
+    expect(etagOf(added)).toBe(current)
+    const replaced = await t.request('PATCH', path, { body: books(lib.bookId), headers: { 'if-match': current } })
+    expect(replaced.status).toBe(200)
+    expect(replaced.json.data).toEqual([{ type: 'books', id: lib.bookId }])
+  })
+
+  it("does not take the owner's ETag for a to-many relationship: its members are not part of it", async () => {
+    const tag = etagOf(await t.get(`/api/v1/book_collections/${lib.collectionId}`))
+    const answer = await changesNothing(t, () =>
+      t.request('PATCH', `/api/v1/book_collections/${lib.collectionId}/relationships/books`, {
+        body: { data: [] },
+        headers: { 'if-match': tag },
+      }),
+    )
+    expectOneError(answer, 412, { header: 'If-Match' })
+  })
+})
+
+describe('REQUIRE_IF_MATCH=true', () => {
+  let strict: TestApp
+  let ids: Library
+  beforeEach(async () => {
+    strict = openTestApp({ app: { requireIfMatch: true } })
+    ids = await seedLibrary(strict)
+  })
+  afterEach(() => strict.close())
+
+  const body = (id: string) => ({ data: { type: 'books', id, attributes: { name: 'Unguarded' } } })
+
+  it('answers 428 to PATCH, PUT and DELETE of a record without If-Match, changing nothing', async () => {
+    for (const method of ['PATCH', 'PUT', 'DELETE']) {
+      const answer = await changesNothing(strict, () =>
+        strict.request(method, `/api/v1/books/${ids.bookId}`, method === 'DELETE' ? {} : { body: body(ids.bookId) }),
+      )
+      expectOneError(answer, 428, { header: 'If-Match' })
+      expect(answer.json.errors[0].detail).toBe(
+        'This service requires If-Match on PATCH, PUT and DELETE: send the ETag of your last GET of this record or relationship (or * to write whatever is stored)',
+      )
+    }
+  })
+
+  it('answers 428 to PATCH and DELETE of a relationship without If-Match', async () => {
+    const toOne = `/api/v1/books/${ids.bookId}/relationships/book_collection`
+    const toMany = `/api/v1/book_collections/${ids.collectionId}/relationships/books`
+    for (const [method, path, sent] of [
+      ['PATCH', toOne, { data: null }],
+      ['PATCH', toMany, { data: [] }],
+      ['DELETE', toMany, { data: [{ type: 'books', id: ids.bookId }] }],
+    ] as const) {
+      const answer = await changesNothing(strict, () => strict.request(method, path, { body: sent }))
+      expectOneError(answer, 428, { header: 'If-Match' })
+    }
+  })
+
+  it('lets POST create a record and add to a to-many relationship without If-Match', async () => {
+    const created = await strict.create('book_collections', { name: 'New shelf' })
+    const added = await strict.request('POST', `/api/v1/book_collections/${created}/relationships/books`, {
+      body: { data: [{ type: 'books', id: ids.bookId }] },
+    })
+    expect(added.status).toBe(200)
+  })
+
+  it('writes with If-Match, * included', async () => {
+    const tag = etagOf(await strict.get(`/api/v1/books/${ids.bookId}`))
+    expect((await renameBook(strict, ids.bookId, 'Guarded', { 'if-match': tag })).status).toBe(200)
+    expect((await renameBook(strict, ids.bookId, 'Any', { 'if-match': '*' })).status).toBe(200)
+    const deleted = await strict.request('DELETE', `/api/v1/books/${ids.bookId}`, { headers: { 'if-match': '*' } })
+    expect(deleted.status).toBe(204)
+  })
+
+  it('leaves atomic operations alone: they carry no per-operation If-Match', async () => {
+    const answer = await strict.request('POST', '/api/v1/operations', {
+      body: { 'atomic:operations': [{ op: 'update', data: body(ids.bookId).data }] },
+      headers: { 'content-type': ATOMIC, accept: ATOMIC },
+    })
+    expect(answer.status).toBe(200)
+    expect(strict.rows('books')[0]?.name).toBe('Unguarded')
+  })
+})
+
+// Answers over 64 KB are streamed: their bytes are not known when the headers go, so they carry a
+// weak tag made from the store's version read before them (docs/caching.md).
+describe('streamed answers (over 64 KB)', () => {
+  let big: TestApp
+  beforeAll(() => {
+    big = openTestApp({ readWorkers: 1 })
+    insertCatalogue(big.dbPath, {
+      authors: ['Prolific', 'Other'],
+      collections: [],
+      books: 2000,
+      authorOf: (i) => (i % 10 === 9 ? 2 : 1),
+      collectionOf: () => null,
+    })
+  })
+  afterAll(() => big.close())
+
+  async function streamedTag(path: string): Promise<string> {
+    const answer = await big.get(path)
+    expect(answer.status).toBe(200)
+    expect(answer.text.length).toBeGreaterThan(64 * 1024)
+    return etagOf(answer)
+  }
+
+  it('carry a weak ETag, and answer 304 to it while nothing is written', async () => {
+    for (const path of ['/api/v1/books', '/api/v1/books?sort=-name', '/api/v1/authors/1', '/api/v1/authors/1/books']) {
+      const tag = await streamedTag(path)
+      expect(tag).toMatch(WEAK)
+      expect(await streamedTag(path)).toBe(tag)
+      expectNotModified(await big.get(path, { 'if-none-match': tag }), tag)
+    }
+  })
+
+  it('answer 304 to a current weak tag before reading anything', async () => {
+    // The real store, counting its reads; no read workers, so that every read passes through it.
+    const store = SqliteStore.open(big.dbPath, resources)
+    const reads: string[] = []
+    const counted = new Proxy(store, {
+      get(target, key) {
+        const value = Reflect.get(target, key)
+        if (typeof value !== 'function') return value
+        return (...args: unknown[]) => {
+          if (key !== 'version') reads.push(String(key))
+          return value.apply(target, args)
+        }
+      },
+    }) as Store
+    const app = createApp({ store: counted, logger: createLogger('silent') })
+    const get = (headers: Record<string, string> = {}) =>
+      app.handle(new Request('http://localhost/api/v1/books', { headers: { accept: JSON_API, ...headers } }))
+    try {
+      const first = await get()
+      const tag = first.headers.get('etag') as string
+      expect(tag).toMatch(WEAK)
+      expect((await first.text()).length).toBeGreaterThan(64 * 1024)
+      reads.length = 0
+      const again = await get({ 'if-none-match': tag })
+      expect(again.status).toBe(304)
+      expect(reads).toEqual([])
+    } finally {
+      await store.close()
+    }
+  })
+
+  it('carry a tag of their own URL, which another list does not answer 304 to', async () => {
+    const tag = await streamedTag('/api/v1/books')
+    const other = await big.get('/api/v1/books?sort=name', { 'if-none-match': tag })
+    expect(other.status).toBe(200)
+    expect(etagOf(other)).not.toBe(tag)
+  })
+
+  it('get a new tag once anything is written through the API', async () => {
+    const tag = await streamedTag('/api/v1/books')
+    expect((await renameBook(big, '5', 'Renamed')).status).toBe(200)
+    const answer = await big.get('/api/v1/books', { 'if-none-match': tag })
+    expect(answer.status).toBe(200)
+    expect(answer.json.data[4].attributes.name).toBe('Renamed')
+    expect(etagOf(answer)).not.toBe(tag)
+  })
+
+  it('get a new tag once another process writes to the database file', async () => {
+    const tag = await streamedTag('/api/v1/books')
+    const other = new Database(big.dbPath)
+    try {
+      other.run("UPDATE books SET name = 'Written elsewhere' WHERE id = 7")
+    } finally {
+      other.close()
+    }
+    const answer = await big.get('/api/v1/books', { 'if-none-match': tag })
+    expect(answer.status).toBe(200)
+    expect(answer.json.data[6].attributes.name).toBe('Written elsewhere')
+  })
+
+  it('never satisfy If-Match: a weak tag does not stand for one state of the record', async () => {
+    const tag = await streamedTag('/api/v1/authors/1')
+    const answer = await changesNothing(big, () =>
+      big.request('PATCH', '/api/v1/authors/1', {
+        body: { data: { type: 'authors', id: '1', attributes: { name: 'Renamed' } } },
+        headers: { 'if-match': tag },
+      }),
+    )
+    expectOneError(answer, 412, { header: 'If-Match' })
+    // A small representation of the same author has a strong tag that does.
+    const small = etagOf(await big.get('/api/v1/authors/1?include=&fields[authors]=name'))
+    expect(small).toMatch(STRONG)
+    const written = await big.request('PATCH', '/api/v1/authors/1', {
+      body: { data: { type: 'authors', id: '1', attributes: { name: 'Renamed' } } },
+      headers: { 'if-match': small },
+    })
+    expect(written.status).toBe(200)
+  })
+})

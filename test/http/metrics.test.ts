@@ -1,0 +1,309 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { insertCatalogue } from '../support/bulk'
+import { JSON_API, openTestApp, type TestApp } from '../support/harness'
+import { find, metricsText, parseSamples, type Sample, sampleValue, scrape } from '../support/prometheus'
+
+const count = 'http_request_duration_seconds_count'
+
+/** Requests counted for this method, route template and status. */
+function requests(samples: readonly Sample[], method: string, route: string, status: number): number {
+  return sampleValue(samples, count, { method, route, status: String(status) })
+}
+
+describe('GET /metrics', () => {
+  let t: TestApp
+  beforeAll(() => {
+    t = openTestApp()
+  })
+  afterAll(async () => {
+    await t.close()
+  })
+
+  it('answers the Prometheus text format to the Accept header a Prometheus scraper sends', async () => {
+    const answer = await t.send('GET', '/metrics', {
+      headers: { accept: 'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1' },
+    })
+    expect(answer.status).toBe(200)
+    expect(answer.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8')
+    expect(parseSamples(answer.text).length).toBeGreaterThan(0)
+  })
+
+  it('answers curl, which sends Accept: */*, and a client that sends no Accept', async () => {
+    expect((await t.send('GET', '/metrics', { headers: { accept: '*/*' } })).status).toBe(200)
+    expect((await t.send('GET', '/metrics')).status).toBe(200)
+  })
+
+  it('answers 200 to an Accept header that the API refuses with 406', async () => {
+    const accept = `${JSON_API}; ext="https://example.com/unknown"`
+    expect((await t.send('GET', '/api/v1/authors', { headers: { accept } })).status).toBe(406)
+    expect((await t.send('GET', '/metrics', { headers: { accept } })).status).toBe(200)
+  })
+
+  it('answers 405 with Allow: GET to another method', async () => {
+    const answer = await t.send('POST', '/metrics')
+    expect(answer.status).toBe(405)
+    expect(answer.headers.get('allow')).toBe('GET')
+  })
+
+  it('names the version of the service and of Bun', async () => {
+    const [info] = find(await scrape(t), 'catalogue_build_info')
+    expect(info?.labels).toEqual({ version: expect.stringMatching(/^\d+\.\d+\.\d+/), bun: Bun.version })
+    expect(info?.value).toBe(1)
+  })
+
+  it('has the process metrics: CPU, memory, open files', async () => {
+    const samples = await scrape(t)
+    for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'process_open_fds']) {
+      expect(sampleValue(samples, name)).toBeGreaterThan(0)
+    }
+  })
+
+  it('leaves out the default metrics that mean nothing under Bun', async () => {
+    const names = new Set((await scrape(t)).map((sample) => sample.name))
+    expect(names.has('nodejs_active_handles_total')).toBe(false)
+    expect(names.has('nodejs_heap_space_size_used_bytes')).toBe(false)
+    expect(names.has('nodejs_version_info')).toBe(false)
+  })
+})
+
+describe('http_request_duration_seconds', () => {
+  let t: TestApp
+  beforeAll(() => {
+    t = openTestApp()
+  })
+  afterAll(async () => {
+    await t.close()
+  })
+
+  it('counts requests by method, route template and status', async () => {
+    expect((await t.get('/api/v1/authors/1')).status).toBe(404)
+    const id = await t.create('authors', { name: 'Counted' })
+    expect((await t.get(`/api/v1/authors/${id}`)).status).toBe(200)
+    expect((await t.get(`/api/v1/authors/${id}`)).status).toBe(200)
+    expect((await t.get(`/api/v1/authors/${id}/books`)).status).toBe(200)
+    const samples = await scrape(t)
+    expect(requests(samples, 'GET', '/api/v1/authors/:id', 200)).toBe(2)
+    expect(requests(samples, 'GET', '/api/v1/authors/:id', 404)).toBe(1)
+    expect(requests(samples, 'POST', '/api/v1/authors', 201)).toBe(1)
+    expect(requests(samples, 'GET', '/api/v1/authors/:id/books', 200)).toBe(1)
+    // The paths as sent are never labels.
+    expect(find(samples, count, { route: `/api/v1/authors/${id}` })).toEqual([])
+  })
+
+  it('counts the scrapes and the probes too, by their paths', async () => {
+    await t.send('GET', '/health')
+    const samples = await scrape(t)
+    expect(requests(samples, 'GET', '/health', 200)).toBe(1)
+    expect(requests(samples, 'GET', '/metrics', 200)).toBeGreaterThan(0)
+  })
+
+  it('has the histogram buckets, cumulative, up to +Inf which equals the count', async () => {
+    const samples = await scrape(t)
+    const labels = { method: 'GET', route: '/api/v1/authors/:id', status: '200' }
+    const buckets = find(samples, 'http_request_duration_seconds_bucket', labels)
+    expect(buckets.map((bucket) => bucket.labels.le)).toEqual([
+      '0.0005',
+      '0.001',
+      '0.0025',
+      '0.005',
+      '0.01',
+      '0.025',
+      '0.05',
+      '0.1',
+      '0.25',
+      '0.5',
+      '1',
+      '2.5',
+      '5',
+      '10',
+      '+Inf',
+    ])
+    const values = buckets.map((bucket) => bucket.value)
+    expect(values).toEqual([...values].sort((a, b) => a - b))
+    expect(values.at(-1)).toBe(sampleValue(samples, count, labels))
+    expect(sampleValue(samples, 'http_request_duration_seconds_sum', labels)).toBeGreaterThan(0)
+  })
+
+  it('collapses every path that no route matches into the one route label "unmatched"', async () => {
+    const sent: string[] = []
+    for (let i = 0; i < 50; i++) {
+      const path = `/${crypto.randomUUID()}/${i}`
+      sent.push(path)
+      expect((await t.get(path)).status).toBe(404)
+    }
+    const text = await metricsText(t)
+    for (const path of sent) expect(text).not.toContain(path)
+    const samples = parseSamples(text)
+    expect(requests(samples, 'GET', 'unmatched', 404)).toBe(50)
+    // Every route label is a template the app declares, or "unmatched".
+    const templates = new Set(t.app.routes.map((route) => route.path))
+    const routes = new Set(find(samples, count).map((sample) => sample.labels.route as string))
+    for (const route of routes) expect(route === 'unmatched' || templates.has(route)).toBe(true)
+    expect(routes.size).toBeLessThanOrEqual(templates.size + 1)
+  })
+
+  it('labels a method no route answers at a known path as "unmatched" too', async () => {
+    expect((await t.request('DELETE', '/api/v1/authors')).status).toBe(405)
+    expect(requests(await scrape(t), 'DELETE', 'unmatched', 405)).toBe(1)
+  })
+
+  it('labels a 406, refused before routing, as "unmatched"', async () => {
+    const accept = `${JSON_API}; ext="https://example.com/unknown"`
+    expect((await t.send('GET', '/api/v1/authors', { headers: { accept } })).status).toBe(406)
+    expect(requests(await scrape(t), 'GET', 'unmatched', 406)).toBe(1)
+  })
+
+  it('labels a method outside the usual ones "other", whatever its name', async () => {
+    await t.send('PROPFIND', '/api/v1/authors')
+    await t.send('MKCOL', '/api/v1/authors')
+    const samples = await scrape(t)
+    const methods = new Set(find(samples, count).map((sample) => sample.labels.method))
+    expect(methods.has('other')).toBe(true)
+    expect(methods.has('PROPFIND')).toBe(false)
+    expect(methods.has('MKCOL')).toBe(false)
+  })
+})
+
+describe('http_requests_in_flight', () => {
+  for (const readWorkers of [1, 0]) {
+    describe(readWorkers === 0 ? 'a list read on the main thread' : 'a list read by a read worker', () => {
+      let t: TestApp
+      const inFlight = async () => sampleValue(await scrape(t), 'http_requests_in_flight')
+      const list = () => t.app.handle(new Request('http://localhost/api/v1/books', { headers: { accept: JSON_API } }))
+
+      beforeAll(() => {
+        t = openTestApp({ readWorkers })
+        // About 200 KB of books: a list that is streamed, not answered whole.
+        insertCatalogue(t.dbPath, {
+          authors: ['Streamed'],
+          collections: [],
+          books: 3000,
+          authorOf: () => 1,
+          collectionOf: () => null,
+        })
+      })
+      afterAll(async () => {
+        await t.close()
+      })
+
+      it('is 1, the scrape itself, when no other request is in flight', async () => {
+        await t.get('/api/v1/authors/1')
+        await t.get('/nowhere')
+        expect(await inFlight()).toBe(1)
+      })
+
+      it('counts a streamed list until its body has been read whole, then not', async () => {
+        const response = await list()
+        expect(response.status).toBe(200)
+        expect(await inFlight()).toBe(2)
+        const document = JSON.parse(await response.text())
+        expect(document.data).toHaveLength(3000)
+        expect(await inFlight()).toBe(1)
+      })
+
+      it('counts a streamed list that the client cancels until it is cancelled', async () => {
+        const response = await list()
+        const reader = (response.body as ReadableStream<Uint8Array>).getReader()
+        expect((await reader.read()).done).toBe(false)
+        expect(await inFlight()).toBe(2)
+        await reader.cancel()
+        expect(await inFlight()).toBe(1)
+      })
+
+      it('times a streamed list to the end of its body, once', async () => {
+        const before = requests(await scrape(t), 'GET', '/api/v1/books', 200)
+        const response = await list()
+        expect(requests(await scrape(t), 'GET', '/api/v1/books', 200)).toBe(before)
+        await response.text()
+        expect(requests(await scrape(t), 'GET', '/api/v1/books', 200)).toBe(before + 1)
+      })
+    })
+  }
+})
+
+describe('catalogue_database_seconds_total', () => {
+  let t: TestApp
+  /** With a read worker, for the reads that grow with the data. */
+  let offloading: TestApp
+  beforeAll(() => {
+    t = openTestApp({ readWorkers: 0 })
+    offloading = openTestApp({ readWorkers: 1 })
+  })
+  afterAll(async () => {
+    await t.close()
+    await offloading.close()
+  })
+
+  const seconds = 'catalogue_database_seconds_total'
+  const calls = 'catalogue_database_calls_total'
+
+  it('grows with every store call, by operation', async () => {
+    const before = await scrape(t)
+    const id = await t.create('authors', { name: 'Timed' })
+    expect((await t.get(`/api/v1/authors/${id}`)).status).toBe(200)
+    const after = await scrape(t)
+    for (const operation of ['create', 'find', 'members']) {
+      expect(sampleValue(after, calls, { operation })).toBe(sampleValue(before, calls, { operation }) + 1)
+      expect(sampleValue(after, seconds, { operation })).toBeGreaterThan(sampleValue(before, seconds, { operation }))
+    }
+  })
+
+  it('counts the round trips to the read workers as read_worker', async () => {
+    const before = await scrape(offloading)
+    expect((await offloading.get('/api/v1/authors')).status).toBe(200)
+    const after = await scrape(offloading)
+    const operation = { operation: 'read_worker' }
+    expect(sampleValue(after, calls, operation)).toBeGreaterThan(sampleValue(before, calls, operation))
+    expect(sampleValue(after, seconds, operation)).toBeGreaterThan(sampleValue(before, seconds, operation))
+  })
+
+  it('labels the time by the store calls made, named as in the Store interface', async () => {
+    const operations = new Set(find(await scrape(t), calls).map((sample) => sample.labels.operation))
+    expect([...operations].sort()).toEqual(['create', 'find', 'members'])
+  })
+})
+
+describe('nodejs_eventloop_lag_seconds', () => {
+  let t: TestApp
+  beforeAll(() => {
+    t = openTestApp()
+  })
+  afterAll(async () => {
+    await t.close()
+  })
+
+  it('reports the event loop lag since the last scrape: a 100 ms block shows in the maximum', async () => {
+    await scrape(t)
+    const start = performance.now()
+    while (performance.now() - start < 100) {
+      // Holds the event loop, as a slow synchronous request would.
+    }
+    await Bun.sleep(50)
+    const samples = await scrape(t)
+    expect(sampleValue(samples, 'nodejs_eventloop_lag_max_seconds')).toBeGreaterThanOrEqual(0.09)
+    for (const name of ['nodejs_eventloop_lag_p50_seconds', 'nodejs_eventloop_lag_p99_seconds']) {
+      expect(find(samples, name)).toHaveLength(1)
+    }
+  })
+})
+
+describe('METRICS=false', () => {
+  let t: TestApp
+  beforeAll(() => {
+    t = openTestApp({ app: { metrics: false } })
+  })
+  afterAll(async () => {
+    await t.close()
+  })
+
+  it('answers GET /metrics 404, as for any path the service does not serve', async () => {
+    const answer = await t.send('GET', '/metrics')
+    expect(answer.status).toBe(404)
+    expect(answer.json.errors[0].detail).toBe('No route matches /metrics')
+  })
+
+  it('still answers the probes', async () => {
+    expect((await t.send('GET', '/health')).status).toBe(200)
+    expect((await t.send('GET', '/ready')).status).toBe(200)
+  })
+})

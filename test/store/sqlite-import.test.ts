@@ -1,0 +1,80 @@
+import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { resources } from '../../src/resources/registry'
+import { SqliteStore } from '../../src/store/sqlite'
+import { booksIn, countsIn } from '../support/commands'
+
+const authors = resources.get('authors')
+const books = resources.get('books')
+
+let dir: string
+let dbPath: string
+let store: SqliteStore
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'catalogue-import-'))
+  dbPath = join(dir, 'catalogue.db')
+  store = SqliteStore.open(dbPath, resources)
+})
+
+afterEach(async () => {
+  await store.close().catch(() => {})
+  rmSync(dir, { recursive: true, force: true })
+})
+
+describe('SqliteStore.openImport', () => {
+  it('adds a batch in one transaction, reusing the lowest-id author of a name, and counts what it added', async () => {
+    const first = await store.create(authors, { attributes: { name: 'Twice' }, toOne: {} })
+    await store.create(authors, { attributes: { name: 'Twice' }, toOne: {} })
+    if (!first.ok) throw new Error('seed failed')
+    const session = store.openImport({ dryRun: false })
+    const counts = await session.add([
+      { title: 'One', author: 'Twice', collection: null },
+      { title: 'Two', author: 'New', collection: 'Shelf' },
+      { title: 'Two', author: 'New', collection: 'Shelf' },
+    ])
+    await session.close()
+    expect(counts).toEqual({ books: 2, present: 1, authors: 1, collections: 1 })
+    const [one] = await store.list(books, { filters: [], sort: [{ field: 'id', descending: false }], limit: 1 })
+    expect(one?.toOne.author).toBe(first.record.id)
+    expect(booksIn(dbPath)).toEqual([
+      { title: 'One', author: 'Twice', collection: null },
+      { title: 'Two', author: 'New', collection: 'Shelf' },
+    ])
+  })
+
+  it('keeps the search indexes in step with the books it adds', async () => {
+    const session = store.openImport({ dryRun: false })
+    await session.add([{ title: 'Earthsea', author: 'Le Guin', collection: 'Cycle' }])
+    await session.close()
+    const found = await store.list(books, {
+      filters: [{ kind: 'search', text: 'guin' }],
+      sort: [{ field: 'id', descending: false }],
+      limit: 10,
+    })
+    expect(found.map((book) => book.attributes.name)).toEqual(['Earthsea'])
+  })
+
+  it('in a dry run stores nothing, counts across batches, and drops its temporary tables on close', async () => {
+    const session = store.openImport({ dryRun: true })
+    const batch = [{ title: 'T', author: 'A', collection: 'C' }]
+    expect(await session.add(batch)).toEqual({ books: 1, present: 0, authors: 1, collections: 1 })
+    expect(await session.add(batch)).toEqual({ books: 0, present: 1, authors: 0, collections: 0 })
+    await session.close()
+    expect(countsIn(dbPath)).toEqual({ authors: 0, collections: 0, books: 0 })
+    // Its temporary tables are gone: a second dry run on the connection creates them anew and starts from nothing.
+    const again = store.openImport({ dryRun: true })
+    expect(await again.add(batch)).toEqual({ books: 1, present: 0, authors: 1, collections: 1 })
+    await again.close()
+  })
+
+  it('allows one import at a time on a connection', async () => {
+    const session = store.openImport({ dryRun: true })
+    expect(() => store.openImport({ dryRun: false })).toThrow('an import is already in progress on this connection')
+    await session.close()
+    const next = store.openImport({ dryRun: false })
+    await next.close()
+  })
+})
