@@ -1,10 +1,11 @@
 import { type AtomicLimits, parseAtomicDocument } from '../jsonapi/atomic-document'
 import { unlinkedResource } from '../jsonapi/document'
-import { type ErrorObject, httpError, JsonApiError } from '../jsonapi/errors'
+import { httpError, type JsonApiError } from '../jsonapi/errors'
 import { ATOMIC_CONTENT_TYPE, ATOMIC_EXT, checkAcceptsExtension, namesExtension } from '../jsonapi/media-type'
-import { messages, withArticle, words } from '../jsonapi/messages'
+import { withArticle, words } from '../jsonapi/messages'
 import { rejectQueryParameters } from '../jsonapi/query'
 import type { ResourceRegistry } from '../resources/registry'
+import { referencesMissing, stillReferenced } from '../rules/write-rules'
 import type { AtomicFailure, AtomicOperation, Store } from '../store/store'
 import { documentOf } from './body-parser'
 import { type ApiResponse, jsonApiResponse } from './responses'
@@ -27,19 +28,10 @@ function failed(operation: AtomicOperation, index: number, failure: AtomicFailur
       return httpError(404, `Operation ${index} names records that do not exist: ${failure.ids.join(', ')}`, {
         pointer: `${at}/data`,
       })
-    case 'restricted': {
-      const dependent = { singular: failure.by.singular, plural: failure.by.type }
-      const detail = messages.stillReferenced(operation.resource.singular, failure.id, failure.count, dependent)
-      return httpError(409, detail, { pointer: at })
-    }
-    case 'missing': {
-      const errors: ErrorObject[] = failure.relationships.map((name) => ({
-        title: 'Unprocessable Entity',
-        detail: messages.mustExist(name),
-        source: { parameter: name, pointer: `${at}/data/attributes/${name}` },
-      }))
-      return new JsonApiError(422, errors)
-    }
+    case 'restricted':
+      return stillReferenced(operation.resource, failure.id, failure, at)
+    case 'missing':
+      return referencesMissing(operation.resource, failure.relationships, at)
   }
 }
 

@@ -1,10 +1,11 @@
-import { type FieldError, httpError, recordNotFound, unprocessable } from '../jsonapi/errors'
+import { httpError, recordNotFound } from '../jsonapi/errors'
 import { requireId } from '../jsonapi/ids'
-import { humanize, messages, words } from '../jsonapi/messages'
+import { humanize, words } from '../jsonapi/messages'
 import { rejectQueryParameters } from '../jsonapi/query'
 import { parseToManyDocument, parseToOneDocument } from '../jsonapi/relationship-document'
 import type { RelationshipDescription, ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
+import { refuseOrphaning, requiredToOne } from '../rules/write-rules'
 import type { Id, Linkage, Store, StoredRecord, ToManyChange } from '../store/store'
 import { documentOf } from './body-parser'
 import { preconditionFailed, recordName } from './conditional'
@@ -88,9 +89,10 @@ export class RelationshipController {
     rejectQueryParameters(input.url)
     const { id: targetId, invalid } = parseToOneDocument(target, documentOf(input.body))
     if (invalid !== undefined) throw relatedNotFound(target, [invalid])
-    if (targetId === null && this.relationship.required) {
+    const refused = requiredToOne(resource, this.name, targetId)
+    if (refused) {
       if (!(await store.find(resource, recordId))) throw recordNotFound()
-      throw unprocessable([this.mustExist()])
+      throw refused
     }
     const { preconditions } = input
     const result = await store.update(
@@ -123,11 +125,10 @@ export class RelationshipController {
     const { resource, target, store, registry, name } = this
     const recordId = requireId(id)
     rejectQueryParameters(url)
-    const inverse = registry.inverseOf(resource, name)
-    if (change !== 'add' && inverse.required) {
-      // Taking records out of this relationship would leave them pointing at nothing.
+    const refused = refuseOrphaning(registry, resource, name, change)
+    if (refused) {
       if (!(await store.find(resource, recordId))) throw recordNotFound()
-      throw httpError(403, messages.cannotLeave(target.type, resource.singular))
+      throw refused
     }
     const { ids, invalid } = parseToManyDocument(target, documentOf(body), this.maxIds)
     if (invalid.length > 0) throw relatedNotFound(target, invalid)
@@ -139,10 +140,6 @@ export class RelationshipController {
     if (result.status === 'not-found') throw recordNotFound()
     if (result.status === 'missing') throw relatedNotFound(target, result.ids)
     return this.answer(recordId, result.members)
-  }
-
-  private mustExist(): FieldError {
-    return { detail: messages.mustExist(this.name), parameter: this.name, pointer: `data/attributes/${this.name}` }
   }
 
   /**

@@ -1,7 +1,6 @@
 import { resourceObject, unlinkedResource } from '../jsonapi/document'
-import { type FieldError, httpError, recordNotFound, unprocessable } from '../jsonapi/errors'
+import { recordNotFound } from '../jsonapi/errors'
 import { requireId } from '../jsonapi/ids'
-import { messages } from '../jsonapi/messages'
 import {
   type FetchLimits,
   type FetchQuery,
@@ -9,9 +8,10 @@ import {
   parseFetchQuery,
   rejectQueryParameters,
 } from '../jsonapi/query'
-import { parseWriteDocument, type WriteRequest } from '../jsonapi/request-document'
+import { parseWriteDocument } from '../jsonapi/request-document'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
+import { checkReferencesExist, failsAsParsed, referencesMissing, stillReferenced } from '../rules/write-rules'
 import type { IncludeNode, IncludePlan, Store, StoreFilter } from '../store/store'
 import { documentOf } from './body-parser'
 import { preconditionFailed, recordName, type WritePreconditions } from './conditional'
@@ -209,9 +209,10 @@ export class ResourceController {
     const { resource, registry, store } = this
     rejectQueryParameters(url)
     const write = parseWriteDocument(registry, resource, documentOf(body), { kind: 'create' })
-    await this.rejectInvalid(write)
+    const invalid = await checkReferencesExist(store, resource, write)
+    if (invalid) throw invalid
     const result = await store.create(resource, write.input)
-    if (!result.ok) throw unprocessable(this.mustExist(new Set(result.missing)))
+    if (!result.ok) throw referencesMissing(resource, result.missing)
     const data = unlinkedResource(resource, result.record)
     const location = `${this.basePath}/${resource.type}/${data.id}`
     return stateResponse(201, { data }, recordState(resource, result.record), { location })
@@ -222,14 +223,14 @@ export class ResourceController {
     const recordId = requireId(id)
     rejectQueryParameters(url)
     const write = parseWriteDocument(registry, resource, documentOf(body), { kind: 'update', id: recordId })
-    if (write.errors.length > 0 || write.missing.size > 0) {
-      if (!(await store.find(resource, recordId))) throw recordNotFound()
-      await this.rejectInvalid(write)
-    }
+    // A record that does not exist answers 404 before its write's faults are looked at further.
+    if (failsAsParsed(write) && !(await store.find(resource, recordId))) throw recordNotFound()
+    const invalid = await checkReferencesExist(store, resource, write)
+    if (invalid) throw invalid
     const result = await store.update(resource, recordId, write.input, preconditions?.forRecord(resource))
     if (!result) throw recordNotFound()
     if (result === 'stale') throw preconditionFailed(preconditions?.refusedBy, recordName(resource, recordId), 'it')
-    if (!result.ok) throw unprocessable(this.mustExist(new Set(result.missing)))
+    if (!result.ok) throw referencesMissing(resource, result.missing)
     const data = unlinkedResource(resource, result.record)
     return stateResponse(200, { data }, recordState(resource, result.record))
   }
@@ -241,27 +242,7 @@ export class ResourceController {
     const result = await store.delete(resource, recordId, preconditions?.forRecord(resource))
     if (result === 'stale') throw preconditionFailed(preconditions?.refusedBy, recordName(resource, recordId), 'it')
     if (result.status === 'not-found') throw recordNotFound()
-    if (result.status === 'restricted') {
-      const dependent = { singular: result.by.singular, plural: result.by.type }
-      throw httpError(409, messages.stillReferenced(resource.singular, recordId, result.count, dependent))
-    }
+    if (result.status === 'restricted') throw stillReferenced(resource, recordId, result)
     return noContent()
-  }
-
-  /** Reports every failure of a write at once: missing related records first, then field errors. */
-  private async rejectInvalid(write: WriteRequest): Promise<void> {
-    if (write.errors.length === 0 && write.missing.size === 0) return
-    const missing = new Set([
-      ...write.missing,
-      ...(await this.store.missingReferences(this.resource, write.input.toOne)),
-    ])
-    throw unprocessable([...this.mustExist(missing), ...write.errors])
-  }
-
-  /** "Author must exist" for each missing relationship, in the description's order. */
-  private mustExist(missing: ReadonlySet<string>): FieldError[] {
-    return Object.keys(this.resource.relationships)
-      .filter((name) => missing.has(name))
-      .map((name) => ({ detail: messages.mustExist(name), parameter: name, pointer: `data/attributes/${name}` }))
   }
 }

@@ -1,9 +1,10 @@
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
+import { invalidWrite, refuseOrphaning, requiredToOne } from '../rules/write-rules'
 import type { AtomicInput, AtomicOperation, RecordRef } from '../store/store'
-import { type ErrorObject, httpError, JsonApiError, unprocessable } from './errors'
+import { type ErrorObject, httpError, JsonApiError } from './errors'
 import { parseId } from './ids'
-import { humanize, messages, withArticle, words } from './messages'
+import { humanize, withArticle, words } from './messages'
 import { checkIdentifierType, checkMemberCount } from './relationship-document'
 import { parseWriteDocument } from './request-document'
 
@@ -76,15 +77,13 @@ function resourceInput(
     document,
     create ? { kind: 'create' } : { kind: 'update', id: 0 },
   )
-  const missing = [...write.missing].filter((name) => !(name in byLid))
-  if (missing.length > 0 || write.errors.length > 0) {
-    const mustExist = missing.map((name) => ({
-      detail: messages.mustExist(name),
-      parameter: name,
-      pointer: `data/attributes/${name}`,
-    }))
-    throw unprocessable([...mustExist, ...write.errors])
-  }
+  // A lid names a record this batch creates: whether it exists is known only when the batch runs.
+  const invalid = invalidWrite(
+    resource,
+    [...write.missing].filter((name) => !(name in byLid)),
+    write.errors,
+  )
+  if (invalid) throw invalid
   const toOne: Record<string, RecordRef | null> = { ...byLid }
   for (const [name, id] of Object.entries(write.input.toOne)) {
     // `author_id` beside a lid linkage for the same relationship: two answers to one question.
@@ -118,9 +117,8 @@ function parseOperation(registry: ResourceRegistry, operation: unknown, limits: 
     const related = registry.get(relationship.target)
     if (relationship.kind === 'to-one') {
       if (op !== 'update') throw httpError(400, 'A to-one relationship takes only op "update"', { pointer: '/op' })
-      if (data === null && relationship.required) {
-        throw unprocessable([{ detail: messages.mustExist(name), parameter: name, pointer: `data/attributes/${name}` }])
-      }
+      const refused = requiredToOne(resource, name, data)
+      if (refused) throw refused
       const value = data === null ? null : refOf(related, data, '/data')
       return {
         kind: 'update',
@@ -132,12 +130,11 @@ function parseOperation(registry: ResourceRegistry, operation: unknown, limits: 
     }
     if (!Array.isArray(data))
       throw httpError(400, 'A to-many relationship takes an array of identifiers', { pointer: '/data' })
-    if (op !== 'add' && registry.inverseOf(resource, name).required) {
-      throw httpError(403, messages.cannotLeave(related.type, resource.singular), { pointer: '/op' })
-    }
+    const change = op === 'add' ? 'add' : op === 'remove' ? 'remove' : 'replace'
+    const refused = refuseOrphaning(registry, resource, name, change, '/op')
+    if (refused) throw refused
     checkMemberCount(data.length, limits.maxRelationshipIds)
     const members = data.map((member, i) => refOf(related, member, `/data/${i}`))
-    const change = op === 'add' ? 'add' : op === 'remove' ? 'remove' : 'replace'
     return { kind: 'to-many', resource, target, relationship: name, members, change }
   }
 
