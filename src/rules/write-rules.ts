@@ -65,7 +65,7 @@ export function failsAsParsed(write: WriteRequest): boolean {
 /**
  * Reports every failure of a parsed write at once. The store is asked about the references only
  * when the write already fails, so that a valid write costs no extra query: the store's own write
- * reports a missing record then (see `mustExist`).
+ * reports a missing record then (see `referencesMissing`).
  */
 export async function checkReferencesExist(
   store: ReferenceChecker,
