@@ -53,7 +53,10 @@ export interface SearchOrder {
 
 /** A window of a list. */
 export interface ListQuery extends SearchOrder {
-  /** At least 1: a whole list is read in windows, never at once. */
+  /**
+   * An integer, at least 1. There is no "no limit": a whole list is read in windows (stream), never
+   * at once, so every backend can pass it to its LIMIT as it is.
+   */
   readonly limit: number
   readonly offset?: number
   /** Keyset: only the records after the one whose sort values these are, in `sort` order. */

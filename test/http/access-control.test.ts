@@ -94,7 +94,7 @@ describe('a write with API tokens set', () => {
     const app = open()
     const answer = await app.post('/api/v1/authors', authorDocument('Ursula K. Le Guin'), bearer(WRITER))
     expect(answer.status).toBe(201)
-    expect(app.rows('authors')).toEqual([{ id: Number(answer.json.data.id), name: 'Ursula K. Le Guin' }])
+    expect(await app.stored('authors')).toEqual([{ id: Number(answer.json.data.id), name: 'Ursula K. Le Guin' }])
   })
 
   it('answers 403 with error="insufficient_scope" to a read token and changes nothing', async () => {

@@ -35,7 +35,7 @@ describe('/api/v1/books', () => {
       })
       expect(answer.status).toBe(201)
       expect(answer.json).toEqual({ data: unlinkedBook(answer.json.data.id, 'The Hobbit') })
-      expect(t.rows('books').at(-1)).toEqual({
+      expect((await t.stored('books')).at(-1)).toEqual({
         id: Number(answer.json.data.id),
         name: 'The Hobbit',
         author_id: Number(author),
@@ -62,7 +62,7 @@ describe('/api/v1/books', () => {
         },
       })
       expect(answer.status).toBe(201)
-      expect(t.rows('books').at(-1)).toMatchObject({
+      expect((await t.stored('books')).at(-1)).toMatchObject({
         author_id: Number(author),
         book_collection_id: Number(collection),
       })
@@ -76,11 +76,11 @@ describe('/api/v1/books', () => {
         },
       })
       expect(answer.status).toBe(201)
-      expect(t.rows('books').at(-1)).toMatchObject({ book_collection_id: Number(collection) })
+      expect((await t.stored('books')).at(-1)).toMatchObject({ book_collection_id: Number(collection) })
     })
 
     it('rejects a book whose author does not exist with 422 and stores nothing', async () => {
-      const before = t.rows('books')
+      const before = await t.stored('books')
       const answer = await t.post('/api/v1/books', {
         data: { type: 'book', attributes: { name: 'X', author_id: 424242 } },
       })
@@ -94,11 +94,11 @@ describe('/api/v1/books', () => {
           },
         ],
       })
-      expect(t.rows('books')).toEqual(before)
+      expect(await t.stored('books')).toEqual(before)
     })
 
     it('returns all errors together, the author error first, then the name error', async () => {
-      const before = t.rows('books')
+      const before = await t.stored('books')
       const answer = await t.post('/api/v1/books', { data: { type: 'book', attributes: { name: '' } } })
       expect(answer.status).toBe(422)
       expect(answer.json).toEqual({
@@ -115,7 +115,7 @@ describe('/api/v1/books', () => {
           },
         ],
       })
-      expect(t.rows('books')).toEqual(before)
+      expect(await t.stored('books')).toEqual(before)
     })
   })
 
@@ -167,7 +167,7 @@ describe('/api/v1/books', () => {
       })
       expect(answer.status).toBe(200)
       expect(answer.json).toEqual({ data: unlinkedBook(book, 'Final') })
-      expect(t.rows('books').find((row) => row.id === Number(book))).toEqual({
+      expect((await t.stored('books')).find((row) => row.id === Number(book))).toEqual({
         id: Number(book),
         name: 'Final',
         author_id: Number(author),
@@ -199,13 +199,13 @@ describe('/api/v1/books', () => {
 
     it('rejects an unknown author with 422 and changes nothing', async () => {
       const book = await t.create('books', { name: 'Fixed', author_id: author })
-      const before = t.rows('books')
+      const before = await t.stored('books')
       const answer = await t.request('PUT', `/api/v1/books/${book}`, {
         body: { data: { type: 'book', id: book, attributes: { name: 'Changed', author_id: 31337 } } },
       })
       expect(answer.status).toBe(422)
       expect(answer.json.errors.map((e: { detail: string }) => e.detail)).toEqual(['Author must exist'])
-      expect(t.rows('books')).toEqual(before)
+      expect(await t.stored('books')).toEqual(before)
     })
   })
 
@@ -213,7 +213,7 @@ describe('/api/v1/books', () => {
     it('deletes the book and leaves its author and collection', async () => {
       const book = await t.create('books', { name: 'Ephemeral', author_id: author, book_collection_id: collection })
       expect((await t.request('DELETE', `/api/v1/books/${book}`)).status).toBe(204)
-      expect(t.rows('books').some((row) => row.id === Number(book))).toBe(false)
+      expect((await t.stored('books')).some((row) => row.id === Number(book))).toBe(false)
       expect((await t.get(`/api/v1/authors/${author}`)).status).toBe(200)
       expect((await t.get(`/api/v1/book_collections/${collection}`)).status).toBe(200)
     })
@@ -224,14 +224,14 @@ describe('/api/v1/books', () => {
       const answer = await t.get('/api/v1/books')
       expect(answer.status).toBe(200)
       expect(answer.json).toEqual({
-        data: t.rows('books').map((row) => unlinkedBook(String(row.id), String(row.name))),
+        data: (await t.stored('books')).map((row) => unlinkedBook(String(row.id), String(row.name))),
       })
     })
 
     it('filters by ?author_id=', async () => {
       const book = await t.create('books', { name: 'The Left Hand of Darkness', author_id: otherAuthor })
       const answer = await t.get(`/api/v1/books?author_id=${otherAuthor}`)
-      const expected = t.rows('books').filter((row) => row.author_id === Number(otherAuthor))
+      const expected = (await t.stored('books')).filter((row) => row.author_id === Number(otherAuthor))
       expect(answer.json.data.map((b: { id: string }) => b.id)).toEqual(expected.map((row) => String(row.id)))
       expect(answer.json.data.map((b: { id: string }) => b.id)).toContain(book)
     })

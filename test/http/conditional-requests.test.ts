@@ -157,7 +157,7 @@ describe('PATCH, PUT and DELETE /api/v1/books/:id with If-Match', () => {
     // The answer's tag guards the next write: no GET needed in between.
     const second = await renameBook(t, lib.bookId, 'Second', { 'if-match': etagOf(first) })
     expect(second.status).toBe(200)
-    expect(t.rows('books')[0]?.name).toBe('Second')
+    expect((await t.stored('books'))[0]?.name).toBe('Second')
   })
 
   it('POST answers the created book with an ETag that guards its first edit', async () => {
@@ -181,7 +181,7 @@ describe('PATCH, PUT and DELETE /api/v1/books/:id with If-Match', () => {
     expect(answer.json.errors[0].detail).toBe(
       'Book 1 has changed since the ETag in If-Match was taken, so nothing was written; GET it again and retry with the new ETag',
     )
-    expect(t.rows('books')[0]?.name).toBe('Someone else')
+    expect((await t.stored('books'))[0]?.name).toBe('Someone else')
   })
 
   it('PUT with a stale ETag answers 412; with the current one it writes, and answers without an ETag', async () => {
@@ -202,7 +202,7 @@ describe('PATCH, PUT and DELETE /api/v1/books/:id with If-Match', () => {
     expectOneError(refused, 412, { header: 'If-Match' })
     const current = etagOf(await t.get(path))
     expect((await t.request('DELETE', path, { headers: { 'if-match': current } })).status).toBe(204)
-    expect(t.rows('books')).toEqual([])
+    expect(await t.stored('books')).toEqual([])
   })
 
   it('accepts the ETag of any representation of the stored book', async () => {
@@ -257,7 +257,7 @@ describe('PATCH, PUT and DELETE /api/v1/books/:id with If-Match', () => {
     const tag = etagOf(await t.get(`/api/v1/books/${lib.bookId}`))
     expect((await renameBook(t, lib.bookId, 'Editor one', { 'if-match': tag })).status).toBe(200)
     expectOneError(await renameBook(t, lib.bookId, 'Editor two', { 'if-match': tag }), 412, { header: 'If-Match' })
-    expect(t.rows('books')[0]?.name).toBe('Editor one')
+    expect((await t.stored('books'))[0]?.name).toBe('Editor one')
   })
 
   it('of two editors racing with the same ETag, lets exactly one write and gives the other a 412', async () => {
@@ -268,7 +268,7 @@ describe('PATCH, PUT and DELETE /api/v1/books/:id with If-Match', () => {
     )
     expect(answers.map((a) => a.status).sort()).toEqual([200, 412])
     const winner = answers.find((a) => a.status === 200) as Answer
-    expect(t.rows('books')[0]?.name).toBe(winner.json.data.attributes.name)
+    expect((await t.stored('books'))[0]?.name).toBe(winner.json.data.attributes.name)
   })
 
   it('writes without If-Match as before when the service does not require it', async () => {
@@ -386,7 +386,7 @@ describe('REQUIRE_IF_MATCH=true', () => {
       headers: { 'content-type': ATOMIC, accept: ATOMIC },
     })
     expect(answer.status).toBe(200)
-    expect(strict.rows('books')[0]?.name).toBe('Unguarded')
+    expect((await strict.stored('books'))[0]?.name).toBe('Unguarded')
   })
 })
 

@@ -197,11 +197,11 @@ describe('a full disk', () => {
     expect(lines[0]).toMatchObject({ level: 'info', reason: 'full', code: 'SQLITE_FULL', failures })
   })
 
-  it('has stored every write it acknowledged and none it refused', () => {
-    const stored = t.rows('books').map((row) => row.name)
+  it('has stored every write it acknowledged and none it refused', async () => {
+    const stored = (await t.stored('books')).map((row) => row.name)
     expect(stored).toEqual(acknowledged)
     for (const name of refused) expect(stored).not.toContain(name)
-    expect(t.rows('authors').map((row) => row.name)).toEqual(['Filler'])
+    expect((await t.stored('authors')).map((row) => row.name)).toEqual(['Filler'])
   })
 })
 
@@ -245,8 +245,8 @@ describe('an immutable WAL file', () => {
     run('chattr', '-i', wal)
     immutable = false
     expect((await postBook(t, 'Accepted', author)).status).toBe(201)
-    expect(t.rows('books').map((row) => row.name)).toEqual(['Accepted'])
-    expect(t.rows('authors').map((row) => row.name)).toEqual(['Before'])
+    expect((await t.stored('books')).map((row) => row.name)).toEqual(['Accepted'])
+    expect((await t.stored('authors')).map((row) => row.name)).toEqual(['Before'])
     expect(logLines(t, 'database available again')).toEqual([
       expect.objectContaining({ reason: 'io', code: 'SQLITE_IOERR_WRITE', failures: 2 }),
     ])
@@ -285,7 +285,7 @@ describe('a lock held past the busy timeout', () => {
   it('takes writes again once the lock is released', async () => {
     other.run('ROLLBACK')
     expect((await postBook(t, 'After the lock', author)).status).toBe(201)
-    expect(t.rows('books').map((row) => row.name)).toEqual(['After the lock'])
+    expect((await t.stored('books')).map((row) => row.name)).toEqual(['After the lock'])
     expect(logLines(t, 'database available again')).toEqual([
       expect.objectContaining({ reason: 'busy', code: 'SQLITE_BUSY', failures: 5 }),
     ])

@@ -229,7 +229,7 @@ describe('data.id', () => {
       body: { data: { type: 'author', id, attributes: { name: 'Renamed' } } },
     })
     expect(answer.status).toBe(200)
-    expect(app.rows('authors')).toEqual([{ id: Number(authorId), name: 'Renamed' }])
+    expect(await app.stored('authors')).toEqual([{ id: Number(authorId), name: 'Renamed' }])
   })
 })
 
@@ -313,7 +313,7 @@ describe('a body over the size limit (maxBodyBytes 1000)', () => {
       })
       const answer = await raw.send('POST', '/api/v1/authors', { headers: { 'content-type': JSON_API }, body })
       expect(answer.status).toBe(201)
-      expect(raw.rows('authors')).toEqual([{ id: 1, name: 'Streamed' }])
+      expect(await raw.stored('authors')).toEqual([{ id: 1, name: 'Streamed' }])
     } finally {
       await raw.close()
     }
@@ -605,11 +605,11 @@ describe('a to-many books relationship in an author or collection document', () 
   })
 
   it('answers 403 for an empty books list too, and leaves the books where they are', async () => {
-    const before = snapshot(app)
+    const before = await snapshot(app)
     const answer = await app.request('PATCH', `/api/v1/book_collections/${collectionId}`, {
       body: { data: { type: 'book_collections', relationships: { books: { data: [] } } } },
     })
     expectOneError(answer, 403, { pointer: '/data/relationships/books' })
-    expect(snapshot(app)).toEqual(before)
+    expect(await snapshot(app)).toEqual(before)
   })
 })

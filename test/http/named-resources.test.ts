@@ -29,7 +29,7 @@ for (const { type, singular, inverse } of types) {
         expect(answer.headers.get('content-type')).toBe('application/vnd.api+json; charset=utf-8')
         expect(answer.json).toEqual({ data: unlinked(answer.json.data.id, 'First') })
         expect(answer.headers.get('location')).toBe(`/api/v1/${type}/${answer.json.data.id}`)
-        expect(t.rows(type).at(-1)).toEqual({ id: Number(answer.json.data.id), name: 'First' })
+        expect((await t.stored(type)).at(-1)).toEqual({ id: Number(answer.json.data.id), name: 'First' })
       })
 
       it(`accepts the plural data.type "${type}" too`, async () => {
@@ -44,15 +44,15 @@ for (const { type, singular, inverse } of types) {
       })
 
       it('rejects a name with a lone surrogate with 422, rather than store it changed', async () => {
-        const before = t.rows(type)
+        const before = await t.stored(type)
         const answer = await t.post(`/api/v1/${type}`, { data: { type, attributes: { name: 'Broken \ud800 name' } } })
         expect(answer.status).toBe(422)
         expect(answer.json.errors.map((e: { detail: string }) => e.detail)).toEqual(['Name must be valid Unicode text'])
-        expect(t.rows(type)).toEqual(before)
+        expect(await t.stored(type)).toEqual(before)
       })
 
       it('rejects a blank name with 422 and stores nothing', async () => {
-        const before = t.rows(type)
+        const before = await t.stored(type)
         const answer = await t.post(`/api/v1/${type}`, { data: { type: singular, attributes: { name: '' } } })
         expect(answer.status).toBe(422)
         expect(answer.json).toEqual({
@@ -64,7 +64,7 @@ for (const { type, singular, inverse } of types) {
             },
           ],
         })
-        expect(t.rows(type)).toEqual(before)
+        expect(await t.stored(type)).toEqual(before)
       })
     })
 
@@ -72,7 +72,9 @@ for (const { type, singular, inverse } of types) {
       it('lists every record in id order with relationships as meta.included = false', async () => {
         const answer = await t.get(`/api/v1/${type}`)
         expect(answer.status).toBe(200)
-        expect(answer.json).toEqual({ data: t.rows(type).map((row) => unlinked(String(row.id), String(row.name))) })
+        expect(answer.json).toEqual({
+          data: (await t.stored(type)).map((row) => unlinked(String(row.id), String(row.name))),
+        })
       })
     })
 
@@ -132,7 +134,7 @@ for (const { type, singular, inverse } of types) {
           })
           expect(answer.status).toBe(200)
           expect(answer.json).toEqual({ data: unlinked(id, 'New') })
-          expect(t.rows(type).find((row) => row.id === Number(id))).toEqual({ id: Number(id), name: 'New' })
+          expect((await t.stored(type)).find((row) => row.id === Number(id))).toEqual({ id: Number(id), name: 'New' })
         })
 
         it('leaves the record as it is when no attribute is sent', async () => {
@@ -155,7 +157,7 @@ for (const { type, singular, inverse } of types) {
               source: { parameter: 'name', pointer: 'data/attributes/name' },
             },
           ])
-          expect(t.rows(type).find((row) => row.id === Number(id))).toEqual({ id: Number(id), name: 'Kept' })
+          expect((await t.stored(type)).find((row) => row.id === Number(id))).toEqual({ id: Number(id), name: 'Kept' })
         })
       })
     }
@@ -198,7 +200,7 @@ describe('deleting related records', () => {
     const author = await t.create('authors', { name: 'Busy' })
     await t.create('books', { name: 'A', author_id: Number(author) })
     await t.create('books', { name: 'B', author_id: Number(author) })
-    const before = { authors: t.rows('authors'), books: t.rows('books') }
+    const before = { authors: await t.stored('authors'), books: await t.stored('books') }
     const answer = await t.request('DELETE', `/api/v1/authors/${author}`)
     expect(answer.status).toBe(409)
     expect(answer.json).toEqual({
@@ -210,7 +212,7 @@ describe('deleting related records', () => {
         },
       ],
     })
-    expect({ authors: t.rows('authors'), books: t.rows('books') }).toEqual(before)
+    expect({ authors: await t.stored('authors'), books: await t.stored('books') }).toEqual(before)
   })
 
   it('deletes an author once the last book is gone', async () => {

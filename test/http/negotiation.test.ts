@@ -31,7 +31,7 @@ describe('Content-Type of a request body', () => {
     })
     expect(answer.status).toBe(201)
     expect(answer.json.data.attributes).toEqual({ name: 'Octavia E. Butler' })
-    expect(app.rows('authors')).toHaveLength(2)
+    expect(await app.stored('authors')).toHaveLength(2)
   })
 
   it.each([['PUT'], ['PATCH']])('%s with application/json updates the record (200)', async (method) => {
@@ -40,7 +40,7 @@ describe('Content-Type of a request body', () => {
       headers: { 'content-type': 'application/json' },
     })
     expect(answer.status).toBe(200)
-    expect(app.rows('authors')).toEqual([{ id: Number(authorId), name: 'Renamed' }])
+    expect(await app.stored('authors')).toEqual([{ id: Number(authorId), name: 'Renamed' }])
   })
 
   const refused: [string, string][] = [
@@ -211,7 +211,7 @@ describe('response Content-Type', () => {
     const answer = await app.request('DELETE', `/api/v1/book_collections/${id}`)
     expect(answer.status).toBe(204)
     expect(answer.text).toBe('')
-    expect(app.rows('book_collections')).toEqual([])
+    expect(await app.stored('book_collections')).toEqual([])
   })
 })
 

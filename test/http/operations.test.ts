@@ -86,8 +86,8 @@ describe('POST /api/v1/operations', () => {
     expect(answer.status).toBe(200)
     expect(answer.json['atomic:results'][1].data.attributes.name).toBe('Newer')
     expect(answer.json['atomic:results'][2]).toEqual({})
-    expect(t.rows('authors')).toEqual([{ id: Number(author), name: 'Newer' }])
-    expect(t.rows('books')).toEqual([])
+    expect(await t.stored('authors')).toEqual([{ id: Number(author), name: 'Newer' }])
+    expect(await t.stored('books')).toEqual([])
   })
 
   it('changes relationships: a to-one by lid, a to-many by add', async () => {
@@ -109,7 +109,7 @@ describe('POST /api/v1/operations', () => {
     ])
     expect(answer.status).toBe(200)
     const second = answer.json['atomic:results'][0].data.id
-    expect(t.rows('books')).toEqual([
+    expect(await t.stored('books')).toEqual([
       { id: Number(book), name: 'Moving', author_id: Number(second), book_collection_id: Number(collection) },
     ])
   })

@@ -23,7 +23,8 @@ afterEach(() => t.close())
 
 const ids = (data: { id: string }[]) => data.map((r) => r.id)
 const books = (...which: string[]) => ({ data: which.map((id) => ({ type: 'books', id })) })
-const collectionOf = (book: string) => t.rows('books').find((row) => row.id === Number(book))?.book_collection_id
+const collectionOf = async (book: string) =>
+  (await t.stored('books')).find((row) => row.id === Number(book))?.book_collection_id
 
 describe('GET /api/v1/{type}/{id}/{relationship}', () => {
   it("answers a book's author as GET /api/v1/authors/{id} does", async () => {
@@ -98,7 +99,7 @@ describe('PATCH /api/v1/books/{id}/relationships/{to-one}', () => {
     })
     expect(answer.status).toBe(200)
     expect(answer.json.data).toEqual({ type: 'authors', id: lewis })
-    expect(t.rows('books').find((row) => row.id === Number(hobbit))?.author_id).toBe(Number(lewis))
+    expect((await t.stored('books')).find((row) => row.id === Number(hobbit))?.author_id).toBe(Number(lewis))
   })
 
   it('clears the collection with data null', async () => {
@@ -107,7 +108,7 @@ describe('PATCH /api/v1/books/{id}/relationships/{to-one}', () => {
     })
     expect(answer.status).toBe(200)
     expect(answer.json.data).toBeNull()
-    expect(collectionOf(hobbit)).toBeNull()
+    expect(await collectionOf(hobbit)).toBeNull()
   })
 
   it('refuses a null author with 422 Author must exist and changes nothing', async () => {
@@ -151,23 +152,23 @@ describe('POST, DELETE and PATCH /api/v1/book_collections/{id}/relationships/boo
     const answer = await t.request('POST', path(), { body: books(silmarillion, narnia) })
     expect(answer.status).toBe(200)
     expect(answer.json.data).toEqual(books(hobbit, silmarillion, narnia).data)
-    expect(collectionOf(narnia)).toBe(Number(middleEarth))
+    expect(await collectionOf(narnia)).toBe(Number(middleEarth))
   })
 
   it('removes books from the collection, ignoring books that were not in it', async () => {
     const answer = await t.request('DELETE', path(), { body: books(hobbit, narnia) })
     expect(answer.status).toBe(200)
     expect(answer.json.data).toEqual([])
-    expect(collectionOf(hobbit)).toBeNull()
-    expect(collectionOf(narnia)).toBeNull()
+    expect(await collectionOf(hobbit)).toBeNull()
+    expect(await collectionOf(narnia)).toBeNull()
   })
 
   it('replaces the members whole, an empty array emptying the collection', async () => {
     expect((await t.request('PATCH', path(), { body: books(narnia) })).json.data).toEqual(books(narnia).data)
-    expect(collectionOf(hobbit)).toBeNull()
-    expect(collectionOf(narnia)).toBe(Number(middleEarth))
+    expect(await collectionOf(hobbit)).toBeNull()
+    expect(await collectionOf(narnia)).toBe(Number(middleEarth))
     expect((await t.request('PATCH', path(), { body: books() })).json.data).toEqual([])
-    expect(collectionOf(narnia)).toBeNull()
+    expect(await collectionOf(narnia)).toBeNull()
   })
 
   it('changes nothing when one of the books does not exist, and says which with 404', async () => {

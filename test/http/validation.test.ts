@@ -104,7 +104,7 @@ describe.each(types)('POST /api/v1/%s', (type, singular) => {
     const answer = await app.post(`/api/v1/${type}`, document(singular, { ...required(type), name }))
     expect(answer.status).toBe(201)
     expect(answer.json.data.attributes.name).toBe(name)
-    expect(app.rows(type).at(-1)?.name).toBe(name)
+    expect((await app.stored(type)).at(-1)?.name).toBe(name)
   })
 
   it('rejects a name of 1001 characters with 422 Name is too long', async () => {
@@ -116,7 +116,7 @@ describe.each(types)('POST /api/v1/%s', (type, singular) => {
     expect(name.length).toBe(2000)
     const answer = await app.post(`/api/v1/${type}`, document(singular, { ...required(type), name }))
     expect(answer.status).toBe(201)
-    expect(app.rows(type).at(-1)?.name).toBe(name)
+    expect((await app.stored(type)).at(-1)?.name).toBe(name)
     expectUnprocessable(await create({ name: '📚'.repeat(1001) }), [tooLong])
   })
 
@@ -186,18 +186,18 @@ describe.each(types)('PUT and PATCH /api/v1/%s/:id', (type, singular) => {
   })
 
   it.each(methods)('%s without a name leaves the name unchanged (200)', async (method) => {
-    const before = app.rows(type)
+    const before = await app.stored(type)
     const answer = await update(method, {})
     expect(answer.status).toBe(200)
     expect(answer.json.data.id).toBe(idOf(type))
-    expect(app.rows(type)).toEqual(before)
+    expect(await app.stored(type)).toEqual(before)
   })
 
   it.each(methods)('%s without an attributes member leaves the record unchanged (200)', async (method) => {
-    const before = app.rows(type)
+    const before = await app.stored(type)
     const answer = await update(method, undefined)
     expect(answer.status).toBe(200)
-    expect(app.rows(type)).toEqual(before)
+    expect(await app.stored(type)).toEqual(before)
   })
 
   it.each(methods)('%s with a valid name of 1000 characters stores it (200)', async (method) => {
@@ -205,7 +205,7 @@ describe.each(types)('PUT and PATCH /api/v1/%s/:id', (type, singular) => {
     const answer = await update(method, { name })
     expect(answer.status).toBe(200)
     expect(answer.json.data.attributes.name).toBe(name)
-    expect(app.rows(type).find((row) => String(row.id) === idOf(type))?.name).toBe(name)
+    expect((await app.stored(type)).find((row) => String(row.id) === idOf(type))?.name).toBe(name)
   })
 })
 
@@ -230,7 +230,7 @@ describe('POST /api/v1/books: the author', () => {
         },
       ],
     })
-    expect(app.rows('books')).toHaveLength(1)
+    expect(await app.stored('books')).toHaveLength(1)
   })
 
   it.each([
@@ -253,7 +253,7 @@ describe('POST /api/v1/books: the author', () => {
   it('accepts author_id as a numeric string', async () => {
     const answer = await app.post('/api/v1/books', document('book', { name: 'The Dispossessed', author_id: authorId }))
     expect(answer.status).toBe(201)
-    expect(app.rows('books').at(-1)).toMatchObject({ name: 'The Dispossessed', author_id: Number(authorId) })
+    expect((await app.stored('books')).at(-1)).toMatchObject({ name: 'The Dispossessed', author_id: Number(authorId) })
   })
 
   it('rejects relationships.author.data null with 422 Author must exist', async () => {
@@ -306,7 +306,7 @@ describe('POST /api/v1/books: the book collection', () => {
       document('book', { name: 'Rocannon', author_id: Number(authorId), book_collection_id: null }),
     )
     expect(answer.status).toBe(201)
-    expect(app.rows('books').at(-1)).toMatchObject({ name: 'Rocannon', book_collection_id: null })
+    expect((await app.stored('books')).at(-1)).toMatchObject({ name: 'Rocannon', book_collection_id: null })
   })
 
   it('accepts book_collection_id as a numeric string', async () => {
@@ -315,7 +315,7 @@ describe('POST /api/v1/books: the book collection', () => {
       document('book', { name: 'Rocannon', author_id: Number(authorId), book_collection_id: collectionId }),
     )
     expect(answer.status).toBe(201)
-    expect(app.rows('books').at(-1)).toMatchObject({ book_collection_id: Number(collectionId) })
+    expect((await app.stored('books')).at(-1)).toMatchObject({ book_collection_id: Number(collectionId) })
   })
 })
 
@@ -371,7 +371,7 @@ describe('PUT and PATCH /api/v1/books/:id', () => {
     const answer = await update(method, { name: 'The Dispossessed' })
     expect(answer.status).toBe(200)
     expect(answer.json.data.attributes).toEqual({ name: 'The Dispossessed' })
-    expect(app.rows('books')).toEqual([
+    expect(await app.stored('books')).toEqual([
       {
         id: Number(bookId),
         name: 'The Dispossessed',
@@ -409,7 +409,7 @@ describe('PUT and PATCH /api/v1/books/:id', () => {
   it.each(methods)('%s with relationships.book_collection.data null clears the collection (200)', async (method) => {
     const answer = await update(method, {}, { book_collection: { data: null } })
     expect(answer.status).toBe(200)
-    expect(app.rows('books')).toEqual([
+    expect(await app.stored('books')).toEqual([
       { id: Number(bookId), name: 'The Left Hand of Darkness', author_id: Number(authorId), book_collection_id: null },
     ])
   })
@@ -417,14 +417,17 @@ describe('PUT and PATCH /api/v1/books/:id', () => {
   it.each(methods)('%s with book_collection_id null clears the collection (200)', async (method) => {
     const answer = await update(method, { book_collection_id: null })
     expect(answer.status).toBe(200)
-    expect(app.rows('books')[0]).toMatchObject({ book_collection_id: null, author_id: Number(authorId) })
+    expect((await app.stored('books'))[0]).toMatchObject({ book_collection_id: null, author_id: Number(authorId) })
   })
 
   it.each(methods)('%s with author_id as a numeric string moves the book to that author', async (method) => {
     const other = await app.create('authors', { name: 'Octavia E. Butler' })
     const answer = await update(method, { author_id: other })
     expect(answer.status).toBe(200)
-    expect(app.rows('books')[0]).toMatchObject({ author_id: Number(other), name: 'The Left Hand of Darkness' })
+    expect((await app.stored('books'))[0]).toMatchObject({
+      author_id: Number(other),
+      name: 'The Left Hand of Darkness',
+    })
   })
 })
 
@@ -445,7 +448,7 @@ describe('names hold a visible character', () => {
     const answer = await app.post('/api/v1/authors', document('author', { name }))
     expect(answer.status).toBe(201)
     expect(answer.json.data.attributes.name).toBe(name)
-    expect(app.rows('authors').at(-1)?.name).toBe(name)
+    expect((await app.stored('authors')).at(-1)?.name).toBe(name)
   })
 
   it("rejects an invisible name in an atomic add with 422 Name can't be blank under the operation, storing nothing", async () => {

@@ -79,40 +79,6 @@ describe('SqliteStore books search', () => {
     rmSync(dir, { recursive: true, force: true })
   })
 
-  it('finds the same books for "of of of of" as for "of", ranked or not', async () => {
-    const ofelia = await create(authors, 'Ofelia Strand')
-    const plain = await create(authors, 'Jane Doe')
-    const days = await create(collections, 'Book of Days')
-    const title = await create(books, 'The Left Hand of Darkness', { author: plain.id })
-    const prefix = await create(books, 'Office Hours', { author: plain.id })
-    await create(books, 'Roof Garden', { author: plain.id })
-    const byAuthor = await create(books, 'Tides', { author: ofelia.id })
-    const inCollection = await create(books, 'Almanac', { author: plain.id, book_collection: days.id })
-    await create(books, 'Nothing Here', { author: plain.id })
-
-    const expected = [title.id, prefix.id, byAuthor.id, inCollection.id]
-    expect(await found('of')).toEqual(expected)
-    expect(await found('of of of of')).toEqual(expected)
-    expect(await found('OF Of of')).toEqual(expected)
-    expect(await found('of of of of', true)).toEqual(await found('of', true))
-    expect(await found('of office')).toEqual([prefix.id])
-  })
-
-  it('ranks a title match above an author-name match above a collection-name match', async () => {
-    const jane = await create(authors, 'Jane Doe')
-    const mary = await create(authors, 'Mary Quill')
-    const series = await create(collections, 'Quill Series')
-    const other = await create(collections, 'Other Shelf')
-    // Created lowest relevance first, so that the id order is the reverse of the ranking.
-    const inCollection = await create(books, 'Gamma', { author: jane.id, book_collection: series.id })
-    const byAuthor = await create(books, 'Beta', { author: mary.id, book_collection: other.id })
-    const titled = await create(books, 'Quill Pens', { author: jane.id, book_collection: other.id })
-    for (let i = 0; i < 6; i++) await create(books, `Filler ${i}`, { author: jane.id, book_collection: other.id })
-
-    expect(await found('quill', true)).toEqual([titled.id, byAuthor.id, inCollection.id])
-    expect(await found('quill')).toEqual([inCollection.id, byAuthor.id, titled.id])
-  })
-
   it("renaming an author leaves every book's search row as it was, yet searches follow the new name", async () => {
     const renamed = await create(authors, 'Oldname Person')
     const other = await create(authors, 'Someone Else')

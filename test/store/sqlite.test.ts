@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { resources } from '../../src/resources/registry'
 import { SqliteStore } from '../../src/store/sqlite'
 import { sqliteMigrations } from '../../src/store/sqlite-migrations'
-import type { IncludePlan, ListQuery, StoredRecord, StoreFilter, WriteResult } from '../../src/store/store'
+import type { ListQuery, StoredRecord, StoreFilter, WriteResult } from '../../src/store/store'
 import { type BulkBook, type BulkCatalogue, byName, byNameDescending, insertCatalogue } from '../support/bulk'
 
 const authors = resources.get('authors')
@@ -49,7 +49,6 @@ function inspect(path = dbPath): Database {
 }
 
 const byId = [{ field: 'id', descending: false }] as const
-const noPlan: IncludePlan = new Map()
 
 /** The records a list query returns, with no includes. */
 async function listed(
@@ -197,259 +196,8 @@ describe('SqliteStore connection settings', () => {
   })
 })
 
-describe('SqliteStore create and find', () => {
-  it('assigns increasing integer ids and returns the stored record', async () => {
-    const store = openStore()
-    const first = await author(store, 'Octavia Butler')
-    const second = await author(store, 'N. K. Jemisin')
-    expect(first).toEqual({ id: 1, attributes: { name: 'Octavia Butler' }, toOne: {} })
-    expect(second.id).toBe(2)
-    expect(await store.find(authors, first.id)).toEqual(first)
-  })
-
-  it('stores a book with its author and collection, null collection when none is given', async () => {
-    const store = openStore()
-    const a = await author(store, 'Author')
-    const c = await collection(store, 'Shelf')
-    const withCollection = await book(store, 'One', a.id, c.id)
-    const without = await book(store, 'Two', a.id)
-    expect(withCollection.toOne).toEqual({ author: a.id, book_collection: c.id })
-    expect(without.toOne).toEqual({ author: a.id, book_collection: null })
-    expect(await store.find(books, withCollection.id)).toEqual(withCollection)
-  })
-
-  it('finds nothing for an unknown id', async () => {
-    const store = openStore()
-    expect(await store.find(authors, 42)).toBeNull()
-  })
-
-  it('keeps the text exactly, including quotes and non-ASCII', async () => {
-    const store = openStore()
-    const name = `O'Brien "Flann" — Ｔｅｓｔ 📚`
-    const a = await author(store, name)
-    expect((await store.find(authors, a.id))?.attributes.name).toBe(name)
-  })
-
-  it('returns missing author and stores nothing when the author does not exist', async () => {
-    const store = openStore()
-    const result = await store.create(books, { attributes: { name: 'Lost' }, toOne: { author: 7 } })
-    expect(result).toEqual({ ok: false, missing: ['author'] })
-    expect(await listed(store, books)).toEqual([])
-    expect(inspect().query<{ n: number }, []>('SELECT COUNT(*) AS n FROM books').get()?.n).toBe(0)
-  })
-
-  it('reports a required author given as null as missing', async () => {
-    const store = openStore()
-    expect(await store.create(books, { attributes: { name: 'X' }, toOne: { author: null } })).toEqual({
-      ok: false,
-      missing: ['author'],
-    })
-  })
-
-  it('reports both a missing author and a missing collection', async () => {
-    const store = openStore()
-    const result = await store.create(books, { attributes: { name: 'X' }, toOne: { author: 5, book_collection: 6 } })
-    expect(result).toEqual({ ok: false, missing: ['author', 'book_collection'] })
-  })
-})
-
-describe('SqliteStore list', () => {
-  it('reads records in id order a batch at a time with a keyset and a limit', async () => {
-    const store = openStore()
-    const all: StoredRecord[] = []
-    for (let i = 1; i <= 7; i++) all.push(await author(store, `Author ${i}`))
-    const page = (after: number) => listed(store, authors, { limit: 3, after: [after] })
-    expect(await listed(store, authors, { limit: 3 })).toEqual(all.slice(0, 3))
-    expect(await page(3)).toEqual(all.slice(3, 6))
-    expect(await page(6)).toEqual(all.slice(6))
-    expect(await page(7)).toEqual([])
-  })
-
-  it('sorts by several keys in their own directions and continues after a keyset in that order', async () => {
-    const store = openStore()
-    const [b1, a1, b2, a2] = [
-      await author(store, 'B'),
-      await author(store, 'A'),
-      await author(store, 'B'),
-      await author(store, 'A'),
-    ] as StoredRecord[]
-    const sort = [
-      { field: 'name', descending: true },
-      { field: 'id', descending: false },
-    ]
-    expect(await listed(store, authors, { sort })).toEqual([b1, b2, a1, a2] as StoredRecord[])
-    expect(await listed(store, authors, { sort, after: ['B', b2?.id as number] })).toEqual([a1, a2] as StoredRecord[])
-    expect(await listed(store, authors, { sort, limit: 2, offset: 1 })).toEqual([b2, a1] as StoredRecord[])
-  })
-
-  it('filters books by their author, any of several, and counts what matches', async () => {
-    const store = openStore()
-    const a = await author(store, 'A')
-    const b = await author(store, 'B')
-    const c = await author(store, 'C')
-    const a1 = await book(store, 'A1', a.id)
-    const b1 = await book(store, 'B1', b.id)
-    const a2 = await book(store, 'A2', a.id)
-    await book(store, 'C1', c.id)
-    expect(await listed(store, books, { filters: [authorIs(a.id)] })).toEqual([a1, a2])
-    expect(await listed(store, books, { filters: [authorIs(a.id, b.id)] })).toEqual([a1, b1, a2])
-    expect(await listed(store, books, { filters: [authorIs(999)] })).toEqual([])
-    const count = async (filters: ListQuery['filters']) =>
-      (await store.page(books, { filters, sort: byId, limit: 1 })).total
-    expect(await count([authorIs(a.id, b.id)])).toBe(3)
-    expect(await count([])).toBe(4)
-  })
-
-  it('filters by an exact attribute value and by no collection, together with other filters', async () => {
-    const store = openStore()
-    const a = await author(store, 'A')
-    const c = await collection(store, 'C')
-    const loose = await book(store, 'Same', a.id)
-    const inside = await book(store, 'Same', a.id, c.id)
-    await book(store, 'same', a.id)
-    const none = { kind: 'relationship', relationship: 'book_collection', ids: [], orNone: true } as const
-    const inC = { kind: 'relationship', relationship: 'book_collection', ids: [c.id], orNone: false } as const
-    const named = { kind: 'attribute', attribute: 'name', value: 'Same' } as const
-    expect(await listed(store, books, { filters: [named] })).toEqual([loose, inside])
-    expect(await listed(store, books, { filters: [named, none] })).toEqual([loose])
-    expect(await listed(store, books, { filters: [authorIs(a.id), inC] })).toEqual([inside])
-  })
-})
-
-describe('SqliteStore findWithRelated and missingReferences', () => {
-  it("reads an author's and a collection's books along the plan, with their linkage", async () => {
-    const store = openStore()
-    const a = await author(store, 'A')
-    const other = await author(store, 'Other')
-    const c = await collection(store, 'C')
-    const one = await book(store, 'One', a.id, c.id)
-    const two = await book(store, 'Two', a.id)
-    const three = await book(store, 'Three', other.id, c.id)
-    const books = new Map([['books', { include: true, children: noPlan }]])
-    const byAuthor = await store.findWithRelated(authors, a.id, books)
-    expect(byAuthor?.graph.included.map((r) => r.record)).toEqual([one, two])
-    expect(byAuthor?.graph.linkage('authors', a.id, 'books')).toEqual([one.id, two.id])
-    const byCollection = await store.findWithRelated(collections, c.id, books)
-    expect(byCollection?.graph.included.map((r) => r.record)).toEqual([one, three])
-    expect(await store.findWithRelated(authors, 999, books)).toBeNull()
-  })
-
-  it('follows nested paths, includes each record once, and reads linkage alone where not included', async () => {
-    const store = openStore()
-    const a = await author(store, 'A')
-    const c = await collection(store, 'C')
-    const one = await book(store, 'One', a.id, c.id)
-    const two = await book(store, 'Two', a.id, c.id)
-    const plan: IncludePlan = new Map([
-      ['books', { include: true, children: new Map([['book_collection', { include: true, children: noPlan }]]) }],
-    ])
-    const found = await store.findWithRelated(authors, a.id, plan)
-    expect(found?.graph.included.map((r) => `${r.resource.type}:${r.record.id}`)).toEqual([
-      `books:${one.id}`,
-      `books:${two.id}`,
-      `book_collections:${c.id}`,
-    ])
-    expect(found?.graph.linkage('books', two.id, 'book_collection')).toBe(c.id)
-    expect(found?.graph.linkage('books', two.id, 'author')).toBeUndefined()
-    const linkOnly = await store.findWithRelated(
-      books,
-      one.id,
-      new Map([['author', { include: false, children: noPlan }]]),
-    )
-    expect(linkOnly?.graph.linkage('books', one.id, 'author')).toBe(a.id)
-    expect(linkOnly?.graph.included).toEqual([])
-  })
-
-  it('names the to-one references that point at nothing, without writing', async () => {
-    const store = openStore()
-    const a = await author(store, 'A')
-    const c = await collection(store, 'C')
-    expect(await store.missingReferences(books, { author: a.id, book_collection: c.id })).toEqual([])
-    expect(await store.missingReferences(books, { author: 99 })).toEqual(['author'])
-    expect(await store.missingReferences(books, { author: a.id, book_collection: 99 })).toEqual(['book_collection'])
-    expect(await store.missingReferences(books, { author: null, book_collection: null })).toEqual(['author'])
-    expect(await store.missingReferences(books, {})).toEqual([])
-  })
-})
-
-describe('SqliteStore update', () => {
-  it('changes only the fields given', async () => {
-    const store = openStore()
-    const a = await author(store, 'A')
-    const b = await author(store, 'B')
-    const c = await collection(store, 'C')
-    const original = await book(store, 'Old title', a.id, c.id)
-
-    const renamed = created(await store.update(books, original.id, { attributes: { name: 'New title' }, toOne: {} }))
-    expect(renamed).toEqual({ id: original.id, attributes: { name: 'New title' }, toOne: original.toOne })
-
-    const moved = created(await store.update(books, original.id, { attributes: {}, toOne: { author: b.id } }))
-    expect(moved).toEqual({
-      id: original.id,
-      attributes: { name: 'New title' },
-      toOne: { author: b.id, book_collection: c.id },
-    })
-
-    const cleared = created(
-      await store.update(books, original.id, { attributes: {}, toOne: { book_collection: null } }),
-    )
-    expect(cleared.toOne).toEqual({ author: b.id, book_collection: null })
-    expect(await store.find(books, original.id)).toEqual(cleared)
-  })
-
-  it('returns the record unchanged when nothing is given', async () => {
-    const store = openStore()
-    const a = await author(store, 'A')
-    expect(created(await store.update(authors, a.id, { attributes: {}, toOne: {} }))).toEqual(a)
-  })
-
-  it('returns null for an unknown id', async () => {
-    const store = openStore()
-    expect(await store.update(authors, 5, { attributes: { name: 'X' }, toOne: {} })).toBeNull()
-  })
-
-  it('refuses a missing author and changes nothing', async () => {
-    const store = openStore()
-    const a = await author(store, 'A')
-    const b = await book(store, 'Title', a.id)
-    const result = await store.update(books, b.id, { attributes: { name: 'Changed' }, toOne: { author: 404 } })
-    expect(result).toEqual({ ok: false, missing: ['author'] })
-    expect(await store.find(books, b.id)).toEqual(b)
-  })
-})
-
-describe('SqliteStore delete', () => {
-  it('deletes a record and then reports not-found', async () => {
-    const store = openStore()
-    const a = await author(store, 'A')
-    expect(await store.delete(authors, a.id)).toEqual({ status: 'deleted' })
-    expect(await store.find(authors, a.id)).toBeNull()
-    expect(await store.delete(authors, a.id)).toEqual({ status: 'not-found' })
-  })
-
-  it('refuses to delete an author who has books, with the count, and keeps everything', async () => {
-    const store = openStore()
-    const a = await author(store, 'A')
-    const one = await book(store, 'One', a.id)
-    const two = await book(store, 'Two', a.id)
-    const result = await store.delete(authors, a.id)
-    expect(result.status).toBe('restricted')
-    if (result.status !== 'restricted') return
-    expect(result.by.type).toBe('books')
-    expect(result.count).toBe(2)
-    expect(await store.find(authors, a.id)).toEqual(a)
-    expect(await listed(store, books, { filters: [authorIs(a.id)] })).toEqual([one, two])
-  })
-
-  it('deletes an author once their books are gone', async () => {
-    const store = openStore()
-    const a = await author(store, 'A')
-    const b = await book(store, 'One', a.id)
-    expect(await store.delete(books, b.id)).toEqual({ status: 'deleted' })
-    expect(await store.delete(authors, a.id)).toEqual({ status: 'deleted' })
-  })
-
-  it("deletes a collection and sets its books' book_collection_id to null", async () => {
+describe('SqliteStore delete (what SQLite itself does)', () => {
+  it("clears a deleted collection's books in the column itself (ON DELETE SET NULL)", async () => {
     const store = openStore()
     const a = await author(store, 'A')
     const c = await collection(store, 'C')
@@ -463,15 +211,6 @@ describe('SqliteStore delete', () => {
       .query<{ book_collection_id: number | null }, [number]>('SELECT book_collection_id FROM books WHERE id = ?')
       .get(one.id)
     expect(raw?.book_collection_id).toBeNull()
-  })
-
-  it('never hands out the id of a deleted last record again', async () => {
-    const store = openStore()
-    await author(store, 'First')
-    const last = await author(store, 'Last')
-    expect(await store.delete(authors, last.id)).toEqual({ status: 'deleted' })
-    const next = await author(store, 'Next')
-    expect(next.id).toBe(last.id + 1)
   })
 
   it('never reuses ids after the table is emptied and the file is reopened', async () => {

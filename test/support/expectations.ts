@@ -8,7 +8,7 @@ export const RESPONSE_CONTENT_TYPE = 'application/vnd.api+json; charset=utf-8'
 /** The body of a 404 for an unknown record id, exactly as interface.md shows it. */
 export const NOT_FOUND_BODY = { errors: [] }
 
-const TABLES = ['authors', 'book_collections', 'books'] as const
+const TYPES = ['authors', 'book_collections', 'books'] as const
 
 /** The id counters: a failed insert that was not rolled back would still move them. */
 function idCounters(dbPath: string): Record<string, unknown>[] {
@@ -20,19 +20,21 @@ function idCounters(dbPath: string): Record<string, unknown>[] {
   }
 }
 
-/** Every stored row of every table, and the id counters. */
-export function snapshot(app: TestApp): Record<string, Record<string, unknown>[]> {
-  return {
-    ...Object.fromEntries(TABLES.map((table) => [table, app.rows(table)])),
-    sqlite_sequence: idCounters(app.dbPath),
-  }
+/**
+ * Every stored record of every type (read through the store), and SQLite's id counters: a
+ * failed insert that was not rolled back would move them, which no read through the store shows.
+ */
+export async function snapshot(app: TestApp): Promise<Record<string, unknown[]>> {
+  const stored: Record<string, unknown[]> = {}
+  for (const type of TYPES) stored[type] = await app.stored(type)
+  return { ...stored, sqlite_sequence: idCounters(app.dbPath) }
 }
 
 /** Runs `act` and asserts that it stored, changed and deleted nothing; returns its answer. */
 export async function changesNothing(app: TestApp, act: () => Promise<Answer>): Promise<Answer> {
-  const before = snapshot(app)
+  const before = await snapshot(app)
   const answer = await act()
-  expect(snapshot(app)).toEqual(before)
+  expect(await snapshot(app)).toEqual(before)
   return answer
 }
 

@@ -1,12 +1,13 @@
-import { Database } from 'bun:sqlite'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type App, type AppOptions, createApp } from '../../src/http/app'
 import type { RequestLimits } from '../../src/jsonapi/limits'
 import { createLogger, type LogLevel } from '../../src/logger'
+import type { ResourceDescription } from '../../src/resources/description'
 import { resources } from '../../src/resources/registry'
 import { SqliteStore } from '../../src/store/sqlite'
+import type { Store } from '../../src/store/store'
 
 export const JSON_API = 'application/vnd.api+json'
 
@@ -21,6 +22,9 @@ export interface RawRequest {
   readonly headers?: Record<string, string>
   readonly body?: RequestInit['body']
 }
+
+/** A stored record seen flat: `{ id, name, author_id, book_collection_id }`. */
+export type StoredRow = Record<string, string | number | null>
 
 export interface Answer {
   readonly status: number
@@ -47,8 +51,11 @@ export interface TestApp {
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<Answer>
   /** Creates a record through the API and returns its id. */
   create(type: string, attributes: Record<string, unknown>, relationships?: Record<string, unknown>): Promise<string>
-  /** Every stored row of a table, read straight from the database file. */
-  rows(table: string): Record<string, unknown>[]
+  /**
+   * Every stored record of a type in id order, read through the Store (not SQL): its id, its
+   * attributes and its to-one ids under the relationships' id attribute names (`author_id`).
+   */
+  stored(type: string): Promise<StoredRow[]>
   close(): Promise<void>
 }
 
@@ -85,7 +92,6 @@ export function openTestApp(
     limits,
     readWorkers,
   })
-  const inspector = new Database(dbPath, { readonly: true })
 
   async function send(method: string, path: string, { headers, body }: RawRequest = {}): Promise<Answer> {
     const init: RequestInit & { duplex?: 'half' } = { method, headers: headers ?? {} }
@@ -126,12 +132,27 @@ export function openTestApp(
       if (answer.status !== 201) throw new Error(`create ${type} failed: ${answer.status} ${answer.text}`)
       return answer.json.data.id
     },
-    rows: (table) => inspector.query<Record<string, unknown>, []>(`SELECT * FROM ${table} ORDER BY id`).all(),
+    stored: (type) => storedRows(store, resources.get(type)),
     async close() {
-      inspector.close()
       await app.decorator.reads?.close()
       await store.close()
       rmSync(dir, { recursive: true, force: true })
     },
   }
+}
+
+/** Every record of `resource` in id order, through the Store's own way of reading a whole list. */
+export async function storedRows(store: Store, resource: ResourceDescription): Promise<StoredRow[]> {
+  const rows: StoredRow[] = []
+  const order = { filters: [], sort: [{ field: 'id', descending: false }] }
+  for await (const batch of store.stream(resource, order, 500)) {
+    for (const record of batch) {
+      const row: StoredRow = { id: record.id, ...record.attributes }
+      for (const [name, relationship] of Object.entries(resource.relationships)) {
+        if (relationship.kind === 'to-one') row[relationship.idAttribute] = record.toOne[name] ?? null
+      }
+      rows.push(row)
+    }
+  }
+  return rows
 }

@@ -1,0 +1,44 @@
+import { resources } from '../../../src/resources/registry'
+import type { Id, ListQuery, Store, StoredRecord, WriteResult } from '../../../src/store/store'
+
+/** A fresh, empty store of one backend, and how to remove it after the test. */
+export type OpenStore = () => Promise<{ store: Store; cleanup: () => Promise<void> }>
+
+/** What every case of the contract works with: the store of the running test. */
+export interface ContractContext {
+  store(): Store
+}
+
+export const authors = resources.get('authors')
+export const collections = resources.get('book_collections')
+export const books = resources.get('books')
+
+export const byId = [{ field: 'id', descending: false }] as const
+
+export function created(result: WriteResult | null | 'stale'): StoredRecord {
+  if (result === null || result === 'stale' || !result.ok) {
+    throw new Error(`expected a successful write, got ${JSON.stringify(result)}`)
+  }
+  return result.record
+}
+
+export function authorIs(...ids: Id[]) {
+  return { kind: 'relationship', relationship: 'author', ids, orNone: false } as const
+}
+
+/** Helpers bound to the running test's store. */
+export function fixtures(t: ContractContext) {
+  return {
+    author: async (name: string) => created(await t.store().create(authors, { attributes: { name }, toOne: {} })),
+    collection: async (name: string) =>
+      created(await t.store().create(collections, { attributes: { name }, toOne: {} })),
+    book: async (name: string, authorId: Id, collectionId?: Id) => {
+      const toOne: Record<string, Id> = { author: authorId }
+      if (collectionId !== undefined) toOne.book_collection = collectionId
+      return created(await t.store().create(books, { attributes: { name }, toOne }))
+    },
+    /** A list read at once, no includes: id order and a limit of 100 unless the query says otherwise. */
+    listed: (resource: typeof authors, query: Partial<ListQuery> = {}) =>
+      t.store().list(resource, { filters: [], sort: byId, limit: 100, ...query }),
+  }
+}

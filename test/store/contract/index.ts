@@ -1,0 +1,36 @@
+import { afterEach, beforeEach, describe } from 'bun:test'
+import type { Store } from '../../../src/store/store'
+import type { ContractContext, OpenStore } from './context'
+import { describeListContract } from './lists'
+import { describeRecordContract } from './records'
+import { describeWriteContract } from './writes'
+
+export type { OpenStore } from './context'
+
+/**
+ * The promises of the Store interface (src/store/store.ts), checked against one backend: each
+ * test gets a fresh, empty store from `openStore` and reads back only through the Store. A backend
+ * runs it with one line: `describeStoreContract('PostgresStore', openPostgresStore)`.
+ */
+export function describeStoreContract(name: string, openStore: OpenStore): void {
+  describe(`${name} (Store contract)`, () => {
+    let current: { store: Store; cleanup: () => Promise<void> } | undefined
+    const context: ContractContext = {
+      store: () => {
+        if (!current) throw new Error('no store is open')
+        return current.store
+      },
+    }
+    beforeEach(async () => {
+      current = await openStore()
+    })
+    afterEach(async () => {
+      const opened = current
+      current = undefined
+      await opened?.cleanup()
+    })
+    describeRecordContract(context)
+    describeListContract(context)
+    describeWriteContract(context)
+  })
+}
