@@ -1,0 +1,97 @@
+import type { SQL } from 'bun'
+
+/**
+ * Versioned schema migrations for the PostgreSQL store, the same schema as the SQLite store's
+ * (src/store/sqlite-migrations.ts) in PostgreSQL's terms. A migration, once released, is never
+ * edited: add a new one instead.
+ */
+export interface PostgresMigration {
+  readonly version: number
+  readonly name: string
+  readonly sql: string
+}
+
+export const postgresMigrations: readonly PostgresMigration[] = [
+  {
+    version: 1,
+    name: 'authors, book collections and books, with name and search indexes',
+    // Identity columns: a deleted record's id is never handed out again (a sequence only goes up).
+    // COLLATE "C": names compare byte by byte, as SQLite's BINARY does, so lists sort the same.
+    // search_vector() and search_prefix() fold case and accents as the SQLite index does (unicode61
+    // remove_diacritics); an expression index needs an IMMUTABLE function, and unaccent() is only
+    // STABLE (its dictionary could change), so they are wrapped, naming unaccent's schema outright
+    // so that they do not depend on the search_path of whoever calls them.
+    sql: `
+      CREATE EXTENSION IF NOT EXISTS unaccent;
+      DO $migration$
+      DECLARE
+        ext text;
+      BEGIN
+        SELECT quote_ident(n.nspname) INTO ext FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+          WHERE e.extname = 'unaccent';
+        EXECUTE format(
+          'CREATE FUNCTION search_vector(text) RETURNS tsvector LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS %L',
+          format('SELECT pg_catalog.to_tsvector(''pg_catalog.simple'', %s.unaccent(''%s.unaccent''::regdictionary, $1))', ext, ext));
+        EXECUTE format(
+          'CREATE FUNCTION search_prefix(text) RETURNS tsquery LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS %L',
+          format('SELECT pg_catalog.to_tsquery(''pg_catalog.simple'', pg_catalog.quote_literal(%s.unaccent(''%s.unaccent''::regdictionary, $1)) || '':*'')', ext, ext));
+      END
+      $migration$;
+
+      CREATE TABLE authors (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        name text COLLATE "C" NOT NULL
+      );
+      CREATE TABLE book_collections (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        name text COLLATE "C" NOT NULL
+      );
+      CREATE TABLE books (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        name text COLLATE "C" NOT NULL,
+        author_id bigint NOT NULL REFERENCES authors (id) ON DELETE RESTRICT,
+        book_collection_id bigint REFERENCES book_collections (id) ON DELETE SET NULL
+      );
+      CREATE INDEX books_author_id ON books (author_id);
+      CREATE INDEX books_book_collection_id ON books (book_collection_id);
+      CREATE INDEX authors_name ON authors (name, id);
+      CREATE INDEX book_collections_name ON book_collections (name, id);
+      CREATE INDEX books_name ON books (name, id);
+      CREATE INDEX books_author_name ON books (author_id, name, id);
+      CREATE INDEX books_book_collection_name ON books (book_collection_id, name, id);
+      CREATE INDEX authors_search ON authors USING gin (search_vector(name));
+      CREATE INDEX book_collections_search ON book_collections USING gin (search_vector(name));
+      CREATE INDEX books_search ON books USING gin (search_vector(name));
+    `,
+  },
+]
+
+/** Any number fits: the key of the advisory lock that makes the instances starting together migrate one at a time. */
+const MIGRATION_LOCK = 7_419_233_001
+
+/**
+ * Brings the schema up to the last of `migrations`, each in its own transaction. Each transaction
+ * first takes a transaction-scoped advisory lock and only then reads the version, so that many
+ * instances starting together apply each migration once: whoever comes second waits for the
+ * first's commit and then sees the version it wrote.
+ */
+export async function migratePostgres(sql: SQL, migrations: readonly PostgresMigration[]): Promise<void> {
+  const latest = migrations.at(-1)?.version ?? 0
+  for (;;) {
+    const applied = await sql.begin(async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`
+      await tx`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`
+      const [{ current }] = await tx`SELECT COALESCE(MAX(version), 0)::int AS current FROM schema_migrations`
+      if (current > latest) {
+        throw new Error(`the database schema is at version ${current}, newer than this build knows (${latest})`)
+      }
+      const next = migrations.find((migration) => migration.version > current)
+      if (!next) return false
+      await tx.unsafe(next.sql)
+      await tx`INSERT INTO schema_migrations (version, name) VALUES (${next.version}, ${next.name})`
+      return true
+    })
+    if (!applied) return
+  }
+}
