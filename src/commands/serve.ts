@@ -61,9 +61,12 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
   const logger = createLogger(config.logLevel)
   const tokens = loadTokens(config.apiTokensFile)
 
-  const store = await openStore(config.database, resources, { busyTimeoutMs: config.busyTimeoutMs }).catch(
-    (error: Error) => fail(`cannot open the database at ${config.databaseUrl}: ${error.message}`),
-  )
+  const store = await openStore(config.database, resources, {
+    busyTimeoutMs: config.busyTimeoutMs,
+    poolSize: config.databasePoolSize,
+    connectTimeoutSeconds: config.databaseConnectTimeout,
+    statementTimeoutMs: config.statementTimeoutMs,
+  }).catch((error: Error) => fail(`cannot open the database at ${config.databaseUrl}: ${error.message}`))
   let stopping = false
   const app = createApp({
     store,
@@ -77,8 +80,9 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     // The config is a RequestLimits too: each limit is a setting.
     limits: config,
     // A database in memory is this process's alone: no other connection, so no workers, can read it.
+    // PostgreSQL's reads wait on the network, not the event loop: its pool serves them, no workers.
     readWorkers:
-      config.database.kind === 'sqlite' && config.database.path === ':memory:'
+      config.database.kind === 'postgres' || config.database.path === ':memory:'
         ? undefined
         : { count: config.readWorkers, databaseUrl: config.databaseUrl, busyTimeoutMs: config.busyTimeoutMs },
     tokens: tokens ?? undefined,
