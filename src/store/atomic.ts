@@ -13,18 +13,31 @@ import type {
   WriteResult,
 } from './store'
 
-/** The writes of a backend, run at once inside a transaction it holds open. */
-export interface SyncWriter {
-  create(resource: ResourceDescription, input: RecordInput): WriteResult
-  update(resource: ResourceDescription, id: Id, input: RecordInput): WriteResult | null
-  delete(resource: ResourceDescription, id: Id): DeleteResult
+/**
+ * The writes of a backend inside one transaction it holds open, each awaited before the next: what
+ * an asynchronous backend (a pooled client, one connection per transaction) implements.
+ */
+export interface TransactionWriter {
+  create(resource: ResourceDescription, input: RecordInput): Promise<WriteResult>
+  update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null>
+  delete(resource: ResourceDescription, id: Id): Promise<DeleteResult>
   changeToMany(
     resource: ResourceDescription,
     id: Id,
     relationship: string,
     ids: readonly Id[],
     change: ToManyChange,
-  ): ToManyResult
+  ): Promise<ToManyResult>
+}
+
+/**
+ * The same writes answered at once, for a backend whose transaction must not yield to the event
+ * loop (SQLite: one connection, whose other users would otherwise read inside the open transaction).
+ */
+export type SyncWriter = {
+  [K in keyof TransactionWriter]: (
+    ...args: Parameters<TransactionWriter[K]>
+  ) => Awaited<ReturnType<TransactionWriter[K]>>
 }
 
 /** Thrown to undo a whole atomic batch: the operation at `index` failed. */
@@ -37,13 +50,29 @@ export class AtomicAbort extends Error {
   }
 }
 
+/** One write an atomic batch asks of the backend, and (below) what the backend answers. */
+type Step =
+  | { readonly kind: 'create'; readonly resource: ResourceDescription; readonly input: RecordInput }
+  | { readonly kind: 'update'; readonly resource: ResourceDescription; readonly id: Id; readonly input: RecordInput }
+  | { readonly kind: 'delete'; readonly resource: ResourceDescription; readonly id: Id }
+  | {
+      readonly kind: 'to-many'
+      readonly resource: ResourceDescription
+      readonly id: Id
+      readonly relationship: string
+      readonly ids: readonly Id[]
+      readonly change: ToManyChange
+    }
+type StepResult = WriteResult | null | DeleteResult | ToManyResult
+
 /**
- * Runs an atomic batch against a writer, in order, resolving lids to the ids the batch assigned.
- * Throws AtomicAbort at the first failure; the caller's transaction then undoes everything.
+ * The batch as a sequence of steps: it yields each write and is resumed with its result. Written
+ * once for both kinds of backend: runAtomic drives it at once, runAtomicAsync awaits each step.
  */
-export function runAtomic(operations: readonly AtomicOperation[], writer: SyncWriter): AtomicResult[] {
+function* atomicSteps(operations: readonly AtomicOperation[]): Generator<Step, AtomicResult[], StepResult> {
   const lids = new Map<string, { type: string; id: Id }>()
-  return operations.map((operation, index): AtomicResult => {
+  const results: AtomicResult[] = []
+  for (const [index, operation] of operations.entries()) {
     const fail = (failure: AtomicFailure): never => {
       throw new AtomicAbort(index, failure)
     }
@@ -62,34 +91,69 @@ export function runAtomic(operations: readonly AtomicOperation[], writer: SyncWr
     }
     const { resource } = operation
     if (operation.kind === 'create') {
-      const result = writer.create(resource, inputOf(resource, operation.input))
-      if (!result.ok) return fail({ kind: 'missing', relationships: result.missing })
-      if (operation.lid !== undefined) lids.set(operation.lid, { type: resource.type, id: result.record.id })
-      return { kind: 'record', record: result.record }
-    }
-    if (operation.kind === 'update') {
-      const result = writer.update(
-        resource,
-        resolve(operation.target, resource.type),
-        inputOf(resource, operation.input),
-      )
-      if (!result) return fail({ kind: 'not-found' })
-      if (!result.ok) return fail({ kind: 'missing', relationships: result.missing })
-      return { kind: 'record', record: result.record }
-    }
-    if (operation.kind === 'delete') {
+      // Each step's result is the one its kind answers (see answer()).
+      const result = (yield { kind: 'create', resource, input: inputOf(resource, operation.input) }) as WriteResult
+      if (!result.ok) fail({ kind: 'missing', relationships: result.missing })
+      else {
+        if (operation.lid !== undefined) lids.set(operation.lid, { type: resource.type, id: result.record.id })
+        results.push({ kind: 'record', record: result.record })
+      }
+    } else if (operation.kind === 'update') {
       const id = resolve(operation.target, resource.type)
-      const result = writer.delete(resource, id)
-      if (result.status === 'not-found') return fail({ kind: 'not-found' })
-      if (result.status === 'restricted') return fail({ kind: 'restricted', id, by: result.by, count: result.count })
-      return { kind: 'none' }
+      const result = (yield {
+        kind: 'update',
+        resource,
+        id,
+        input: inputOf(resource, operation.input),
+      }) as WriteResult | null
+      if (!result) fail({ kind: 'not-found' })
+      else if (!result.ok) fail({ kind: 'missing', relationships: result.missing })
+      else results.push({ kind: 'record', record: result.record })
+    } else if (operation.kind === 'delete') {
+      const id = resolve(operation.target, resource.type)
+      const result = (yield { kind: 'delete', resource, id }) as DeleteResult
+      if (result.status === 'not-found') fail({ kind: 'not-found' })
+      if (result.status === 'restricted') fail({ kind: 'restricted', id, by: result.by, count: result.count })
+      results.push({ kind: 'none' })
+    } else {
+      const target = resource.relationships[operation.relationship]?.target ?? ''
+      const ids = operation.members.map((ref) => resolve(ref, target))
+      const id = resolve(operation.target, resource.type)
+      const { relationship, change } = operation
+      const result = (yield { kind: 'to-many', resource, id, relationship, ids, change }) as ToManyResult
+      if (result.status === 'not-found') fail({ kind: 'not-found' })
+      else if (result.status === 'missing') fail({ kind: 'missing-members', ids: result.ids })
+      else results.push({ kind: 'members', members: result.members })
     }
-    const target = resource.relationships[operation.relationship]?.target ?? ''
-    const members = operation.members.map((ref) => resolve(ref, target))
-    const id = resolve(operation.target, resource.type)
-    const result = writer.changeToMany(resource, id, operation.relationship, members, operation.change)
-    if (result.status === 'not-found') return fail({ kind: 'not-found' })
-    if (result.status === 'missing') return fail({ kind: 'missing-members', ids: result.ids })
-    return { kind: 'members', members: result.members }
-  })
+  }
+  return results
+}
+
+function answer<R>(step: Step, writer: SyncWriter | TransactionWriter): R {
+  if (step.kind === 'create') return writer.create(step.resource, step.input) as R
+  if (step.kind === 'update') return writer.update(step.resource, step.id, step.input) as R
+  if (step.kind === 'delete') return writer.delete(step.resource, step.id) as R
+  return writer.changeToMany(step.resource, step.id, step.relationship, step.ids, step.change) as R
+}
+
+/**
+ * Runs an atomic batch against a synchronous writer, in order, resolving lids to the ids the batch
+ * assigned. Throws AtomicAbort at the first failure; the caller's transaction then undoes everything.
+ */
+export function runAtomic(operations: readonly AtomicOperation[], writer: SyncWriter): AtomicResult[] {
+  const steps = atomicSteps(operations)
+  let next = steps.next()
+  while (!next.done) next = steps.next(answer<StepResult>(next.value, writer))
+  return next.value
+}
+
+/** The same against an asynchronous writer: each write awaited, in order, in the caller's one transaction. */
+export async function runAtomicAsync(
+  operations: readonly AtomicOperation[],
+  writer: TransactionWriter,
+): Promise<AtomicResult[]> {
+  const steps = atomicSteps(operations)
+  let next = steps.next()
+  while (!next.done) next = steps.next(await answer<Promise<StepResult>>(next.value, writer))
+  return next.value
 }
