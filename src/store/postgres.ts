@@ -1,6 +1,7 @@
 import { SQL } from 'bun'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
+import { AtomicAbort, runAtomicAsync, type TransactionWriter } from './atomic'
 import { StoreUnavailableError } from './faults'
 import { sqlState, storeError } from './postgres-faults'
 import { migratePostgres, type PostgresMigration, postgresMigrations } from './postgres-migrations'
@@ -225,10 +226,34 @@ export class PostgresStore implements Store {
     })
   }
 
-  async atomic(_operations: readonly AtomicOperation[]): Promise<AtomicOutcome> {
-    // TODO(docs/postgres.md): runAtomic (src/store/atomic.ts) drives a synchronous writer; it runs
-    // here once it takes an asynchronous one.
-    throw new Error('atomic operations are not built yet for the PostgreSQL store')
+  async atomic(operations: readonly AtomicOperation[]): Promise<AtomicOutcome> {
+    try {
+      // One transaction: an AtomicAbort thrown by the runner rolls every operation back.
+      const results = await this.write((tx) => runAtomicAsync(operations, this.writerIn(tx)))
+      return { ok: true, results }
+    } catch (error) {
+      if (error instanceof AtomicAbort) return { ok: false, index: error.index, failure: error.failure }
+      throw error
+    }
+  }
+
+  /** The writes of an atomic batch, each in the batch's one transaction. */
+  private writerIn(tx: Queryable): TransactionWriter {
+    return {
+      create: (resource, input) => this.createNow(tx, resource, input),
+      update: async (resource, id, input) => {
+        const current = await this.reader.find(tx, resource.type, id, ' FOR UPDATE')
+        return current && this.updateNow(tx, resource, current, input)
+      },
+      delete: async (resource, id) =>
+        (await this.reader.exists(tx, resource.type, id, ' FOR UPDATE'))
+          ? this.deleteNow(tx, resource, id)
+          : { status: 'not-found' },
+      changeToMany: async (resource, id, relationship, ids, change) =>
+        (await this.reader.exists(tx, resource.type, id, ' FOR UPDATE'))
+          ? this.changeToManyNow(tx, resource, id, relationship, ids, change)
+          : { status: 'not-found' },
+    }
   }
 
   openImport(_options: { readonly dryRun: boolean }): BookImport {
