@@ -4,6 +4,7 @@ import type { ResourceRegistry } from '../resources/registry'
 import { AtomicAbort, runAtomicAsync, type TransactionWriter } from './atomic'
 import { StoreUnavailableError } from './faults'
 import { sqlState, storeError } from './postgres-faults'
+import { PostgresBookImport } from './postgres-import'
 import { migratePostgres, type PostgresMigration, postgresMigrations } from './postgres-migrations'
 import { PostgresReader, type Queryable } from './postgres-reader'
 import { quote } from './sqlite-table'
@@ -256,9 +257,24 @@ export class PostgresStore implements Store {
     }
   }
 
-  openImport(_options: { readonly dryRun: boolean }): BookImport {
-    // TODO(docs/postgres.md): a bulk import (COPY or INSERT ... SELECT FROM unnest) per batch.
-    throw new Error('import is not built yet for the PostgreSQL store')
+  /**
+   * Each batch one transaction on a connection held for the import (a dry run's temporary tables
+   * live on it), committed before `add` resolves.
+   */
+  openImport(options: { readonly dryRun: boolean }): BookImport {
+    const importer = this.sql.reserve().then((connection) => new PostgresBookImport(connection, options.dryRun))
+    // Reported by the first add(); not an unhandled rejection meanwhile.
+    importer.catch(() => {})
+    return {
+      add: async (batch) => {
+        try {
+          return await (await importer).add(batch)
+        } catch (error) {
+          throw storeError(error)
+        }
+      },
+      close: async () => (await importer).close(),
+    }
   }
 
   async ready(): Promise<void> {

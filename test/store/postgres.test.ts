@@ -4,7 +4,7 @@ import { resources } from '../../src/resources/registry'
 import { StoreUnavailableError } from '../../src/store/faults'
 import { PostgresStore } from '../../src/store/postgres'
 import { SqliteStore } from '../../src/store/sqlite'
-import type { Id, ListQuery, Store, StoredRecord, WriteResult } from '../../src/store/store'
+import type { Id, ImportCounts, ListQuery, NamedBook, Store, StoredRecord, WriteResult } from '../../src/store/store'
 
 const authors = resources.get('authors')
 const collections = resources.get('book_collections')
@@ -329,6 +329,59 @@ describe('PostgresStore', () => {
         limit: 10,
       })
       expect(zola.map((r) => r.attributes.name)).toEqual(['Zola and Ursula', 'Hand in Hand'])
+    })
+  })
+
+  describe('import', () => {
+    const batches: NamedBook[][] = [
+      [
+        { title: 'A Wizard of Earthsea', author: 'Ursula K. Le Guin', collection: 'Earthsea' },
+        { title: 'The Tombs of Atuan', author: 'Ursula K. Le Guin', collection: 'Earthsea' },
+        { title: 'Germinal', author: 'Émile Zola', collection: null },
+        { title: 'Germinal', author: 'Émile Zola', collection: null },
+      ],
+      [
+        { title: 'Germinal', author: 'Émile Zola', collection: null },
+        { title: 'Germinal', author: 'Émile Zola', collection: 'Rougon-Macquart' },
+        { title: 'Kindred', author: 'Octavia E. Butler', collection: null },
+      ],
+    ]
+
+    async function importAll(store: Store, dryRun: boolean): Promise<ImportCounts[]> {
+      const importer = store.openImport({ dryRun })
+      const counts: ImportCounts[] = []
+      try {
+        for (const batch of batches) counts.push(await importer.add(batch))
+      } finally {
+        await importer.close()
+      }
+      return counts
+    }
+
+    async function contents(store: Store) {
+      const all = { ...byName, sort: [{ field: 'id', descending: false }] }
+      return {
+        authors: await store.list(authors, all),
+        collections: await store.list(collections, all),
+        books: await store.list(books, all),
+      }
+    }
+
+    it('adds, counts and skips books as the SQLite import does, dry run and real, twice', async () => {
+      const postgres = await open(await freshDatabase())
+      const sqlite = SqliteStore.open(':memory:', resources)
+      try {
+        for (const dryRun of [true, false, false, true]) {
+          expect({ dryRun, counts: await importAll(postgres, dryRun) }).toEqual({
+            dryRun,
+            counts: await importAll(sqlite, dryRun),
+          })
+          expect(await contents(postgres)).toEqual(await contents(sqlite))
+        }
+        expect((await contents(postgres)).books).toHaveLength(5)
+      } finally {
+        await sqlite.close()
+      }
     })
   })
 
