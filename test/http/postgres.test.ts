@@ -134,6 +134,13 @@ const script: Sent[] = [
     },
   },
   { method: 'GET', path: '/api/v1/authors?sort=name' },
+  { method: 'GET', path: '/api/v1/books/99999999999999999999' },
+  { method: 'GET', path: '/api/v1/books/9007199254740993' },
+  { method: 'GET', path: '/api/v1/books?filter[author]=9007199254740993,99999999999999999999' },
+  { method: 'GET', path: '/api/v1/books?filter[name]=Nana' },
+  { method: 'GET', path: '/api/v1/books?filter[search]=%E2%80%99%20%F0%9F%98%80' },
+  { method: 'POST', path: '/api/v1/books', body: book('Big', '9007199254740993') },
+  { method: 'GET', path: '/api/v1/authors?page[size]=1' },
   { method: 'GET', path: '/api/v1/books?sort=-name' },
 ]
 
@@ -143,6 +150,27 @@ describe('the API over PostgreSQL', () => {
       const fromSqlite = await send(sqliteApp, sent)
       const fromPostgres = await send(postgresApp, sent)
       expect({ ...sent, ...fromPostgres }).toEqual({ ...sent, ...fromSqlite })
+    }
+  })
+
+  it('walks cursor pages the same way: every next link, in name order both ways and by search', async () => {
+    for (const start of [
+      '/api/v1/books?page[size]=2&sort=name&page[after]=',
+      '/api/v1/books?page[size]=1&sort=-name,id&page[after]=',
+      '/api/v1/authors?page[size]=2&sort=name&page[after]=',
+      '/api/v1/books?page[size]=1&filter[search]=e&page[after]=',
+    ]) {
+      let path: string | undefined = start
+      let pages = 0
+      while (path) {
+        const fromSqlite = await send(sqliteApp, { method: 'GET', path })
+        const fromPostgres = await send(postgresApp, { method: 'GET', path })
+        expect({ path, ...fromPostgres }).toEqual({ path, ...fromSqlite })
+        const next: string | undefined = JSON.parse(fromSqlite.body).links?.next
+        path = next ? new URL(next, 'http://localhost').pathname + new URL(next, 'http://localhost').search : undefined
+        pages++
+      }
+      expect(pages).toBeGreaterThan(1)
     }
   })
 })
