@@ -58,6 +58,8 @@ export class PostgresStore implements Store {
     private readonly sql: SQL,
     registry: ResourceRegistry,
     private readonly schemaVersion: number,
+    /** The oid of the database opened: a database dropped and created again under the same name has another. */
+    private readonly databaseOid: string,
   ) {
     this.registry = registry
     this.reader = new PostgresReader(registry)
@@ -80,7 +82,15 @@ export class PostgresStore implements Store {
       await sql.close()
       throw storeError(error)
     }
-    return new PostgresStore(sql, registry, migrations.at(-1)?.version ?? 0)
+    let oid: string
+    try {
+      const [row] = await sql`SELECT oid::text AS oid FROM pg_database WHERE datname = current_database()`
+      oid = String(row?.oid)
+    } catch (error) {
+      await sql.close()
+      throw storeError(error)
+    }
+    return new PostgresStore(sql, registry, migrations.at(-1)?.version ?? 0, oid)
   }
 
   /**
@@ -277,10 +287,22 @@ export class PostgresStore implements Store {
     }
   }
 
+  /** One small query: the schema's version, and whether this is still the database opened. */
   async ready(): Promise<void> {
     const [row] = await this.read((q) =>
-      this.reader.rows(q, 'SELECT COALESCE(MAX(version), 0)::int AS version FROM schema_migrations'),
+      this.reader.rows(
+        q,
+        `SELECT (SELECT COALESCE(MAX(version), 0) FROM schema_migrations)::int AS version,
+          (SELECT oid::text FROM pg_database WHERE datname = current_database()) AS oid`,
+      ),
     )
+    if (row?.oid !== this.databaseOid) {
+      throw new StoreUnavailableError(
+        'unavailable',
+        'DATABASE_REPLACED',
+        'the database was dropped and created again while the service runs',
+      )
+    }
     const version = Number(row?.version)
     if (version < this.schemaVersion) {
       throw new StoreUnavailableError(

@@ -174,3 +174,32 @@ describe('the API over PostgreSQL', () => {
     }
   })
 })
+
+describe('the API over PostgreSQL, when the database cannot answer', () => {
+  it('answers 503 with Retry-After when a statement outlasts STATEMENT_TIMEOUT, and 200 once the lock is gone', async () => {
+    const url = new URL(SERVER)
+    url.pathname = `/${database}`
+    const store = await PostgresStore.open(url.toString(), resources, { poolSize: 2, statementTimeoutMs: 200 })
+    stores.push(store)
+    const app = createApp({ store, logger: createLogger('silent') })
+    const locker = new SQL(url.toString(), { max: 1 })
+    const held = await locker.reserve()
+    try {
+      await held`BEGIN`
+      await held`LOCK TABLE authors IN ACCESS EXCLUSIVE MODE`
+      const response = await app.handle(
+        new Request('http://localhost/api/v1/authors', { headers: { accept: JSON_API } }),
+      )
+      expect(response.status).toBe(503)
+      expect(response.headers.get('retry-after')).toBe('1')
+      const document = (await response.json()) as { errors: { status: string }[] }
+      expect(document.errors[0]?.status).toBe('503')
+      await held`ROLLBACK`
+      const after = await app.handle(new Request('http://localhost/api/v1/authors', { headers: { accept: JSON_API } }))
+      expect(after.status).toBe(200)
+    } finally {
+      held.release()
+      await locker.close()
+    }
+  })
+})

@@ -3,6 +3,7 @@ import { SQL } from 'bun'
 import { resources } from '../../src/resources/registry'
 import { StoreUnavailableError } from '../../src/store/faults'
 import { PostgresStore } from '../../src/store/postgres'
+import { postgresMigrations } from '../../src/store/postgres-migrations'
 import { SqliteStore } from '../../src/store/sqlite'
 import type { Id, ImportCounts, ListQuery, NamedBook, Store, StoredRecord, WriteResult } from '../../src/store/store'
 
@@ -401,6 +402,24 @@ describe('PostgresStore', () => {
   })
 
   describe('faults', () => {
+    it('is ready on a migrated database, and not once the schema is behind this build', async () => {
+      const store = await open()
+      await store.ready()
+      const behind = await PostgresStore.open(databaseUrl, resources, {
+        migrations: [...postgresMigrations, { version: 99, name: 'later', sql: 'SELECT 1' }],
+      })
+      opened.push(behind)
+      const check = new SQL(databaseUrl, { max: 1 })
+      try {
+        await check`DELETE FROM schema_migrations WHERE version = 99`
+      } finally {
+        await check.close()
+      }
+      const error = await behind.ready().catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(StoreUnavailableError)
+      expect((error as StoreUnavailableError).code).toBe('MIGRATIONS_PENDING')
+    })
+
     it('fails with StoreUnavailableError when the server cannot be reached', async () => {
       const error = await PostgresStore.open('postgres://postgres@127.0.0.1:1/test', resources, {
         connectTimeoutSeconds: 2,
