@@ -17,10 +17,11 @@ export const postgresMigrations: readonly PostgresMigration[] = [
     name: 'authors, book collections and books, with name and search indexes',
     // Identity columns: a deleted record's id is never handed out again (a sequence only goes up).
     // COLLATE "C": names compare byte by byte, as SQLite's BINARY does, so lists sort the same.
-    // search_vector() and search_prefix() fold case and accents as the SQLite index does (unicode61
-    // remove_diacritics); an expression index needs an IMMUTABLE function, and unaccent() is only
-    // STABLE (its dictionary could change), so they are wrapped, naming unaccent's schema outright
-    // so that they do not depend on the search_path of whoever calls them.
+    // search_vector() and search_prefix() split words and fold case and accents as the SQLite index
+    // does (unicode61 remove_diacritics); unaccent also expands ß, Œ, Æ and ligatures (ss, oe, ae).
+    // An expression index needs IMMUTABLE functions, and unaccent() is only STABLE (its rules file
+    // could change: then REINDEX), so they are wrapped, naming unaccent's schema outright so that
+    // they do not depend on the search_path of whoever calls them.
     sql: `
       CREATE EXTENSION IF NOT EXISTS unaccent;
       DO $migration$
@@ -29,12 +30,18 @@ export const postgresMigrations: readonly PostgresMigration[] = [
       BEGIN
         SELECT quote_ident(n.nspname) INTO ext FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
           WHERE e.extname = 'unaccent';
+        -- The words as the SQLite index splits them: runs of letters and digits (ICU's classes,
+        -- whatever the database's own locale), accents removed, lower-cased; each word as it is, not
+        -- run through the text search parser (which keeps "foo.bar" or an e-mail address whole).
         EXECUTE format(
-          'CREATE FUNCTION search_vector(text) RETURNS tsvector LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS %L',
-          format('SELECT pg_catalog.to_tsvector(''pg_catalog.simple'', %s.unaccent(''%s.unaccent''::regdictionary, $1))', ext, ext));
+          'CREATE FUNCTION search_words(text) RETURNS text[] LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS %L',
+          format($words$SELECT pg_catalog.array_remove(pg_catalog.regexp_split_to_array(pg_catalog.lower(%s.unaccent('%s.unaccent'::regdictionary, $1) COLLATE "und-x-icu"), '[^[:alnum:]]+'), '')$words$, ext, ext));
+        CREATE FUNCTION search_vector(text) RETURNS tsvector LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+          RETURN pg_catalog.array_to_tsvector(search_words($1));
+        -- A word of a search (letters and digits only) as a prefix query; quoted, so taken as it is.
         EXECUTE format(
           'CREATE FUNCTION search_prefix(text) RETURNS tsquery LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS %L',
-          format('SELECT pg_catalog.to_tsquery(''pg_catalog.simple'', pg_catalog.quote_literal(%s.unaccent(''%s.unaccent''::regdictionary, $1)) || '':*'')', ext, ext));
+          format($prefix$SELECT (pg_catalog.quote_literal(pg_catalog.lower(%s.unaccent('%s.unaccent'::regdictionary, $1) COLLATE "und-x-icu")) || ':*')::tsquery$prefix$, ext, ext));
       END
       $migration$;
 

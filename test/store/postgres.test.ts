@@ -312,6 +312,72 @@ describe('PostgresStore', () => {
       }
     })
 
+    it('splits words at every character that is not a letter or a digit, as the SQLite index does', async () => {
+      const names = [
+        'foo.bar',
+        'a_b',
+        'x/y',
+        'C++ Primer',
+        '3.14 pi',
+        'user@example.com',
+        "l'été",
+        'NAÏVE',
+        '日本語の本',
+        'ΣΟΦΙΑ',
+        'ПРИВЕТ мир',
+        'e-mail',
+        'v1.2.3',
+        'İstanbul',
+      ]
+      const words = [
+        'bar',
+        'foo',
+        'b',
+        'y',
+        'c',
+        'primer',
+        '14',
+        'example',
+        'com',
+        'ete',
+        'l',
+        'naive',
+        '日本',
+        'σοφ',
+        'привет',
+        'мир',
+        'mail',
+        '2',
+        '1',
+        'istanbul',
+        'x y',
+      ]
+      const postgres = await open(await freshDatabase())
+      const sqlite = SqliteStore.open(':memory:', resources)
+      try {
+        for (const name of names) {
+          await postgres.create(authors, { attributes: { name }, toOne: {} })
+          await sqlite.create(authors, { attributes: { name }, toOne: {} })
+        }
+        for (const text of words) {
+          const query = { filters: [{ kind: 'search' as const, text }], sort: [{ field: 'id', descending: false }] }
+          expect({ text, ids: await postgres.matchingIds(authors, query) }).toEqual({
+            text,
+            ids: await sqlite.matchingIds(authors, query),
+          })
+        }
+        // Beyond SQLite: unaccent also spells out ß, Œ and ligatures.
+        await postgres.create(authors, { attributes: { name: 'Straße Œuvre' }, toOne: {} })
+        const expanded = await postgres.list(authors, {
+          ...byName,
+          filters: [{ kind: 'search', text: 'strasse oeuvre' }],
+        })
+        expect(expanded.map((r) => r.attributes.name)).toEqual(['Straße Œuvre'])
+      } finally {
+        await sqlite.close()
+      }
+    })
+
     it('ranks a match in the title above one in the author, and that above one in the collection', async () => {
       const store = await open(await freshDatabase())
       await fill(store)
