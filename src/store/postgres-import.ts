@@ -1,5 +1,6 @@
 import type { ReservedSQL } from 'bun'
 import type { Queryable } from './postgres-reader'
+import { encodeText } from './postgres-text'
 import type { Id, ImportCounts, NamedBook } from './store'
 
 type Counts = { -readonly [K in keyof ImportCounts]: ImportCounts[K] }
@@ -71,8 +72,12 @@ export class PostgresBookImport {
     const created = (await tx.unsafe(
       this.dryRun
         ? `INSERT INTO pg_temp.${dry} (name) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING RETURNING name`
-        : `INSERT INTO ${table} (name) SELECT unnest($1::text[]) RETURNING id, name`,
-      [missing],
+        : `WITH next AS (
+            UPDATE record_ids SET last_id = last_id + $2::bigint WHERE table_name = '${table}' RETURNING last_id - $2::bigint AS base
+          )
+          INSERT INTO ${table} (id, name) SELECT next.base + x.i, x.name FROM next, unnest($1::text[]) WITH ORDINALITY AS x (name, i)
+          RETURNING id, name`,
+      this.dryRun ? [missing] : [missing, missing.length],
     )) as { name: string; id?: string }[]
     counts[kind] += created.length
     for (const name of missing) ids.set(name, null)
@@ -80,7 +85,13 @@ export class PostgresBookImport {
     return { ids, stored }
   }
 
-  private async addIn(tx: Queryable, batch: readonly NamedBook[]): Promise<ImportCounts> {
+  private async addIn(tx: Queryable, given: readonly NamedBook[]): Promise<ImportCounts> {
+    // Compared and stored as PostgreSQL holds them (postgres-text.ts).
+    const batch = given.map((book) => ({
+      title: encodeText(book.title),
+      author: encodeText(book.author),
+      collection: book.collection === null ? null : encodeText(book.collection),
+    }))
     const counts: Counts = { books: 0, present: 0, authors: 0, collections: 0 }
     const authorNames = new Set<string>()
     const collectionNames = new Set<string>()
@@ -132,12 +143,17 @@ export class PostgresBookImport {
       return counts
     }
     await tx.unsafe(
-      `INSERT INTO books (name, author_id, book_collection_id)
-        SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])`,
+      `WITH next AS (
+          UPDATE record_ids SET last_id = last_id + $4::bigint WHERE table_name = 'books' RETURNING last_id - $4::bigint AS base
+        )
+        INSERT INTO books (id, name, author_id, book_collection_id)
+          SELECT next.base + x.i, x.name, x.author, x.collection
+          FROM next, unnest($1::text[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS x (name, author, collection, i)`,
       [
         toAdd.map((b) => b.title),
         toAdd.map((b) => authors.ids.get(b.author) ?? null),
         toAdd.map((b) => (b.collection === null ? null : (collections.get(b.collection) ?? null))),
+        toAdd.length,
       ],
     )
     counts.books += toAdd.length

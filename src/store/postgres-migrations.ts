@@ -15,7 +15,10 @@ export const postgresMigrations: readonly PostgresMigration[] = [
   {
     version: 1,
     name: 'authors, book collections and books, with name and search indexes',
-    // Identity columns: a deleted record's id is never handed out again (a sequence only goes up).
+    // Ids come from record_ids, one counter row per table, moved in the inserting transaction: a
+    // deleted record's id is never handed out again, and a write rolled back (an atomic batch that
+    // failed) gives its ids back, as SQLite's AUTOINCREMENT does; a sequence would leave a gap that
+    // tells the backends apart. Inserts into one table thus commit one after the other, as SQLite's do.
     // COLLATE "C": names compare byte by byte, as SQLite's BINARY does, so lists sort the same.
     // search_vector() and search_prefix() split words and fold case and accents as the SQLite index
     // does (unicode61 remove_diacritics); unaccent also expands ß, Œ, Æ and ligatures (ss, oe, ae).
@@ -45,16 +48,18 @@ export const postgresMigrations: readonly PostgresMigration[] = [
       END
       $migration$;
 
+      CREATE TABLE record_ids (table_name text PRIMARY KEY, last_id bigint NOT NULL);
+      INSERT INTO record_ids (table_name, last_id) VALUES ('authors', 0), ('book_collections', 0), ('books', 0);
       CREATE TABLE authors (
-        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id bigint PRIMARY KEY,
         name text COLLATE "C" NOT NULL
       );
       CREATE TABLE book_collections (
-        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id bigint PRIMARY KEY,
         name text COLLATE "C" NOT NULL
       );
       CREATE TABLE books (
-        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id bigint PRIMARY KEY,
         name text COLLATE "C" NOT NULL,
         author_id bigint NOT NULL REFERENCES authors (id) ON DELETE RESTRICT,
         book_collection_id bigint REFERENCES book_collections (id) ON DELETE SET NULL

@@ -2,6 +2,7 @@ import type { SQL } from 'bun'
 import type { ResourceDescription } from '../resources/description'
 import { type ResourceRegistry, searchOf } from '../resources/registry'
 import { Params, PostgresSearch } from './postgres-search'
+import { decodeText, encodeText } from './postgres-text'
 import { GraphBuilder } from './record-graph'
 import { quote, type Row, Table, whereClause } from './sqlite-table'
 import type {
@@ -27,22 +28,35 @@ export type Queryable = SQL
 export class PostgresTable extends Table {
   override toRecord(row: Row): StoredRecord {
     const record = super.toRecord(row)
+    const attributes: Record<string, string> = {}
+    for (const [name, value] of Object.entries(record.attributes)) attributes[name] = decodeText(value)
     const toOne: Record<string, Id | null> = {}
     for (const [name, id] of Object.entries(record.toOne)) toOne[name] = id === null ? null : Number(id)
-    return { id: Number(record.id), attributes: record.attributes, toOne }
+    return { id: Number(record.id), attributes, toOne }
+  }
+
+  /** The columns and values an input sets, text encoded for PostgreSQL (postgres-text.ts). */
+  override assignments(input: RecordInput): [column: string, value: string | Id | null][] {
+    return super
+      .assignments(input)
+      .map(([column, value]) => [column, typeof value === 'string' ? encodeText(value) : value])
   }
 
   /** The rows after the one whose sort values are `after`, in `sort` order (row-wise, each key in its direction). */
   keyset(sort: readonly SortKey[], after: readonly (string | number)[], params: Params): string {
+    const value = (i: number) => {
+      const given = after[i]
+      return typeof given === 'string' ? encodeText(given) : given
+    }
     const compare = (i: number): string => {
       const key = sort[i] as SortKey
       const column = this.sortColumn(key.field)
-      const strict = `${column} ${key.descending ? '<' : '>'} ${params.add(after[i])}`
+      const strict = `${column} ${key.descending ? '<' : '>'} ${params.add(value(i))}`
       if (i === sort.length - 1) return strict
-      return `(${strict} OR (${column} = ${params.add(after[i])} AND ${compare(i + 1)}))`
+      return `(${strict} OR (${column} = ${params.add(value(i))} AND ${compare(i + 1)}))`
     }
     const first = sort[0] as SortKey
-    const range = `${this.sortColumn(first.field)} ${first.descending ? '<=' : '>='} ${params.add(after[0])}`
+    const range = `${this.sortColumn(first.field)} ${first.descending ? '<=' : '>='} ${params.add(value(0))}`
     return `(${range} AND ${compare(0)})`
   }
 }
@@ -262,7 +276,7 @@ export class PostgresReader {
         continue
       }
       if (filter.kind === 'attribute') {
-        where.push(`${table.attributeColumn(filter.attribute)} = ${params.add(filter.value)}::text`)
+        where.push(`${table.attributeColumn(filter.attribute)} = ${params.add(encodeText(filter.value))}::text`)
         continue
       }
       const column = table.column(filter.relationship)

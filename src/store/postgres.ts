@@ -40,8 +40,12 @@ export interface PostgresOptions {
   readonly migrations?: readonly PostgresMigration[]
 }
 
-/** A foreign key the write's own checks did not see coming: another transaction got in between. */
-const FOREIGN_KEY_VIOLATION = '23503'
+/**
+ * Why a write runs again from the start: a foreign key its own checks did not see coming (another
+ * transaction got in between), or a deadlock (two atomic batches creating in other orders take the
+ * tables' id counters in other orders); PostgreSQL rolled the whole transaction back.
+ */
+const retried = new Set(['23503', '40P01'])
 
 /**
  * The PostgreSQL store: a pool of connections (Bun's SQL client), every write one transaction
@@ -323,14 +327,14 @@ export class PostgresStore implements Store {
     const missing = await this.reader.missing(tx, resource, input.toOne, ' FOR KEY SHARE')
     if (missing.length > 0) return { ok: false, missing }
     const set = table.assignments(input)
-    const text =
-      set.length === 0
-        ? `INSERT INTO ${table.name} DEFAULT VALUES RETURNING ${table.columns}`
-        : `INSERT INTO ${table.name} (${set.map(([c]) => quote(c)).join(', ')}) VALUES (${set.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING ${table.columns}`
+    // The next id, from the table's counter row (see the migrations): locked until this commits.
+    const columns = ['"id"', ...set.map(([c]) => quote(c))].join(', ')
+    const values = ['(SELECT last_id FROM next)', ...set.map((_, i) => `$${i + 2}`)].join(', ')
     const [row] = await this.reader.rows(
       tx,
-      text,
-      set.map(([, v]) => v),
+      `WITH next AS (UPDATE record_ids SET last_id = last_id + 1 WHERE table_name = $1 RETURNING last_id)
+        INSERT INTO ${table.name} (${columns}) VALUES (${values}) RETURNING ${table.columns}`,
+      [resource.table, ...set.map(([, v]) => v)],
     )
     if (!row) throw new Error(`INSERT INTO ${table.name} returned no row`)
     return { ok: true, record: table.toRecord(row) }
@@ -418,7 +422,7 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Runs `work` in one transaction. A foreign key violation means another transaction changed
+   * Runs `work` in one transaction; see `retried`. A foreign key violation means another transaction changed
    * what the write's own checks read (a book added to the author being deleted, say, between the
    * count and the DELETE): the write runs once more, and its checks then see that change and
    * answer as the service does (restricted, missing), never a 500.
@@ -428,7 +432,7 @@ export class PostgresStore implements Store {
       try {
         return await this.sql.begin((tx) => work(tx))
       } catch (error) {
-        if (attempt < 3 && sqlState(error) === FOREIGN_KEY_VIOLATION) continue
+        if (attempt < 3 && retried.has(sqlState(error) ?? '')) continue
         throw storeError(error)
       }
     }

@@ -141,6 +141,9 @@ const script: Sent[] = [
   { method: 'GET', path: '/api/v1/books?filter[search]=%E2%80%99%20%F0%9F%98%80' },
   { method: 'POST', path: '/api/v1/books', body: book('Big', '9007199254740993') },
   { method: 'GET', path: '/api/v1/authors?page[size]=1' },
+  { method: 'POST', path: '/api/v1/authors', body: author('nul\u0000inside') },
+  { method: 'GET', path: '/api/v1/authors?filter[name]=nul%00inside' },
+  { method: 'GET', path: '/api/v1/books?filter[search]=nul%00inside' },
   { method: 'GET', path: '/api/v1/books?sort=-name' },
 ]
 

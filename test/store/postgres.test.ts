@@ -156,6 +156,25 @@ describe('PostgresStore', () => {
     }
   })
 
+  it('stores U+0000 in a name, which PostgreSQL text cannot hold, and sorts and finds it as SQLite does', async () => {
+    const names = ['a\u0000b', 'a\u0001', 'a\u0001b', 'a', 'a\u0000', 'a\u0002', 'a\u0001\u0001', 'ab']
+    const postgres = await open(await freshDatabase())
+    const sqlite = SqliteStore.open(':memory:', resources)
+    try {
+      for (const name of names) {
+        await postgres.create(authors, { attributes: { name }, toOne: {} })
+        await sqlite.create(authors, { attributes: { name }, toOne: {} })
+      }
+      expect(await postgres.list(authors, byName)).toEqual(await sqlite.list(authors, byName))
+      const exact = { ...byName, filters: [{ kind: 'attribute' as const, attribute: 'name', value: 'a\u0000b' }] }
+      expect((await postgres.list(authors, exact)).map((r) => r.id)).toEqual([1])
+      const after = { ...byName, after: ['a\u0001', 2], limit: 2 }
+      expect(await postgres.list(authors, after)).toEqual(await sqlite.list(authors, after))
+    } finally {
+      await sqlite.close()
+    }
+  })
+
   describe('references', () => {
     it('reports a missing author instead of failing on the foreign key', async () => {
       const store = await open()
