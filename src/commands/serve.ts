@@ -4,7 +4,7 @@ import { createApp } from '../http/app'
 import { stopServer } from '../http/shutdown'
 import { createLogger } from '../logger'
 import { resources } from '../resources/registry'
-import { openStore } from '../store/open'
+import { openStore, shownDatabaseUrl } from '../store/open'
 import type { Command } from './command'
 
 /** A start-up failure: one line on stderr and exit code 2, never a stack trace. */
@@ -66,7 +66,9 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     poolSize: config.databasePoolSize,
     connectTimeoutSeconds: config.databaseConnectTimeout,
     statementTimeoutMs: config.statementTimeoutMs,
-  }).catch((error: Error) => fail(`cannot open the database at ${config.databaseUrl}: ${error.message}`))
+  }).catch((error: Error) =>
+    fail(`cannot open the database at ${shownDatabaseUrl(config.databaseUrl)}: ${error.message}`),
+  )
   let stopping = false
   const app = createApp({
     store,
@@ -157,7 +159,7 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     await store.close()
     fail(`cannot listen on ${config.host}:${config.port}: ${listenFailure(error as Error)}`)
   }
-  logger.log('info', 'listening', { url: app.server?.url.href, database: config.databaseUrl })
+  logger.log('info', 'listening', { url: app.server?.url.href, database: shownDatabaseUrl(config.databaseUrl) })
   if (tokens) {
     if (tokens.size === 0) {
       logger.log('warn', 'the API token file lists no tokens: every request that needs one is refused', {

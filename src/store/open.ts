@@ -22,6 +22,15 @@ export function parseDatabaseUrl(url: string): DatabaseLocation | string {
   return `DATABASE_URL must start with sqlite:// or postgres:// (got "${url}")`
 }
 
+/** The URL as logs and messages may show it: a password in it replaced by `***`. */
+export function shownDatabaseUrl(url: string): string {
+  if (!/^postgres(ql)?:\/\//.test(url) || !URL.canParse(url)) return url
+  const parsed = new URL(url)
+  if (parsed.password === '') return url
+  parsed.password = '***'
+  return parsed.toString()
+}
+
 export interface StoreOptions {
   /** How long a write waits for a lock another connection holds before it fails as `busy`. */
   readonly busyTimeoutMs?: number

@@ -64,4 +64,13 @@ describe('DATABASE_URL=postgres://', () => {
     expect(run.code).not.toBe(0)
     expect(run.stderr).toContain('cannot open the database at postgres://postgres@127.0.0.1:1/none')
   })
+
+  it('never shows the password of DATABASE_URL in its messages', async () => {
+    const run = await runCli([], {
+      env: { DATABASE_URL: 'postgres://postgres:s3cret@127.0.0.1:1/none', DATABASE_CONNECT_TIMEOUT: '2', PORT: '0' },
+    })
+    expect(run.code).not.toBe(0)
+    expect(run.stderr).toContain('cannot open the database at postgres://postgres:***@127.0.0.1:1/none')
+    expect(run.stderr + run.stdout).not.toContain('s3cret')
+  })
 })
