@@ -244,7 +244,19 @@ export class PostgresStore implements Store {
   async atomic(operations: readonly AtomicOperation[]): Promise<AtomicOutcome> {
     try {
       // One transaction: an AtomicAbort thrown by the runner rolls every operation back.
-      const results = await this.write((tx) => runAtomicAsync(operations, this.writerIn(tx)))
+      const created = [...new Set(operations.flatMap((op) => (op.kind === 'create' ? [op.resource.table] : [])))].sort()
+      const results = await this.write(async (tx) => {
+        // The id counters the batch will move, locked at once in one order: two batches creating
+        // in opposite orders would otherwise each hold the counter the other waits for.
+        if (created.length > 0) {
+          await this.reader.rows(
+            tx,
+            'SELECT 1 FROM record_ids WHERE table_name = ANY($1::text[]) ORDER BY table_name FOR UPDATE',
+            [created],
+          )
+        }
+        return runAtomicAsync(operations, this.writerIn(tx))
+      })
       return { ok: true, results }
     } catch (error) {
       if (error instanceof AtomicAbort) return { ok: false, index: error.index, failure: error.failure }

@@ -98,6 +98,36 @@ describe('PostgresStore', () => {
     expect([first.id, second.id, third.id]).toEqual([1, 2, 3])
   })
 
+  it('hands out ids without gaps to concurrent creates, and gives back those of a failed atomic batch', async () => {
+    const store = await open(await freshDatabase())
+    const made = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => store.create(authors, { attributes: { name: `N${i}` }, toOne: {} })),
+    )
+    expect(made.map((result) => created(result).id).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 20 }, (_, i) => i + 1),
+    )
+    const failed = await store.atomic([
+      { kind: 'create', resource: authors, lid: 'x', input: { attributes: { name: 'Rolled back' }, toOne: {} } },
+      { kind: 'delete', resource: authors, target: { id: 999 } },
+    ])
+    expect(failed).toEqual({ ok: false, index: 1, failure: { kind: 'not-found' } })
+    expect(created(await store.create(authors, { attributes: { name: 'Next' }, toOne: {} })).id).toBe(21)
+  })
+
+  it('runs atomic batches that create in opposite orders side by side, none failing', async () => {
+    const store = await open()
+    const author = { kind: 'create', resource: authors, input: { attributes: { name: 'A' }, toOne: {} } } as const
+    const collection = {
+      kind: 'create',
+      resource: collections,
+      input: { attributes: { name: 'C' }, toOne: {} },
+    } as const
+    const outcomes = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => store.atomic(i % 2 === 0 ? [author, collection] : [collection, author])),
+    )
+    for (const outcome of outcomes) expect(outcome.ok).toBe(true)
+  })
+
   it('sorts names byte by byte, exactly as the SQLite store does', async () => {
     const names = [
       'b',
