@@ -126,26 +126,40 @@ export class PostgresReader {
   async list(q: Queryable, type: string, query: ListQuery): Promise<StoredRecord[]> {
     const table = this.table(type)
     const params = new Params()
-    const { order, filters } = this.ordered(type, query, params)
+    const rows = await this.rows(q, this.windowSql(table, query, params), params.values)
+    return rows.map((row) => table.toRecord(row))
+  }
+
+  /**
+   * A window and the size of the whole list in one statement, so in one snapshot without a
+   * transaction's extra round trips: the count joined to the window, one row even when the window
+   * is empty.
+   */
+  async page(q: Queryable, type: string, query: ListQuery): Promise<{ records: StoredRecord[]; total: number }> {
+    const table = this.table(type)
+    const params = new Params()
+    const where = this.conditions(table, query.filters, params)
+    const window = this.windowSql(table, query, params)
+    const rows = await this.rows(
+      q,
+      `SELECT counted.total AS "#total", page.* FROM (SELECT COUNT(*)::int AS total FROM ${table.name}${whereClause(where)}) AS counted
+        LEFT JOIN LATERAL (${window}) AS page ON TRUE`,
+      params.values,
+    )
+    const total = Number(rows[0]?.['#total'] ?? 0)
+    const records = rows.filter((row) => row.id !== null).map((row) => table.toRecord(row))
+    return { records, total }
+  }
+
+  private windowSql(table: PostgresTable, query: ListQuery, params: Params): string {
+    const { order, filters } = this.ordered(table.resource.type, query, params)
     const where = this.conditions(table, filters, params)
     if (query.after) where.push(table.keyset(query.sort, query.after, params))
     let sql = `SELECT ${table.columns} FROM ${table.name}${whereClause(where)} ORDER BY ${order}`
     const limit = query.limit as number | undefined
     if (limit !== undefined && limit >= 0) sql += ` LIMIT ${params.add(limit)}::bigint`
     if ((query.offset ?? 0) > 0) sql += ` OFFSET ${params.add(query.offset)}::bigint`
-    return (await this.rows(q, sql, params.values)).map((row) => table.toRecord(row))
-  }
-
-  async count(q: Queryable, type: string, filters: readonly StoreFilter[]): Promise<number> {
-    const table = this.table(type)
-    const params = new Params()
-    const where = this.conditions(table, filters, params)
-    const [row] = await this.rows(
-      q,
-      `SELECT COUNT(*)::int AS count FROM ${table.name}${whereClause(where)}`,
-      params.values,
-    )
-    return Number(row?.count)
+    return sql
   }
 
   /** The ids of every record of a list, in its order: a search is matched (and ranked) once. */

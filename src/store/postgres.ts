@@ -112,10 +112,7 @@ export class PostgresStore implements Store {
   }
 
   page(resource: ResourceDescription, query: ListQuery): Promise<{ records: StoredRecord[]; total: number }> {
-    return this.snapshot(async (q) => ({
-      records: await this.reader.list(q, resource.type, query),
-      total: await this.reader.count(q, resource.type, query.filters),
-    }))
+    return this.read((q) => this.reader.page(q, resource.type, query))
   }
 
   matchingIds(resource: ResourceDescription, query: SearchOrder): Promise<Id[]> {

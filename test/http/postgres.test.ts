@@ -141,6 +141,8 @@ const script: Sent[] = [
   { method: 'GET', path: '/api/v1/books?filter[search]=%E2%80%99%20%F0%9F%98%80' },
   { method: 'POST', path: '/api/v1/books', body: book('Big', '9007199254740993') },
   { method: 'GET', path: '/api/v1/authors?page[size]=1' },
+  { method: 'GET', path: '/api/v1/books?page[number]=9&page[size]=2' },
+  { method: 'GET', path: '/api/v1/books?page[offset]=1&page[limit]=2&filter[search]=earth' },
   { method: 'POST', path: '/api/v1/authors', body: author('nul\u0000inside') },
   { method: 'GET', path: '/api/v1/authors?filter[name]=nul%00inside' },
   { method: 'GET', path: '/api/v1/books?filter[search]=nul%00inside' },
