@@ -49,9 +49,8 @@ const retried = new Set(['23503', '40P01'])
 
 /**
  * The PostgreSQL store: a pool of connections (Bun's SQL client), every write one transaction
- * (READ COMMITTED, with the rows a write depends on locked), reads straight on the pool, and
- * reads that must agree (a page and its total, a record and its includes) in one REPEATABLE READ
- * snapshot.
+ * (READ COMMITTED, with the rows a write depends on locked), reads straight on the pool: a page
+ * and its total in one statement, a record and its includes in one REPEATABLE READ transaction.
  */
 export class PostgresStore implements Store {
   private readonly reader: PostgresReader
