@@ -27,7 +27,7 @@ afterAll(async () => {
 const JSON_API = 'application/vnd.api+json'
 
 describe('DATABASE_URL=postgres://', () => {
-  it('runs the service, and catalogue import adds books once however often the file is imported', async () => {
+  it('runs the service; catalogue import adds books once however often the file is imported, and export writes them', async () => {
     const file = join(tempDir('catalogue-pg-'), 'books.csv')
     writeFileSync(
       file,
@@ -45,6 +45,14 @@ describe('DATABASE_URL=postgres://', () => {
     })
     const again = await runCli(['import', file], { env })
     expect(again.lines.at(-1)).toMatch(/^imported 0 books \(0 authors, 0 collections created\), 3 already present/)
+
+    const exported = await runCli(['export'], { env })
+    expect(exported.code).toBe(0)
+    expect(exported.stdout).toBe(
+      '{"title":"A Wizard of Earthsea","author":"Ursula K. Le Guin","collection":"Earthsea"}\n' +
+        '{"title":"The Tombs of Atuan","author":"Ursula K. Le Guin","collection":"Earthsea"}\n' +
+        '{"title":"Kindred","author":"Octavia E. Butler","collection":null}\n',
+    )
 
     const service = await startService({ ...env, DATABASE_POOL_SIZE: '2', STATEMENT_TIMEOUT: '5000' })
     const ready = await fetch(`${service.api.replace('/api/v1', '')}/ready`)
