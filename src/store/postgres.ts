@@ -163,7 +163,23 @@ export class PostgresStore implements Store {
   }
 
   create(resource: ResourceDescription, input: RecordInput): Promise<WriteResult> {
-    return this.write((tx) => this.createNow(tx, resource, input))
+    return this.write(async (tx) => {
+      await this.lockCounters(tx, [resource.table])
+      return this.createNow(tx, resource, input)
+    })
+  }
+
+  /**
+   * Locks the id counters of these tables (sorted), before any record: every write takes its locks
+   * in that one order (counters, then records), so that no two writes wait for each other.
+   */
+  private async lockCounters(tx: Queryable, tables: readonly string[]): Promise<void> {
+    if (tables.length === 0) return
+    await this.reader.rows(
+      tx,
+      'SELECT 1 FROM record_ids WHERE table_name = ANY($1::text[]) ORDER BY table_name FOR UPDATE',
+      [tables],
+    )
   }
 
   update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null>
@@ -244,13 +260,7 @@ export class PostgresStore implements Store {
       const results = await this.write(async (tx) => {
         // The id counters the batch will move, locked at once in one order: two batches creating
         // in opposite orders would otherwise each hold the counter the other waits for.
-        if (created.length > 0) {
-          await this.reader.rows(
-            tx,
-            'SELECT 1 FROM record_ids WHERE table_name = ANY($1::text[]) ORDER BY table_name FOR UPDATE',
-            [created],
-          )
-        }
+        await this.lockCounters(tx, created)
         return runAtomicAsync(operations, this.writerIn(tx))
       })
       return { ok: true, results }

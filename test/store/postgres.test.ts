@@ -128,6 +128,27 @@ describe('PostgresStore', () => {
     for (const outcome of outcomes) expect(outcome.ok).toBe(true)
   })
 
+  it('runs creates, deletes and atomic batches over the same author side by side without an error', async () => {
+    const store = await open()
+    for (let round = 0; round < 5; round++) {
+      const author = created(await store.create(authors, { attributes: { name: `Busy ${round}` }, toOne: {} }))
+      const outcomes = await Promise.all([
+        store.create(books, { attributes: { name: 'Plain' }, toOne: { author: author.id } }),
+        store.atomic([
+          {
+            kind: 'create',
+            resource: books,
+            input: { attributes: { name: 'Batch' }, toOne: { author: { id: author.id } } },
+          },
+          { kind: 'delete', resource: authors, target: { id: author.id } },
+        ]),
+        store.delete(authors, author.id),
+      ])
+      // Whatever the order, each answers with a result, never an error.
+      expect(outcomes).toHaveLength(3)
+    }
+  })
+
   it('sorts names byte by byte, exactly as the SQLite store does', async () => {
     const names = [
       'b',
