@@ -91,6 +91,9 @@ export async function migratePostgres(sql: SQL, migrations: readonly PostgresMig
   const latest = migrations.at(-1)?.version ?? 0
   for (;;) {
     const applied = await sql.begin(async (tx) => {
+      // STATEMENT_TIMEOUT is for requests: waiting for another instance's migration, or building
+      // an index over a large table, may take longer.
+      await tx`SET LOCAL statement_timeout = 0`
       await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`
       await tx`CREATE TABLE IF NOT EXISTS schema_migrations (
         version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`

@@ -87,8 +87,12 @@ export class PostgresStore implements Store {
     }
     let oid: string
     try {
-      const [row] = await sql`SELECT oid::text AS oid FROM pg_database WHERE datname = current_database()`
-      oid = String(row?.oid)
+      // Part of the start, as migrating is: not held to STATEMENT_TIMEOUT, which is for requests.
+      oid = await sql.begin(async (tx) => {
+        await tx`SET LOCAL statement_timeout = 0`
+        const [row] = await tx`SELECT oid::text AS oid FROM pg_database WHERE datname = current_database()`
+        return String(row?.oid)
+      })
     } catch (error) {
       await sql.close()
       throw storeError(error)
