@@ -14,6 +14,10 @@ export interface Config extends RequestLimits {
   readonly maxPageSize: number
   readonly maxOperations: number
   readonly busyTimeoutMs: number
+  /** PostgreSQL: connections in the pool, seconds to connect, milliseconds a statement may run (0: no limit). */
+  readonly databasePoolSize: number
+  readonly databaseConnectTimeout: number
+  readonly statementTimeoutMs: number
   readonly shutdownTimeout: number
   readonly readWorkers: number
   /** The token file's path; null: no tokens, the service is open. */
@@ -45,7 +49,7 @@ const settings = {
     flag: '--database-url',
     env: 'DATABASE_URL',
     fallback: 'sqlite://data/catalogue.db',
-    help: 'sqlite://relative/path.db, sqlite:///absolute/path.db or sqlite://:memory:',
+    help: 'sqlite://relative/path.db, sqlite:///absolute/path.db, sqlite://:memory: or postgres://user@host:port/db',
   },
   logLevel: { flag: '--log-level', env: 'LOG_LEVEL', fallback: 'info', help: logLevels.join(', ') },
   maxBodyBytes: {
@@ -71,6 +75,24 @@ const settings = {
     env: 'BUSY_TIMEOUT',
     fallback: '5000',
     help: 'milliseconds a write waits for a lock another connection holds (503 after it)',
+  },
+  databasePoolSize: {
+    flag: '--database-pool-size',
+    env: 'DATABASE_POOL_SIZE',
+    fallback: '10',
+    help: 'PostgreSQL: most connections the service opens',
+  },
+  databaseConnectTimeout: {
+    flag: '--database-connect-timeout',
+    env: 'DATABASE_CONNECT_TIMEOUT',
+    fallback: '10',
+    help: 'PostgreSQL: seconds to wait for a connection (503 after it)',
+  },
+  statementTimeoutMs: {
+    flag: '--statement-timeout',
+    env: 'STATEMENT_TIMEOUT',
+    fallback: '30000',
+    help: 'PostgreSQL: milliseconds one statement may run before it is cancelled (503; 0: no limit)',
   },
   readWorkers: {
     flag: '--read-workers',
@@ -221,6 +243,14 @@ export function parseConfig(
   const maxPageSize = integer(settings.maxPageSize.env, read(settings.maxPageSize), 1, 100_000)
   const maxOperations = integer(settings.maxOperations.env, read(settings.maxOperations), 1, 10_000)
   const busyTimeoutMs = integer(settings.busyTimeoutMs.env, read(settings.busyTimeoutMs), 0, 600_000)
+  const databasePoolSize = integer(settings.databasePoolSize.env, read(settings.databasePoolSize), 1, 1000)
+  const databaseConnectTimeout = integer(
+    settings.databaseConnectTimeout.env,
+    read(settings.databaseConnectTimeout),
+    1,
+    600,
+  )
+  const statementTimeoutMs = integer(settings.statementTimeoutMs.env, read(settings.statementTimeoutMs), 0, 3_600_000)
   const shutdownTimeout = integer(settings.shutdownTimeout.env, read(settings.shutdownTimeout), 0, 3600)
   const readWorkers = integer(settings.readWorkers.env, read(settings.readWorkers), 0, 64)
   const apiTokensFile = read(settings.apiTokensFile).trim() || null
@@ -242,6 +272,9 @@ export function parseConfig(
     maxPageSize,
     maxOperations,
     busyTimeoutMs,
+    databasePoolSize,
+    databaseConnectTimeout,
+    statementTimeoutMs,
     shutdownTimeout,
     readWorkers,
     apiTokensFile,

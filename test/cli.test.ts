@@ -127,11 +127,11 @@ describe('catalogue with a bad setting', () => {
     expect(line).toContain('mysql://x')
   })
 
-  it('prints one line and exits 2 for a postgres:// DATABASE_URL, since that backend is not built yet', async () => {
+  it('prints one line and exits 2 when the PostgreSQL server of a postgres:// DATABASE_URL cannot be reached', async () => {
     const line = await expectStartupFailure(
       spawnCli({ env: { PORT: '0', DATABASE_URL: 'postgres://user@127.0.0.1:1/catalogue' } }),
     )
-    expect(line).toContain('PostgreSQL')
+    expect(line).toContain('cannot open the database at postgres://user@127.0.0.1:1/catalogue')
   })
 
   it('prints one line and exits 2 for an unknown flag', async () => {

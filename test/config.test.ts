@@ -458,3 +458,22 @@ describe('parseConfig METRICS', () => {
     expect(line).toContain('(default true)')
   })
 })
+
+describe('parseConfig PostgreSQL settings', () => {
+  it('default to a pool of 10, 10 seconds to connect and 30 seconds a statement', () => {
+    const config = configOf([], { DATABASE_URL: 'postgres://app@db:5432/catalogue' })
+    expect(config.database).toEqual({ kind: 'postgres', url: 'postgres://app@db:5432/catalogue' })
+    expect([config.databasePoolSize, config.databaseConnectTimeout, config.statementTimeoutMs]).toEqual([
+      10, 10, 30_000,
+    ])
+  })
+
+  it('reads DATABASE_POOL_SIZE, DATABASE_CONNECT_TIMEOUT and STATEMENT_TIMEOUT, or their flags', () => {
+    const config = configOf(['--statement-timeout', '0'], { DATABASE_POOL_SIZE: '3', DATABASE_CONNECT_TIMEOUT: '2' })
+    expect([config.databasePoolSize, config.databaseConnectTimeout, config.statementTimeoutMs]).toEqual([3, 2, 0])
+  })
+
+  it('refuses a pool of 0 connections', () => {
+    expect(errorOf([], { DATABASE_POOL_SIZE: '0' }).message).toContain('DATABASE_POOL_SIZE')
+  })
+})

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import type { StoreSettings } from '../config'
 import type { ResourceRegistry } from '../resources/registry'
-import { openStore } from '../store/open'
+import { openStore, shownDatabaseUrl } from '../store/open'
 import type { Store } from '../store/store'
 import { UsageError } from './command'
 
@@ -27,6 +27,6 @@ export async function openCommandStore(
   try {
     return await openStore(database, registry, { busyTimeoutMs: settings.busyTimeoutMs })
   } catch (error) {
-    throw new UsageError(`cannot open the database at ${databaseUrl}: ${(error as Error).message}`)
+    throw new UsageError(`cannot open the database at ${shownDatabaseUrl(databaseUrl)}: ${(error as Error).message}`)
   }
 }

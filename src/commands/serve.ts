@@ -4,7 +4,7 @@ import { createApp } from '../http/app'
 import { stopServer } from '../http/shutdown'
 import { createLogger } from '../logger'
 import { resources } from '../resources/registry'
-import { openStore } from '../store/open'
+import { openStore, shownDatabaseUrl } from '../store/open'
 import type { Command } from './command'
 
 /** A start-up failure: one line on stderr and exit code 2, never a stack trace. */
@@ -61,8 +61,13 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
   const logger = createLogger(config.logLevel)
   const tokens = loadTokens(config.apiTokensFile)
 
-  const store = await openStore(config.database, resources, { busyTimeoutMs: config.busyTimeoutMs }).catch(
-    (error: Error) => fail(`cannot open the database at ${config.databaseUrl}: ${error.message}`),
+  const store = await openStore(config.database, resources, {
+    busyTimeoutMs: config.busyTimeoutMs,
+    poolSize: config.databasePoolSize,
+    connectTimeoutSeconds: config.databaseConnectTimeout,
+    statementTimeoutMs: config.statementTimeoutMs,
+  }).catch((error: Error) =>
+    fail(`cannot open the database at ${shownDatabaseUrl(config.databaseUrl)}: ${error.message}`),
   )
   let stopping = false
   const app = createApp({
@@ -77,8 +82,9 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     // The config is a RequestLimits too: each limit is a setting.
     limits: config,
     // A database in memory is this process's alone: no other connection, so no workers, can read it.
+    // PostgreSQL's reads wait on the network, not the event loop: its pool serves them, no workers.
     readWorkers:
-      config.database.kind === 'sqlite' && config.database.path === ':memory:'
+      config.database.kind === 'postgres' || config.database.path === ':memory:'
         ? undefined
         : { count: config.readWorkers, databaseUrl: config.databaseUrl, busyTimeoutMs: config.busyTimeoutMs },
     tokens: tokens ?? undefined,
@@ -153,7 +159,7 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     await store.close()
     fail(`cannot listen on ${config.host}:${config.port}: ${listenFailure(error as Error)}`)
   }
-  logger.log('info', 'listening', { url: app.server?.url.href, database: config.databaseUrl })
+  logger.log('info', 'listening', { url: app.server?.url.href, database: shownDatabaseUrl(config.databaseUrl) })
   if (tokens) {
     if (tokens.size === 0) {
       logger.log('warn', 'the API token file lists no tokens: every request that needs one is refused', {

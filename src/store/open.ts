@@ -1,5 +1,5 @@
 import type { ResourceRegistry } from '../resources/registry'
-import { StoreUnavailableError } from './faults'
+import { PostgresStore } from './postgres'
 import { SqliteStore } from './sqlite'
 import type { Store } from './store'
 
@@ -22,11 +22,26 @@ export function parseDatabaseUrl(url: string): DatabaseLocation | string {
   return `DATABASE_URL must start with sqlite:// or postgres:// (got "${url}")`
 }
 
+/** The URL as logs and messages may show it: a password in it replaced by `***`. */
+export function shownDatabaseUrl(url: string): string {
+  if (!/^postgres(ql)?:\/\//.test(url) || !URL.canParse(url)) return url
+  const parsed = new URL(url)
+  if (parsed.password === '') return url
+  parsed.password = '***'
+  return parsed.toString()
+}
+
 export interface StoreOptions {
   /** How long a write waits for a lock another connection holds before it fails as `busy`. */
   readonly busyTimeoutMs?: number
   /** For a read worker: a connection that only reads, the writer having migrated the schema. */
   readonly readOnly?: boolean
+  /** PostgreSQL: most connections in the pool. */
+  readonly poolSize?: number
+  /** PostgreSQL: seconds to wait for a connection to be established. */
+  readonly connectTimeoutSeconds?: number
+  /** PostgreSQL: milliseconds a statement may run (0: no limit). */
+  readonly statementTimeoutMs?: number
 }
 
 export async function openStore(
@@ -41,10 +56,10 @@ export async function openStore(
         readOnly: options.readOnly,
       })
     case 'postgres':
-      throw new StoreUnavailableError(
-        'unavailable',
-        'NOT_BUILT',
-        'the PostgreSQL store is not built yet; use a sqlite:// DATABASE_URL',
-      )
+      return PostgresStore.open(location.url, registry, {
+        poolSize: options.poolSize,
+        connectTimeoutSeconds: options.connectTimeoutSeconds,
+        statementTimeoutMs: options.statementTimeoutMs,
+      })
   }
 }

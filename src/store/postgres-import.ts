@@ -1,0 +1,175 @@
+import type { ReservedSQL } from 'bun'
+import type { Queryable } from './postgres-reader'
+import { encodeText } from './postgres-text'
+import type { Id, ImportCounts, NamedBook } from './store'
+
+type Counts = { -readonly [K in keyof ImportCounts]: ImportCounts[K] }
+
+/** Where the names of each kind live, and where a dry run records those it would create. */
+const tables = {
+  authors: { table: 'authors', dry: 'dry_import_authors' },
+  collections: { table: 'book_collections', dry: 'dry_import_collections' },
+} as const
+
+/**
+ * An import of books by name (Store.openImport) with the semantics of the SQLite one
+ * (src/store/sqlite-import.ts), in bulk: per batch a few statements over arrays (`unnest`), never
+ * one per book, each batch one transaction on a connection the import holds for itself.
+ *
+ * Ids found by name are kept for one batch only (between two batches the service may delete an
+ * author). A dry run records what it would create in temporary tables of its connection, so that a
+ * name or a book met again in a later batch counts once, as in a real import.
+ */
+export class PostgresBookImport {
+  private prepared: Promise<void> | null = null
+
+  constructor(
+    private readonly connection: ReservedSQL,
+    private readonly dryRun: boolean,
+  ) {}
+
+  private prepare(): Promise<void> {
+    this.prepared ??= this.dryRun
+      ? (async () => {
+          // Collection '' stands for none: no collection can have that name.
+          await this.connection.unsafe(`
+            CREATE TEMP TABLE dry_import_authors (name text COLLATE "C" PRIMARY KEY);
+            CREATE TEMP TABLE dry_import_collections (name text COLLATE "C" PRIMARY KEY);
+            CREATE TEMP TABLE dry_import_books (title text COLLATE "C", author text COLLATE "C",
+              collection text COLLATE "C", PRIMARY KEY (title, author, collection));
+          `)
+        })()
+      : Promise.resolve()
+    return this.prepared
+  }
+
+  /** Adds a batch in one transaction. */
+  async add(batch: readonly NamedBook[]): Promise<ImportCounts> {
+    await this.prepare()
+    return this.connection.begin((tx) => this.addIn(tx, batch))
+  }
+
+  /**
+   * The id of each name (the lowest when several records share it), creating those no record has,
+   * and which of the names were stored before. In a dry run a name to create has no id (null).
+   */
+  private async resolve(
+    tx: Queryable,
+    kind: keyof typeof tables,
+    names: Set<string>,
+    counts: Counts,
+  ): Promise<{ ids: Map<string, Id | null>; stored: Set<string> }> {
+    const { table, dry } = tables[kind]
+    const ids = new Map<string, Id | null>()
+    const found = await tx.unsafe(
+      `SELECT name, MIN(id) AS id FROM ${table} WHERE name = ANY($1::text[]) GROUP BY name`,
+      [[...names]],
+    )
+    for (const row of found as { name: string; id: string }[]) ids.set(row.name, Number(row.id))
+    const stored = new Set(ids.keys())
+    const missing = [...names].filter((name) => !stored.has(name))
+    if (missing.length === 0) return { ids, stored }
+    const created = (await tx.unsafe(
+      this.dryRun
+        ? `INSERT INTO pg_temp.${dry} (name) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING RETURNING name`
+        : `WITH next AS (
+            UPDATE record_ids SET last_id = last_id + $2::bigint WHERE table_name = '${table}' RETURNING last_id - $2::bigint AS base
+          )
+          INSERT INTO ${table} (id, name) SELECT next.base + x.i, x.name FROM next, unnest($1::text[]) WITH ORDINALITY AS x (name, i)
+          RETURNING id, name`,
+      this.dryRun ? [missing] : [missing, missing.length],
+    )) as { name: string; id?: string }[]
+    counts[kind] += created.length
+    for (const name of missing) ids.set(name, null)
+    for (const row of created) if (row.id !== undefined) ids.set(row.name, Number(row.id))
+    return { ids, stored }
+  }
+
+  private async addIn(tx: Queryable, given: readonly NamedBook[]): Promise<ImportCounts> {
+    // Compared and stored as PostgreSQL holds them (postgres-text.ts).
+    const batch = given.map((book) => ({
+      title: encodeText(book.title),
+      author: encodeText(book.author),
+      collection: book.collection === null ? null : encodeText(book.collection),
+    }))
+    const counts: Counts = { books: 0, present: 0, authors: 0, collections: 0 }
+    const authorNames = new Set<string>()
+    const collectionNames = new Set<string>()
+    for (const book of batch) {
+      authorNames.add(book.author)
+      if (book.collection !== null) collectionNames.add(book.collection)
+    }
+    const authors = await this.resolve(tx, 'authors', authorNames, counts)
+    const collections = (await this.resolve(tx, 'collections', collectionNames, counts)).ids
+    // This batch's repeats count as present; the others are looked up all at once.
+    const seen = new Set<string>()
+    const unique: NamedBook[] = []
+    for (const book of batch) {
+      const key = JSON.stringify([book.title, book.author, book.collection])
+      if (seen.has(key)) counts.present++
+      else {
+        seen.add(key)
+        unique.push(book)
+      }
+    }
+    // A book of an author created just now cannot be stored yet.
+    const candidates = unique.filter((book) => authors.stored.has(book.author))
+    const present = new Set<number>()
+    if (candidates.length > 0) {
+      const rows = await tx.unsafe(
+        `SELECT x.i FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS x (title, author, collection, i)
+          WHERE EXISTS (
+            SELECT 1 FROM books AS b JOIN authors AS a ON a.id = b.author_id
+            LEFT JOIN book_collections AS c ON c.id = b.book_collection_id
+            WHERE b.name = x.title AND a.name = x.author
+              AND (CASE WHEN x.collection IS NULL THEN b.book_collection_id IS NULL ELSE c.name = x.collection END)
+          )`,
+        [candidates.map((b) => b.title), candidates.map((b) => b.author), candidates.map((b) => b.collection)],
+      )
+      for (const row of rows as { i: string }[]) present.add(Number(row.i) - 1)
+    }
+    const presentBooks = new Set(candidates.filter((_, i) => present.has(i)))
+    const toAdd = unique.filter((book) => !presentBooks.has(book))
+    counts.present += presentBooks.size
+    if (toAdd.length === 0) return counts
+    if (this.dryRun) {
+      const added = await tx.unsafe(
+        `INSERT INTO pg_temp.dry_import_books (title, author, collection)
+          SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) ON CONFLICT DO NOTHING RETURNING title`,
+        [toAdd.map((b) => b.title), toAdd.map((b) => b.author), toAdd.map((b) => b.collection ?? '')],
+      )
+      counts.books += added.length
+      counts.present += toAdd.length - added.length
+      return counts
+    }
+    await tx.unsafe(
+      `WITH next AS (
+          UPDATE record_ids SET last_id = last_id + $4::bigint WHERE table_name = 'books' RETURNING last_id - $4::bigint AS base
+        )
+        INSERT INTO books (id, name, author_id, book_collection_id)
+          SELECT next.base + x.i, x.name, x.author, x.collection
+          FROM next, unnest($1::text[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS x (name, author, collection, i)`,
+      [
+        toAdd.map((b) => b.title),
+        toAdd.map((b) => authors.ids.get(b.author) ?? null),
+        toAdd.map((b) => (b.collection === null ? null : (collections.get(b.collection) ?? null))),
+        toAdd.length,
+      ],
+    )
+    counts.books += toAdd.length
+    return counts
+  }
+
+  /** Drops a dry run's temporary tables and gives the connection back to the pool. */
+  async close(): Promise<void> {
+    try {
+      if (this.dryRun && this.prepared) {
+        await this.connection.unsafe(
+          'DROP TABLE IF EXISTS pg_temp.dry_import_authors, pg_temp.dry_import_collections, pg_temp.dry_import_books',
+        )
+      }
+    } finally {
+      this.connection.release()
+    }
+  }
+}

@@ -1,0 +1,112 @@
+import type { SQL } from 'bun'
+
+/**
+ * Versioned schema migrations for the PostgreSQL store, the same schema as the SQLite store's
+ * (src/store/sqlite-migrations.ts) in PostgreSQL's terms. A migration, once released, is never
+ * edited: add a new one instead.
+ */
+export interface PostgresMigration {
+  readonly version: number
+  readonly name: string
+  readonly sql: string
+}
+
+export const postgresMigrations: readonly PostgresMigration[] = [
+  {
+    version: 1,
+    name: 'authors, book collections and books, with name and search indexes',
+    // Ids come from record_ids, one counter row per table, moved in the inserting transaction: a
+    // deleted record's id is never handed out again, and a write rolled back (an atomic batch that
+    // failed) gives its ids back, as SQLite's AUTOINCREMENT does; a sequence would leave a gap that
+    // tells the backends apart. Inserts into one table thus commit one after the other, as SQLite's do.
+    // COLLATE "C": names compare byte by byte, as SQLite's BINARY does, so lists sort the same.
+    // search_vector() and search_prefix() split words and fold case and accents as the SQLite index
+    // does (unicode61 remove_diacritics); unaccent also expands ß, Œ, Æ and ligatures (ss, oe, ae).
+    // An expression index needs IMMUTABLE functions, and unaccent() is only STABLE (its rules file
+    // could change: then REINDEX), so they are wrapped, naming unaccent's schema outright so that
+    // they do not depend on the search_path of whoever calls them.
+    sql: `
+      CREATE EXTENSION IF NOT EXISTS unaccent;
+      DO $migration$
+      DECLARE
+        ext text;
+      BEGIN
+        SELECT quote_ident(n.nspname) INTO ext FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+          WHERE e.extname = 'unaccent';
+        -- The words as the SQLite index splits them: runs of letters and digits (ICU's classes,
+        -- whatever the database's own locale), accents removed, lower-cased; each word as it is, not
+        -- run through the text search parser (which keeps "foo.bar" or an e-mail address whole).
+        EXECUTE format(
+          'CREATE FUNCTION search_words(text) RETURNS text[] LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS %L',
+          format($words$SELECT pg_catalog.array_remove(pg_catalog.regexp_split_to_array(pg_catalog.lower(%s.unaccent('%s.unaccent'::regdictionary, $1) COLLATE "und-x-icu"), '[^[:alnum:]]+'), '')$words$, ext, ext));
+        CREATE FUNCTION search_vector(text) RETURNS tsvector LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+          RETURN pg_catalog.array_to_tsvector(search_words($1));
+        -- A word of a search (letters and digits only) as a prefix query; quoted, so taken as it is.
+        EXECUTE format(
+          'CREATE FUNCTION search_prefix(text) RETURNS tsquery LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS %L',
+          format($prefix$SELECT (pg_catalog.quote_literal(pg_catalog.lower(%s.unaccent('%s.unaccent'::regdictionary, $1) COLLATE "und-x-icu")) || ':*')::tsquery$prefix$, ext, ext));
+      END
+      $migration$;
+
+      CREATE TABLE record_ids (table_name text PRIMARY KEY, last_id bigint NOT NULL);
+      INSERT INTO record_ids (table_name, last_id) VALUES ('authors', 0), ('book_collections', 0), ('books', 0);
+      CREATE TABLE authors (
+        id bigint PRIMARY KEY,
+        name text COLLATE "C" NOT NULL
+      );
+      CREATE TABLE book_collections (
+        id bigint PRIMARY KEY,
+        name text COLLATE "C" NOT NULL
+      );
+      CREATE TABLE books (
+        id bigint PRIMARY KEY,
+        name text COLLATE "C" NOT NULL,
+        author_id bigint NOT NULL REFERENCES authors (id) ON DELETE RESTRICT,
+        book_collection_id bigint REFERENCES book_collections (id) ON DELETE SET NULL
+      );
+      CREATE INDEX books_author_id ON books (author_id);
+      CREATE INDEX books_book_collection_id ON books (book_collection_id);
+      CREATE INDEX authors_name ON authors (name, id);
+      CREATE INDEX book_collections_name ON book_collections (name, id);
+      CREATE INDEX books_name ON books (name, id);
+      CREATE INDEX books_author_name ON books (author_id, name, id);
+      CREATE INDEX books_book_collection_name ON books (book_collection_id, name, id);
+      CREATE INDEX authors_search ON authors USING gin (search_vector(name));
+      CREATE INDEX book_collections_search ON book_collections USING gin (search_vector(name));
+      CREATE INDEX books_search ON books USING gin (search_vector(name));
+    `,
+  },
+]
+
+/** Any number fits: the key of the advisory lock that makes the instances starting together migrate one at a time. */
+const MIGRATION_LOCK = 7_419_233_001
+
+/**
+ * Brings the schema up to the last of `migrations`, each in its own transaction. Each transaction
+ * first takes a transaction-scoped advisory lock and only then reads the version, so that many
+ * instances starting together apply each migration once: whoever comes second waits for the
+ * first's commit and then sees the version it wrote.
+ */
+export async function migratePostgres(sql: SQL, migrations: readonly PostgresMigration[]): Promise<void> {
+  const latest = migrations.at(-1)?.version ?? 0
+  for (;;) {
+    const applied = await sql.begin(async (tx) => {
+      // STATEMENT_TIMEOUT is for requests: waiting for another instance's migration, or building
+      // an index over a large table, may take longer.
+      await tx`SET LOCAL statement_timeout = 0`
+      await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`
+      await tx`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`
+      const [{ current }] = await tx`SELECT COALESCE(MAX(version), 0)::int AS current FROM schema_migrations`
+      if (current > latest) {
+        throw new Error(`the database schema is at version ${current}, newer than this build knows (${latest})`)
+      }
+      const next = migrations.find((migration) => migration.version > current)
+      if (!next) return false
+      await tx.unsafe(next.sql)
+      await tx`INSERT INTO schema_migrations (version, name) VALUES (${next.version}, ${next.name})`
+      return true
+    })
+    if (!applied) return
+  }
+}

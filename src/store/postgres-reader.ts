@@ -1,0 +1,304 @@
+import type { SQL } from 'bun'
+import type { ResourceDescription } from '../resources/description'
+import { type ResourceRegistry, searchOf } from '../resources/registry'
+import { Params, PostgresSearch } from './postgres-search'
+import { decodeText, encodeText } from './postgres-text'
+import { GraphBuilder } from './record-graph'
+import { quote, type Row, Table, whereClause } from './sqlite-table'
+import type {
+  Id,
+  IncludePlan,
+  ListQuery,
+  Members,
+  RecordGraph,
+  RecordInput,
+  SearchOrder,
+  SortKey,
+  StoredRecord,
+  StoreFilter,
+} from './store'
+
+/** The pool, a transaction or a reserved connection: whatever a read runs on. */
+export type Queryable = SQL
+
+/**
+ * A table's names as the SQLite backend derives them from the description (quoting is the same
+ * standard SQL); what differs is here: `$n` parameters, and ids that arrive as strings (bigint).
+ */
+export class PostgresTable extends Table {
+  override toRecord(row: Row): StoredRecord {
+    const record = super.toRecord(row)
+    const attributes: Record<string, string> = {}
+    for (const [name, value] of Object.entries(record.attributes)) attributes[name] = decodeText(value)
+    const toOne: Record<string, Id | null> = {}
+    for (const [name, id] of Object.entries(record.toOne)) toOne[name] = id === null ? null : Number(id)
+    return { id: Number(record.id), attributes, toOne }
+  }
+
+  /** The columns and values an input sets, text encoded for PostgreSQL (postgres-text.ts). */
+  override assignments(input: RecordInput): [column: string, value: string | Id | null][] {
+    return super
+      .assignments(input)
+      .map(([column, value]) => [column, typeof value === 'string' ? encodeText(value) : value])
+  }
+
+  /** The rows after the one whose sort values are `after`, in `sort` order (row-wise, each key in its direction). */
+  keyset(sort: readonly SortKey[], after: readonly (string | number)[], params: Params): string {
+    const value = (i: number) => {
+      const given = after[i]
+      return typeof given === 'string' ? encodeText(given) : given
+    }
+    const compare = (i: number): string => {
+      const key = sort[i] as SortKey
+      const column = this.sortColumn(key.field)
+      const strict = `${column} ${key.descending ? '<' : '>'} ${params.add(value(i))}`
+      if (i === sort.length - 1) return strict
+      return `(${strict} OR (${column} = ${params.add(value(i))} AND ${compare(i + 1)}))`
+    }
+    const first = sort[0] as SortKey
+    const range = `${this.sortColumn(first.field)} ${first.descending ? '<=' : '>='} ${params.add(value(0))}`
+    return `(${range} AND ${compare(0)})`
+  }
+}
+
+/** Parameters typed by what they stand for, so that PostgreSQL never has to guess. */
+function idArray(ids: readonly Id[], params: Params): string {
+  return `${params.add(ids)}::bigint[]`
+}
+
+/**
+ * Every read of the PostgreSQL store. Each method takes what it runs on: the pool for a read on
+ * its own, or the transaction of a write or of a snapshot (page, findWithRelated).
+ */
+export class PostgresReader {
+  private readonly tables = new Map<string, PostgresTable>()
+  private readonly searches = new Map<string, PostgresSearch>()
+
+  constructor(readonly registry: ResourceRegistry) {
+    for (const resource of registry.all) {
+      const table = new PostgresTable(resource)
+      this.tables.set(resource.type, table)
+      const search = searchOf(resource)
+      if (search) this.searches.set(resource.type, new PostgresSearch(table.name, resource, search, registry))
+    }
+  }
+
+  table(type: string): PostgresTable {
+    const table = this.tables.get(type)
+    if (!table) throw new Error(`no table for ${type}`)
+    return table
+  }
+
+  async rows(q: Queryable, text: string, values: readonly unknown[] = []): Promise<Row[]> {
+    return (await q.unsafe(text, values as unknown[])) as Row[]
+  }
+
+  async find(q: Queryable, type: string, id: Id, lock = ''): Promise<StoredRecord | null> {
+    const table = this.table(type)
+    const [row] = await this.rows(q, `SELECT ${table.columns} FROM ${table.name} WHERE "id" = $1${lock}`, [id])
+    return row ? table.toRecord(row) : null
+  }
+
+  async exists(q: Queryable, type: string, id: Id, lock = ''): Promise<boolean> {
+    const table = this.table(type)
+    const rows = await this.rows(q, `SELECT 1 FROM ${table.name} WHERE "id" = $1${lock}`, [id])
+    return rows.length > 0
+  }
+
+  async findMany(q: Queryable, type: string, ids: readonly Id[]): Promise<StoredRecord[]> {
+    if (ids.length === 0) return []
+    const table = this.table(type)
+    const rows = await this.rows(q, `SELECT ${table.columns} FROM ${table.name} WHERE "id" = ANY($1::bigint[])`, [ids])
+    const byId = new Map<Id, StoredRecord>()
+    for (const row of rows) {
+      const record = table.toRecord(row)
+      byId.set(record.id, record)
+    }
+    const found: StoredRecord[] = []
+    for (const id of ids) {
+      const record = byId.get(id)
+      if (record) found.push(record)
+    }
+    return found
+  }
+
+  /** A window of a list: `limit` records (none or negative: all) from `offset` or after a keyset position. */
+  async list(q: Queryable, type: string, query: ListQuery): Promise<StoredRecord[]> {
+    const table = this.table(type)
+    const params = new Params()
+    const rows = await this.rows(q, this.windowSql(table, query, params), params.values)
+    return rows.map((row) => table.toRecord(row))
+  }
+
+  /**
+   * A window and the size of the whole list in one statement, so in one snapshot without a
+   * transaction's extra round trips: the count joined to the window, one row even when the window
+   * is empty.
+   */
+  async page(q: Queryable, type: string, query: ListQuery): Promise<{ records: StoredRecord[]; total: number }> {
+    const table = this.table(type)
+    const params = new Params()
+    const where = this.conditions(table, query.filters, params)
+    const window = this.windowSql(table, query, params)
+    const rows = await this.rows(
+      q,
+      `SELECT counted.total AS "#total", page.* FROM (SELECT COUNT(*)::int AS total FROM ${table.name}${whereClause(where)}) AS counted
+        LEFT JOIN LATERAL (${window}) AS page ON TRUE`,
+      params.values,
+    )
+    const total = Number(rows[0]?.['#total'] ?? 0)
+    const records = rows.filter((row) => row.id !== null).map((row) => table.toRecord(row))
+    return { records, total }
+  }
+
+  private windowSql(table: PostgresTable, query: ListQuery, params: Params): string {
+    const { order, filters } = this.ordered(table.resource.type, query, params)
+    const where = this.conditions(table, filters, params)
+    if (query.after) where.push(table.keyset(query.sort, query.after, params))
+    let sql = `SELECT ${table.columns} FROM ${table.name}${whereClause(where)} ORDER BY ${order}`
+    const limit = query.limit as number | undefined
+    if (limit !== undefined && limit >= 0) sql += ` LIMIT ${params.add(limit)}::bigint`
+    if ((query.offset ?? 0) > 0) sql += ` OFFSET ${params.add(query.offset)}::bigint`
+    return sql
+  }
+
+  /** The ids of every record of a list, in its order: a search is matched (and ranked) once. */
+  async matchingIds(q: Queryable, type: string, query: SearchOrder): Promise<Id[]> {
+    const table = this.table(type)
+    const params = new Params()
+    const { order, filters } = this.ordered(type, query, params)
+    const where = this.conditions(table, filters, params)
+    // One row holding the array: 100,000 ids as one value, not 100,000 rows.
+    const [row] = await this.rows(
+      q,
+      `SELECT COALESCE(array_agg(${table.name}."id" ORDER BY ${order}), '{}') AS ids FROM ${table.name}${whereClause(where)}`,
+      params.values,
+    )
+    return ((row?.ids ?? []) as unknown as (string | number)[]).map(Number)
+  }
+
+  /** For each owner, the ids of the records of its to-many `relationship`, in id order. */
+  async members(q: Queryable, type: string, relationship: string, owners: readonly Id[]): Promise<Members> {
+    const resource = this.registry.get(type)
+    const inverse = this.registry.inverseOf(resource, relationship)
+    const target = this.table((resource.relationships[relationship] as { target: string }).target)
+    const column = quote(inverse.column)
+    const members: Members = new Map()
+    if (owners.length === 0) return members
+    const rows = await this.rows(
+      q,
+      `SELECT ${column} AS owner, array_agg("id" ORDER BY "id") AS ids FROM ${target.name} WHERE ${column} = ANY($1::bigint[]) GROUP BY ${column}`,
+      [owners],
+    )
+    for (const row of rows) members.set(Number(row.owner), (row.ids as unknown as (string | number)[]).map(Number))
+    return members
+  }
+
+  /** A record and what a plan of to-one relationships reaches from it (the caller gives the snapshot). */
+  async findWithRelated(
+    q: Queryable,
+    type: string,
+    id: Id,
+    plan: IncludePlan,
+  ): Promise<{ record: StoredRecord; graph: RecordGraph } | null> {
+    const record = await this.find(q, type, id)
+    if (!record) return null
+    const graph = new GraphBuilder(type, [id])
+    await this.follow(q, this.registry.get(type), [record], plan, graph)
+    return { record, graph }
+  }
+
+  /**
+   * Which of these to-one references point at nothing (required ones given as null too). With a
+   * `lock` (in a write), the rows found are locked against deletion until the write commits.
+   */
+  async missing(
+    q: Queryable,
+    resource: ResourceDescription,
+    toOne: RecordInput['toOne'],
+    lock = '',
+  ): Promise<string[]> {
+    const missing: string[] = []
+    for (const [name, relationship] of Object.entries(resource.relationships)) {
+      if (relationship.kind !== 'to-one' || !(name in toOne)) continue
+      const id = toOne[name]
+      const found =
+        id === null || id === undefined ? !relationship.required : await this.exists(q, relationship.target, id, lock)
+      if (!found) missing.push(name)
+    }
+    return missing
+  }
+
+  /** Follows `plan` from `records`: one query per relationship and level, never one per record. */
+  private async follow(
+    q: Queryable,
+    resource: ResourceDescription,
+    records: readonly StoredRecord[],
+    plan: IncludePlan,
+    graph: GraphBuilder,
+  ): Promise<void> {
+    for (const [name, node] of plan) {
+      const relationship = resource.relationships[name]
+      if (!relationship) continue
+      const target = this.registry.get(relationship.target)
+      let reached: StoredRecord[]
+      if (relationship.kind === 'to-one') {
+        for (const record of records) graph.link(resource.type, record.id, name, record.toOne[name] ?? null)
+        if (!node.include && node.children.size === 0) continue
+        const ids = new Set<Id>()
+        for (const record of records) {
+          const id = record.toOne[name]
+          if (id != null) ids.add(id)
+        }
+        reached = await this.findMany(q, target.type, [...ids])
+      } else {
+        const members = await this.members(
+          q,
+          resource.type,
+          name,
+          records.map((r) => r.id),
+        )
+        for (const record of records) graph.link(resource.type, record.id, name, members.get(record.id) ?? [])
+        if (!node.include && node.children.size === 0) continue
+        reached = await this.findMany(q, target.type, [...members.values()].flat())
+      }
+      if (node.include) for (const record of reached) graph.include(target, record)
+      if (node.children.size > 0) await this.follow(q, target, reached, node.children, graph)
+    }
+  }
+
+  /** The ORDER BY of a list: relevance first when it is ranked (the search stays among the filters). */
+  private ordered(
+    type: string,
+    query: SearchOrder,
+    params: Params,
+  ): { order: string; filters: readonly StoreFilter[] } {
+    const keys = this.table(type).orderTerms(query.sort).join(', ')
+    const filter = query.ranked ? query.filters.find((f) => f.kind === 'search') : undefined
+    const search = this.searches.get(type)
+    if (!filter || !search) return { order: keys, filters: query.filters }
+    return { order: `${search.rank(search.words(filter.text), params)} DESC, ${keys}`, filters: query.filters }
+  }
+
+  /** SQL conditions for list filters; their parameters are added in order. */
+  private conditions(table: PostgresTable, filters: readonly StoreFilter[], params: Params): string[] {
+    const where: string[] = []
+    for (const filter of filters) {
+      if (filter.kind === 'search') {
+        const search = this.searches.get(table.resource.type)
+        where.push(search ? search.condition(search.words(filter.text), params) : 'FALSE')
+        continue
+      }
+      if (filter.kind === 'attribute') {
+        where.push(`${table.attributeColumn(filter.attribute)} = ${params.add(encodeText(filter.value))}::text`)
+        continue
+      }
+      const column = table.column(filter.relationship)
+      const any: string[] = []
+      if (filter.ids.length > 0) any.push(`${column} = ANY(${idArray(filter.ids, params)})`)
+      if (filter.orNone) any.push(`${column} IS NULL`)
+      where.push(any.length === 0 ? 'FALSE' : `(${any.join(' OR ')})`)
+    }
+    return where
+  }
+}

@@ -1,0 +1,480 @@
+import { SQL } from 'bun'
+import type { ResourceDescription } from '../resources/description'
+import type { ResourceRegistry } from '../resources/registry'
+import { AtomicAbort, runAtomicAsync, type TransactionWriter } from './atomic'
+import { StoreUnavailableError } from './faults'
+import { sqlState, storeError } from './postgres-faults'
+import { PostgresBookImport } from './postgres-import'
+import { migratePostgres, type PostgresMigration, postgresMigrations } from './postgres-migrations'
+import { PostgresReader, type Queryable } from './postgres-reader'
+import { quote } from './sqlite-table'
+import type {
+  AtomicOperation,
+  AtomicOutcome,
+  BookImport,
+  DeleteResult,
+  Expectation,
+  Id,
+  IncludePlan,
+  ListQuery,
+  Members,
+  RecordGraph,
+  RecordInput,
+  SearchOrder,
+  Stale,
+  Store,
+  StoredRecord,
+  ToManyChange,
+  ToManyResult,
+  WriteResult,
+} from './store'
+import { sortValuesOf } from './store'
+
+export interface PostgresOptions {
+  /** Most connections the pool opens. */
+  readonly poolSize?: number
+  /** Seconds to wait for a connection to be established. */
+  readonly connectTimeoutSeconds?: number
+  /** Milliseconds one statement may run before the server cancels it (0: no limit). */
+  readonly statementTimeoutMs?: number
+  readonly migrations?: readonly PostgresMigration[]
+}
+
+/**
+ * Why a write runs again from the start: a foreign key its own checks did not see coming (another
+ * transaction got in between), or a deadlock (two atomic batches creating in other orders take the
+ * tables' id counters in other orders); PostgreSQL rolled the whole transaction back.
+ */
+const retried = new Set(['23503', '40P01'])
+
+/**
+ * The PostgreSQL store: a pool of connections (Bun's SQL client), every write one transaction
+ * (READ COMMITTED, with the rows a write depends on locked), reads straight on the pool: a page
+ * and its total in one statement, a record and its includes in one REPEATABLE READ transaction.
+ */
+export class PostgresStore implements Store {
+  private readonly reader: PostgresReader
+  private readonly registry: ResourceRegistry
+  private readonly opening = Bun.randomUUIDv7()
+
+  private constructor(
+    private readonly sql: SQL,
+    registry: ResourceRegistry,
+    private readonly schemaVersion: number,
+    /** The oid of the database opened: a database dropped and created again under the same name has another. */
+    private readonly databaseOid: string,
+  ) {
+    this.registry = registry
+    this.reader = new PostgresReader(registry)
+  }
+
+  /** Connects, migrates (once across instances starting together) and returns the store. */
+  static async open(url: string, registry: ResourceRegistry, options: PostgresOptions = {}): Promise<PostgresStore> {
+    const migrations = options.migrations ?? postgresMigrations
+    const sql = new SQL(url, {
+      max: options.poolSize ?? 10,
+      connectionTimeout: options.connectTimeoutSeconds ?? 10,
+      // A connection to a server gone away is dropped, and a new one opened on the next query:
+      // the store recovers by itself when the database is back.
+      idleTimeout: 60,
+      connection: { statement_timeout: options.statementTimeoutMs ?? 30_000 },
+    })
+    try {
+      await migratePostgres(sql, migrations)
+    } catch (error) {
+      await sql.close()
+      throw storeError(error)
+    }
+    let oid: string
+    try {
+      // Part of the start, as migrating is: not held to STATEMENT_TIMEOUT, which is for requests.
+      oid = await sql.begin(async (tx) => {
+        await tx`SET LOCAL statement_timeout = 0`
+        const [row] = await tx`SELECT oid::text AS oid FROM pg_database WHERE datname = current_database()`
+        return String(row?.oid)
+      })
+    } catch (error) {
+      await sql.close()
+      throw storeError(error)
+    }
+    return new PostgresStore(sql, registry, migrations.at(-1)?.version ?? 0, oid)
+  }
+
+  /**
+   * This opening and the server's current snapshot (the transactions in progress and the next
+   * id): any commit anywhere on the server changes it. More often than this data changes, never
+   * less, which is what version() promises.
+   */
+  async version(): Promise<string | null> {
+    const [row] = await this.read((q) => this.reader.rows(q, 'SELECT pg_current_snapshot()::text AS snapshot'))
+    return `${this.opening}.${row?.snapshot}`
+  }
+
+  list(resource: ResourceDescription, query: ListQuery): Promise<StoredRecord[]> {
+    return this.read((q) => this.reader.list(q, resource.type, query))
+  }
+
+  page(resource: ResourceDescription, query: ListQuery): Promise<{ records: StoredRecord[]; total: number }> {
+    return this.read((q) => this.reader.page(q, resource.type, query))
+  }
+
+  matchingIds(resource: ResourceDescription, query: SearchOrder): Promise<Id[]> {
+    return this.read((q) => this.reader.matchingIds(q, resource.type, query))
+  }
+
+  /** By keyset where the list has no search (its order is then an index's); else its ids once, then by id. */
+  async *stream(resource: ResourceDescription, query: SearchOrder, size: number): AsyncGenerator<StoredRecord[]> {
+    if (!query.ranked && query.filters.every((filter) => filter.kind !== 'search')) {
+      let after: (string | number)[] | undefined
+      for (;;) {
+        const batch = await this.list(resource, { ...query, limit: size, after })
+        if (batch.length > 0) yield batch
+        const last = batch.at(-1)
+        if (batch.length < size || !last) return
+        after = sortValuesOf(query.sort, last)
+      }
+    }
+    const ids = await this.matchingIds(resource, query)
+    for (let start = 0; start < ids.length; start += size) {
+      yield await this.findMany(resource, ids.slice(start, start + size))
+    }
+  }
+
+  find(resource: ResourceDescription, id: Id): Promise<StoredRecord | null> {
+    return this.read((q) => this.reader.find(q, resource.type, id))
+  }
+
+  findMany(resource: ResourceDescription, ids: readonly Id[]): Promise<StoredRecord[]> {
+    return this.read((q) => this.reader.findMany(q, resource.type, ids))
+  }
+
+  members(resource: ResourceDescription, relationship: string, owners: readonly Id[]): Promise<Members> {
+    return this.read((q) => this.reader.members(q, resource.type, relationship, owners))
+  }
+
+  findWithRelated(
+    resource: ResourceDescription,
+    id: Id,
+    plan: IncludePlan,
+  ): Promise<{ record: StoredRecord; graph: RecordGraph } | null> {
+    // One query when there is nothing to follow: no transaction needed.
+    if (plan.size === 0) return this.read((q) => this.reader.findWithRelated(q, resource.type, id, plan))
+    return this.snapshot((q) => this.reader.findWithRelated(q, resource.type, id, plan))
+  }
+
+  missingReferences(resource: ResourceDescription, toOne: RecordInput['toOne']): Promise<string[]> {
+    return this.read((q) => this.reader.missing(q, resource, toOne))
+  }
+
+  create(resource: ResourceDescription, input: RecordInput): Promise<WriteResult> {
+    return this.write(async (tx) => {
+      await this.lockCounters(tx, [resource.table])
+      return this.createNow(tx, resource, input)
+    })
+  }
+
+  /**
+   * Locks the id counters of these tables (sorted), before any record: every write takes its locks
+   * in that one order (counters, then records), so that no two writes wait for each other.
+   */
+  private async lockCounters(tx: Queryable, tables: readonly string[]): Promise<void> {
+    if (tables.length === 0) return
+    await this.reader.rows(
+      tx,
+      'SELECT 1 FROM record_ids WHERE table_name = ANY($1::text[]) ORDER BY table_name FOR UPDATE',
+      [tables],
+    )
+  }
+
+  update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null>
+  update(
+    resource: ResourceDescription,
+    id: Id,
+    input: RecordInput,
+    expect: Expectation<StoredRecord> | undefined,
+  ): Promise<WriteResult | null | Stale>
+  update(
+    resource: ResourceDescription,
+    id: Id,
+    input: RecordInput,
+    expect?: Expectation<StoredRecord>,
+  ): Promise<WriteResult | null | Stale> {
+    return this.write(async (tx) => {
+      // Locked: of two conditional writers expecting the same state, the second sees the first's.
+      const current = await this.reader.find(tx, resource.type, id, ' FOR UPDATE')
+      if (!current) return null
+      if (expect && !expect(current)) return 'stale'
+      return this.updateNow(tx, resource, current, input)
+    })
+  }
+
+  changeToMany(
+    resource: ResourceDescription,
+    id: Id,
+    relationship: string,
+    ids: readonly Id[],
+    change: ToManyChange,
+  ): Promise<ToManyResult>
+  changeToMany(
+    resource: ResourceDescription,
+    id: Id,
+    relationship: string,
+    ids: readonly Id[],
+    change: ToManyChange,
+    expect: Expectation<readonly Id[]> | undefined,
+  ): Promise<ToManyResult | Stale>
+  changeToMany(
+    resource: ResourceDescription,
+    id: Id,
+    relationship: string,
+    ids: readonly Id[],
+    change: ToManyChange,
+    expect?: Expectation<readonly Id[]>,
+  ): Promise<ToManyResult | Stale> {
+    return this.write(async (tx) => {
+      // The owner locked: two changes of its members run one after the other.
+      if (!(await this.reader.exists(tx, resource.type, id, ' FOR UPDATE'))) return { status: 'not-found' }
+      if (expect) {
+        const members = (await this.reader.members(tx, resource.type, relationship, [id])).get(id) ?? []
+        if (!expect(members)) return 'stale'
+      }
+      return this.changeToManyNow(tx, resource, id, relationship, ids, change)
+    })
+  }
+
+  delete(resource: ResourceDescription, id: Id): Promise<DeleteResult>
+  delete(
+    resource: ResourceDescription,
+    id: Id,
+    expect: Expectation<StoredRecord> | undefined,
+  ): Promise<DeleteResult | Stale>
+  delete(resource: ResourceDescription, id: Id, expect?: Expectation<StoredRecord>): Promise<DeleteResult | Stale> {
+    return this.write(async (tx) => {
+      const current = await this.reader.find(tx, resource.type, id, ' FOR UPDATE')
+      if (!current) return { status: 'not-found' }
+      if (expect && !expect(current)) return 'stale'
+      return this.deleteNow(tx, resource, id)
+    })
+  }
+
+  async atomic(operations: readonly AtomicOperation[]): Promise<AtomicOutcome> {
+    try {
+      // One transaction: an AtomicAbort thrown by the runner rolls every operation back.
+      const created = [...new Set(operations.flatMap((op) => (op.kind === 'create' ? [op.resource.table] : [])))].sort()
+      const results = await this.write(async (tx) => {
+        // The id counters the batch will move, locked at once in one order: two batches creating
+        // in opposite orders would otherwise each hold the counter the other waits for.
+        await this.lockCounters(tx, created)
+        return runAtomicAsync(operations, this.writerIn(tx))
+      })
+      return { ok: true, results }
+    } catch (error) {
+      if (error instanceof AtomicAbort) return { ok: false, index: error.index, failure: error.failure }
+      throw error
+    }
+  }
+
+  /** The writes of an atomic batch, each in the batch's one transaction. */
+  private writerIn(tx: Queryable): TransactionWriter {
+    return {
+      create: (resource, input) => this.createNow(tx, resource, input),
+      update: async (resource, id, input) => {
+        const current = await this.reader.find(tx, resource.type, id, ' FOR UPDATE')
+        return current && this.updateNow(tx, resource, current, input)
+      },
+      delete: async (resource, id) =>
+        (await this.reader.exists(tx, resource.type, id, ' FOR UPDATE'))
+          ? this.deleteNow(tx, resource, id)
+          : { status: 'not-found' },
+      changeToMany: async (resource, id, relationship, ids, change) =>
+        (await this.reader.exists(tx, resource.type, id, ' FOR UPDATE'))
+          ? this.changeToManyNow(tx, resource, id, relationship, ids, change)
+          : { status: 'not-found' },
+    }
+  }
+
+  /**
+   * Each batch one transaction on a connection held for the import (a dry run's temporary tables
+   * live on it), committed before `add` resolves.
+   */
+  openImport(options: { readonly dryRun: boolean }): BookImport {
+    const importer = this.sql.reserve().then((connection) => new PostgresBookImport(connection, options.dryRun))
+    // Reported by the first add(); not an unhandled rejection meanwhile.
+    importer.catch(() => {})
+    return {
+      add: async (batch) => {
+        try {
+          return await (await importer).add(batch)
+        } catch (error) {
+          throw storeError(error)
+        }
+      },
+      close: async () => (await importer).close(),
+    }
+  }
+
+  /** One small query: the schema's version, and whether this is still the database opened. */
+  async ready(): Promise<void> {
+    const [row] = await this.read((q) =>
+      this.reader.rows(
+        q,
+        `SELECT (SELECT COALESCE(MAX(version), 0) FROM schema_migrations)::int AS version,
+          (SELECT oid::text FROM pg_database WHERE datname = current_database()) AS oid`,
+      ),
+    )
+    if (row?.oid !== this.databaseOid) {
+      throw new StoreUnavailableError(
+        'unavailable',
+        'DATABASE_REPLACED',
+        'the database was dropped and created again while the service runs',
+      )
+    }
+    const version = Number(row?.version)
+    if (version < this.schemaVersion) {
+      throw new StoreUnavailableError(
+        'unavailable',
+        'MIGRATIONS_PENDING',
+        `the schema is at version ${version}; this build needs ${this.schemaVersion}`,
+      )
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.sql.close({ timeout: 5 })
+  }
+
+  private async createNow(tx: Queryable, resource: ResourceDescription, input: RecordInput): Promise<WriteResult> {
+    const table = this.reader.table(resource.type)
+    // FOR KEY SHARE: the records referred to cannot be deleted before this write commits.
+    const missing = await this.reader.missing(tx, resource, input.toOne, ' FOR KEY SHARE')
+    if (missing.length > 0) return { ok: false, missing }
+    const set = table.assignments(input)
+    // The next id, from the table's counter row (see the migrations): locked until this commits.
+    const columns = ['"id"', ...set.map(([c]) => quote(c))].join(', ')
+    const values = ['(SELECT last_id FROM next)', ...set.map((_, i) => `$${i + 2}`)].join(', ')
+    const [row] = await this.reader.rows(
+      tx,
+      `WITH next AS (UPDATE record_ids SET last_id = last_id + 1 WHERE table_name = $1 RETURNING last_id)
+        INSERT INTO ${table.name} (${columns}) VALUES (${values}) RETURNING ${table.columns}`,
+      [resource.table, ...set.map(([, v]) => v)],
+    )
+    if (!row) throw new Error(`INSERT INTO ${table.name} returned no row`)
+    return { ok: true, record: table.toRecord(row) }
+  }
+
+  private async updateNow(
+    tx: Queryable,
+    resource: ResourceDescription,
+    current: StoredRecord,
+    input: RecordInput,
+  ): Promise<WriteResult> {
+    const table = this.reader.table(resource.type)
+    const missing = await this.reader.missing(tx, resource, input.toOne, ' FOR KEY SHARE')
+    if (missing.length > 0) return { ok: false, missing }
+    const set = table.assignments(input)
+    if (set.length === 0) return { ok: true, record: current }
+    const [row] = await this.reader.rows(
+      tx,
+      `UPDATE ${table.name} SET ${set.map(([c], i) => `${quote(c)} = $${i + 1}`).join(', ')} WHERE "id" = $${set.length + 1} RETURNING ${table.columns}`,
+      [...set.map(([, v]) => v), current.id],
+    )
+    if (!row) throw new Error(`UPDATE ${table.name} returned no row`)
+    return { ok: true, record: table.toRecord(row) }
+  }
+
+  private async changeToManyNow(
+    tx: Queryable,
+    resource: ResourceDescription,
+    id: Id,
+    relationship: string,
+    ids: readonly Id[],
+    change: ToManyChange,
+  ): Promise<ToManyResult> {
+    const inverse = this.registry.inverseOf(resource, relationship)
+    const target = this.reader.table(resource.relationships[relationship]?.target ?? '')
+    const column = quote(inverse.column)
+    const wanted = [...new Set(ids)]
+    const found = new Set(
+      (
+        await this.reader.rows(tx, `SELECT "id" FROM ${target.name} WHERE "id" = ANY($1::bigint[]) FOR UPDATE`, [
+          wanted,
+        ])
+      ).map((row) => Number(row.id)),
+    )
+    const missing = wanted.filter((other) => !found.has(other))
+    if (missing.length > 0) return { status: 'missing', ids: missing }
+    if (change === 'replace') {
+      await this.reader.rows(
+        tx,
+        `UPDATE ${target.name} SET ${column} = NULL WHERE ${column} = $1 AND NOT ("id" = ANY($2::bigint[]))`,
+        [id, wanted],
+      )
+    }
+    if (change === 'remove') {
+      await this.reader.rows(
+        tx,
+        `UPDATE ${target.name} SET ${column} = NULL WHERE ${column} = $1 AND "id" = ANY($2::bigint[])`,
+        [id, wanted],
+      )
+    } else {
+      await this.reader.rows(tx, `UPDATE ${target.name} SET ${column} = $1 WHERE "id" = ANY($2::bigint[])`, [
+        id,
+        wanted,
+      ])
+    }
+    const rows = await this.reader.rows(tx, `SELECT "id" FROM ${target.name} WHERE ${column} = $1 ORDER BY "id"`, [id])
+    return { status: 'changed', members: rows.map((row) => Number(row.id)) }
+  }
+
+  private async deleteNow(tx: Queryable, resource: ResourceDescription, id: Id): Promise<DeleteResult> {
+    const table = this.reader.table(resource.type)
+    for (const dependent of this.registry.dependents(resource.type)) {
+      if (dependent.relationship.onTargetDelete !== 'restrict') continue
+      const [row] = await this.reader.rows(
+        tx,
+        `SELECT COUNT(*)::int AS count FROM ${quote(dependent.resource.table)} WHERE ${quote(dependent.relationship.column)} = $1`,
+        [id],
+      )
+      const count = Number(row?.count)
+      if (count > 0) return { status: 'restricted', by: dependent.resource, count }
+    }
+    // Relationships declared `nullify` are cleared by the foreign key's ON DELETE SET NULL.
+    await this.reader.rows(tx, `DELETE FROM ${table.name} WHERE "id" = $1`, [id])
+    return { status: 'deleted' }
+  }
+
+  /**
+   * Runs `work` in one transaction; see `retried`. A foreign key violation means another transaction changed
+   * what the write's own checks read (a book added to the author being deleted, say, between the
+   * count and the DELETE): the write runs once more, and its checks then see that change and
+   * answer as the service does (restricted, missing), never a 500.
+   */
+  private async write<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.sql.begin((tx) => work(tx))
+      } catch (error) {
+        if (attempt < 3 && retried.has(sqlState(error) ?? '')) continue
+        throw storeError(error)
+      }
+    }
+  }
+
+  /** A read on the pool; a fault of the database leaves as StoreUnavailableError. */
+  private async read<T>(work: (q: Queryable) => Promise<T>): Promise<T> {
+    try {
+      return await work(this.sql)
+    } catch (error) {
+      throw storeError(error)
+    }
+  }
+
+  /** Reads that must agree, in one REPEATABLE READ snapshot. */
+  private async snapshot<T>(work: (q: Queryable) => Promise<T>): Promise<T> {
+    try {
+      return await this.sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', (tx) => work(tx))
+    } catch (error) {
+      throw storeError(error)
+    }
+  }
+}

@@ -1,0 +1,84 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'bun:test'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { SQL } from 'bun'
+import { csvOf, runCli, startService } from '../support/commands'
+import { removeTempDirs, stopChildren, tempDir } from '../support/process'
+
+/** The server the tests use; POSTGRES_TEST_URL names another. Under CI a missing server fails the file. */
+const SERVER = process.env.POSTGRES_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+const admin = new SQL(SERVER, { max: 1 })
+const database = `t_${Bun.randomUUIDv7().replaceAll('-', '_')}`
+let databaseUrl: string
+
+beforeAll(async () => {
+  await admin.unsafe(`CREATE DATABASE ${database}`)
+  const url = new URL(SERVER)
+  url.pathname = `/${database}`
+  databaseUrl = url.toString()
+})
+afterEach(stopChildren)
+afterAll(async () => {
+  removeTempDirs()
+  await admin.unsafe(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+  await admin.close()
+})
+
+const JSON_API = 'application/vnd.api+json'
+
+describe('DATABASE_URL=postgres://', () => {
+  it('runs the service; catalogue import adds books once however often the file is imported, and export writes them', async () => {
+    const file = join(tempDir('catalogue-pg-'), 'books.csv')
+    writeFileSync(
+      file,
+      csvOf([
+        ['A Wizard of Earthsea', 'Ursula K. Le Guin', 'Earthsea'],
+        ['The Tombs of Atuan', 'Ursula K. Le Guin', 'Earthsea'],
+        ['Kindred', 'Octavia E. Butler', ''],
+      ]),
+    )
+    const env = { DATABASE_URL: databaseUrl }
+    const first = await runCli(['import', file], { env })
+    expect({ code: first.code, last: first.lines.at(-1) }).toMatchObject({
+      code: 0,
+      last: expect.stringMatching(/^imported 3 books \(2 authors, 1 collection created\), 0 already present/),
+    })
+    const again = await runCli(['import', file], { env })
+    expect(again.lines.at(-1)).toMatch(/^imported 0 books \(0 authors, 0 collections created\), 3 already present/)
+
+    const exported = await runCli(['export'], { env })
+    expect(exported.code).toBe(0)
+    expect(exported.stdout).toBe(
+      '{"title":"A Wizard of Earthsea","author":"Ursula K. Le Guin","collection":"Earthsea"}\n' +
+        '{"title":"The Tombs of Atuan","author":"Ursula K. Le Guin","collection":"Earthsea"}\n' +
+        '{"title":"Kindred","author":"Octavia E. Butler","collection":null}\n',
+    )
+
+    const service = await startService({ ...env, DATABASE_POOL_SIZE: '2', STATEMENT_TIMEOUT: '5000' })
+    const ready = await fetch(`${service.api.replace('/api/v1', '')}/ready`)
+    expect(ready.status).toBe(200)
+    const list = await fetch(`${service.api}/books?sort=name&fields[books]=name`, { headers: { accept: JSON_API } })
+    expect(list.status).toBe(200)
+    const names = ((await list.json()) as { data: { attributes: { name: string } }[] }).data.map(
+      (b) => b.attributes.name,
+    )
+    expect(names).toEqual(['A Wizard of Earthsea', 'Kindred', 'The Tombs of Atuan'])
+  })
+
+  it('stops the start with a clear message when the server cannot be reached', async () => {
+    const run = await runCli([], {
+      env: { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', DATABASE_CONNECT_TIMEOUT: '2', PORT: '0' },
+    })
+    expect(run.code).not.toBe(0)
+    expect(run.stderr).toContain('cannot open the database at postgres://postgres@127.0.0.1:1/none')
+  })
+
+  it('never shows the password of DATABASE_URL in its messages', async () => {
+    const run = await runCli([], {
+      env: { DATABASE_URL: 'postgres://postgres:s3cret@127.0.0.1:1/none', DATABASE_CONNECT_TIMEOUT: '2', PORT: '0' },
+    })
+    expect(run.code).not.toBe(0)
+    expect(run.stderr).toContain('cannot open the database at postgres://postgres:***@127.0.0.1:1/none')
+    expect(run.stderr + run.stdout).not.toContain('s3cret')
+  })
+})
