@@ -1,0 +1,32 @@
+import { afterAll } from 'bun:test'
+import { SQL } from 'bun'
+import { resources } from '../../src/resources/registry'
+import { PostgresStore } from '../../src/store/postgres'
+import { describeStoreContract } from './contract'
+
+/** The server the tests use; POSTGRES_TEST_URL names another. A missing server fails the file, never skips it. */
+const SERVER = process.env.POSTGRES_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+const admin = new SQL(SERVER, { max: 1 })
+const created: string[] = []
+
+afterAll(async () => {
+  for (const name of created) await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  await admin.close()
+})
+
+// Each contract test gets a database of its own, empty, so that ids start from 1 as the contract says.
+describeStoreContract('PostgresStore', async () => {
+  const name = `t_${Bun.randomUUIDv7().replaceAll('-', '_')}`
+  await admin.unsafe(`CREATE DATABASE ${name}`)
+  created.push(name)
+  const url = new URL(SERVER)
+  url.pathname = `/${name}`
+  const store = await PostgresStore.open(url.toString(), resources, { poolSize: 4 })
+  return {
+    store,
+    cleanup: async () => {
+      await store.close()
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    },
+  }
+})
