@@ -8,10 +8,18 @@ import { backupCommand } from './commands/backup'
 import { type Command, UsageError } from './commands/command'
 import { exportCommand } from './commands/export'
 import { importCommand } from './commands/import'
+import { migrateCommand } from './commands/migrate'
 import { serveCommand } from './commands/serve'
 import { tokenCommand } from './commands/token'
 
-const commands: readonly Command[] = [serveCommand, tokenCommand, backupCommand, importCommand, exportCommand]
+const commands: readonly Command[] = [
+  serveCommand,
+  tokenCommand,
+  backupCommand,
+  importCommand,
+  exportCommand,
+  migrateCommand,
+]
 
 const commandColumn = Math.max(...commands.map((c) => c.name.length)) + 2
 const usage = `catalogue ${packageJson.version}: the library catalogue JSON:API service
