@@ -35,7 +35,7 @@ async function send(api: string, method: string, path: string, body?: unknown): 
 
 async function createdId(response: Response): Promise<string> {
   expect(response.status).toBe(201)
-  return (await response.json()).data.id
+  return ((await response.json()) as { data: { id: string } }).data.id
 }
 
 afterAll(async () => {
@@ -67,7 +67,9 @@ describe('instances on one PostgreSQL database', () => {
     )
     const read = await send(second.api, 'GET', `/authors/${id}`)
     expect(read.status).toBe(200)
-    expect((await read.json()).data.attributes.name).toBe('Written by one')
+    expect(((await read.json()) as { data: { attributes: { name: string } } }).data.attributes.name).toBe(
+      'Written by one',
+    )
   })
 
   it('never leaves a book without its author when two instances delete the author while a third adds a book', async () => {
