@@ -3,7 +3,7 @@ import type { ResourceDescription } from '../resources/description'
 import { type ResourceRegistry, searchOf } from '../resources/registry'
 import { Params, PostgresSearch } from './postgres-search'
 import { decodeText, encodeText } from './postgres-text'
-import { GraphBuilder } from './record-graph'
+import { followAsync, followPlan, type GraphAnswer, GraphBuilder, type GraphRead } from './record-graph'
 import { quote, type Row, Table, whereClause } from './sqlite-table'
 import type {
   Id,
@@ -204,7 +204,9 @@ export class PostgresReader {
     const record = await this.find(q, type, id)
     if (!record) return null
     const graph = new GraphBuilder(type, [id])
-    await this.follow(q, this.registry.get(type), [record], plan, graph)
+    await followAsync(followPlan(this.registry, this.registry.get(type), [record], plan, graph), (read) =>
+      this.graphRead(q, read),
+    )
     return { record, graph }
   }
 
@@ -229,42 +231,11 @@ export class PostgresReader {
     return missing
   }
 
-  /** Follows `plan` from `records`: one query per relationship and level, never one per record. */
-  private async follow(
-    q: Queryable,
-    resource: ResourceDescription,
-    records: readonly StoredRecord[],
-    plan: IncludePlan,
-    graph: GraphBuilder,
-  ): Promise<void> {
-    for (const [name, node] of plan) {
-      const relationship = resource.relationships[name]
-      if (!relationship) continue
-      const target = this.registry.get(relationship.target)
-      let reached: StoredRecord[]
-      if (relationship.kind === 'to-one') {
-        for (const record of records) graph.link(resource.type, record.id, name, record.toOne[name] ?? null)
-        if (!node.include && node.children.size === 0) continue
-        const ids = new Set<Id>()
-        for (const record of records) {
-          const id = record.toOne[name]
-          if (id != null) ids.add(id)
-        }
-        reached = await this.findMany(q, target.type, [...ids])
-      } else {
-        const members = await this.members(
-          q,
-          resource.type,
-          name,
-          records.map((r) => r.id),
-        )
-        for (const record of records) graph.link(resource.type, record.id, name, members.get(record.id) ?? [])
-        if (!node.include && node.children.size === 0) continue
-        reached = await this.findMany(q, target.type, [...members.values()].flat())
-      }
-      if (node.include) for (const record of reached) graph.include(target, record)
-      if (node.children.size > 0) await this.follow(q, target, reached, node.children, graph)
-    }
+  /** Answers a read of the include traversal (record-graph.ts) through `q`. */
+  private graphRead(q: Queryable, read: GraphRead): Promise<GraphAnswer> {
+    return read.kind === 'records'
+      ? this.findMany(q, read.type, read.ids)
+      : this.members(q, read.type, read.relationship, read.owners)
   }
 
   /** The ORDER BY of a list: relevance first when it is ranked (the search stays among the filters). */

@@ -1,5 +1,6 @@
 import type { ResourceDescription } from '../resources/description'
-import type { Id, Linkage, RecordGraph, StoredRecord } from './store'
+import type { ResourceRegistry } from '../resources/registry'
+import type { Id, IncludePlan, Linkage, Members, RecordGraph, StoredRecord } from './store'
 
 /** Builds a RecordGraph while a backend follows an include plan. */
 export class GraphBuilder implements RecordGraph {
@@ -41,4 +42,67 @@ export class GraphBuilder implements RecordGraph {
     ids.add(record.id)
     this.included.push({ resource, record })
   }
+}
+
+/** A read the include traversal needs: records of a type by id, or the members of owners. */
+export type GraphRead =
+  | { readonly kind: 'records'; readonly type: string; readonly ids: readonly Id[] }
+  | { readonly kind: 'members'; readonly type: string; readonly relationship: string; readonly owners: readonly Id[] }
+
+/** What a GraphRead answers: the records found, or the member ids by owner. */
+export type GraphAnswer = StoredRecord[] | Members
+
+/**
+ * Follows `plan` from `records` into `graph`: one read per relationship and level, never one per
+ * record. It yields each read it needs rather than making it, so that the one traversal serves a
+ * synchronous backend (SQLite, inside its read transaction: see followSync) and an asynchronous one
+ * (PostgreSQL: see followAsync) alike.
+ */
+export function* followPlan(
+  registry: ResourceRegistry,
+  resource: ResourceDescription,
+  records: readonly StoredRecord[],
+  plan: IncludePlan,
+  graph: GraphBuilder,
+): Generator<GraphRead, void, GraphAnswer> {
+  for (const [name, node] of plan) {
+    const relationship = resource.relationships[name]
+    if (!relationship) continue
+    const target = registry.get(relationship.target)
+    let reached: StoredRecord[]
+    if (relationship.kind === 'to-one') {
+      for (const record of records) graph.link(resource.type, record.id, name, record.toOne[name] ?? null)
+      if (!node.include && node.children.size === 0) continue
+      const ids = new Set<Id>()
+      for (const record of records) {
+        const id = record.toOne[name]
+        if (id != null) ids.add(id)
+      }
+      reached = (yield { kind: 'records', type: target.type, ids: [...ids] }) as StoredRecord[]
+    } else {
+      const owners = records.map((r) => r.id)
+      const members = (yield { kind: 'members', type: resource.type, relationship: name, owners }) as Members
+      for (const record of records) graph.link(resource.type, record.id, name, members.get(record.id) ?? [])
+      if (!node.include && node.children.size === 0) continue
+      reached = (yield { kind: 'records', type: target.type, ids: [...members.values()].flat() }) as StoredRecord[]
+    }
+    if (node.include) for (const record of reached) graph.include(target, record)
+    if (node.children.size > 0) yield* followPlan(registry, target, reached, node.children, graph)
+  }
+}
+
+/** Runs a traversal whose reads answer at once. */
+export function followSync(
+  traversal: Generator<GraphRead, void, GraphAnswer>,
+  read: (r: GraphRead) => GraphAnswer,
+): void {
+  for (let step = traversal.next(); !step.done; ) step = traversal.next(read(step.value))
+}
+
+/** Runs a traversal whose reads are awaited, one after another. */
+export async function followAsync(
+  traversal: Generator<GraphRead, void, GraphAnswer>,
+  read: (r: GraphRead) => Promise<GraphAnswer>,
+): Promise<void> {
+  for (let step = traversal.next(); !step.done; ) step = traversal.next(await read(step.value))
 }

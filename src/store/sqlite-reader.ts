@@ -1,7 +1,7 @@
 import type { Database, Statement } from 'bun:sqlite'
 import type { ResourceDescription } from '../resources/description'
 import { type ResourceRegistry, searchOf } from '../resources/registry'
-import { GraphBuilder } from './record-graph'
+import { followPlan, followSync, type GraphAnswer, GraphBuilder, type GraphRead } from './record-graph'
 import { SqliteSearch } from './sqlite-search'
 import { type Bindings, quote, type Row, Table, whereClause } from './sqlite-table'
 import type {
@@ -177,7 +177,9 @@ export class SqliteReader {
       const record = this.find(type, id)
       if (!record) return null
       const graph = new GraphBuilder(type, [id])
-      this.follow(this.registry.get(type), [record], plan, graph)
+      followSync(followPlan(this.registry, this.registry.get(type), [record], plan, graph), (read) =>
+        this.graphRead(read),
+      )
       return { record, graph }
     })
   }
@@ -194,40 +196,11 @@ export class SqliteReader {
     return missing
   }
 
-  /** Follows `plan` from `records`: one query per relationship and level, never one per record. */
-  private follow(
-    resource: ResourceDescription,
-    records: readonly StoredRecord[],
-    plan: IncludePlan,
-    graph: GraphBuilder,
-  ): void {
-    for (const [name, node] of plan) {
-      const relationship = resource.relationships[name]
-      if (!relationship) continue
-      const target = this.registry.get(relationship.target)
-      let reached: StoredRecord[]
-      if (relationship.kind === 'to-one') {
-        for (const record of records) graph.link(resource.type, record.id, name, record.toOne[name] ?? null)
-        if (!node.include && node.children.size === 0) continue
-        const ids = new Set<Id>()
-        for (const record of records) {
-          const id = record.toOne[name]
-          if (id != null) ids.add(id)
-        }
-        reached = this.findMany(target.type, [...ids])
-      } else {
-        const members = this.members(
-          resource.type,
-          name,
-          records.map((r) => r.id),
-        )
-        for (const record of records) graph.link(resource.type, record.id, name, members.get(record.id) ?? [])
-        if (!node.include && node.children.size === 0) continue
-        reached = this.findMany(target.type, [...members.values()].flat())
-      }
-      if (node.include) for (const record of reached) graph.include(target, record)
-      if (node.children.size > 0) this.follow(target, reached, node.children, graph)
-    }
+  /** Answers a read of the include traversal (record-graph.ts) on this connection. */
+  private graphRead(read: GraphRead): GraphAnswer {
+    return read.kind === 'records'
+      ? this.findMany(read.type, read.ids)
+      : this.members(read.type, read.relationship, read.owners)
   }
 
   /** The ORDER BY of a list, and the FROM with the search's relevance joined in when it is ranked. */
