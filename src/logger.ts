@@ -51,3 +51,13 @@ export function createLogger(level: LogLevel, sink: LogSink = stdoutSink()): Log
     flush: () => sink.flush(),
   }
 }
+
+/** `logger` with `fields` added to every line (a worker's number, say). */
+export function withFields(logger: Logger, fields: LogFields): Logger {
+  return {
+    level: logger.level,
+    enabled: logger.enabled,
+    log: (at, message, more) => logger.log(at, message, { ...fields, ...more }),
+    flush: () => logger.flush(),
+  }
+}
