@@ -79,18 +79,6 @@ export async function runSupervisor(
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<number> {
   const logger = createLogger(config.logLevel)
-  // Migrations once, here, rather than by every worker at once; a database that cannot be opened
-  // stops the start as it does with one process.
-  const store = await openStore(config.database, resources, {
-    busyTimeoutMs: config.busyTimeoutMs,
-    poolSize: 1,
-    connectTimeoutSeconds: config.databaseConnectTimeout,
-    statementTimeoutMs: config.statementTimeoutMs,
-  }).catch((error: Error) =>
-    fail(`cannot open the database at ${shownDatabaseUrl(config.databaseUrl)}: ${error.message}`),
-  )
-  await store.close()
-
   // Bound without SO_REUSEPORT: a port another service holds (with or without it) fails here,
   // with the message one process gives. PORT=0 becomes a free port the workers all take.
   let port: number
@@ -108,6 +96,18 @@ export async function runSupervisor(
   } catch (error) {
     fail(`cannot listen on ${config.host}:${config.port}: ${listenFailure(error as Error)}`)
   }
+
+  // Migrations once, here, rather than by every worker at once; a database that cannot be opened
+  // stops the start as it does with one process.
+  const store = await openStore(config.database, resources, {
+    busyTimeoutMs: config.busyTimeoutMs,
+    poolSize: 1,
+    connectTimeoutSeconds: config.databaseConnectTimeout,
+    statementTimeoutMs: config.statementTimeoutMs,
+  }).catch((error: Error) =>
+    fail(`cannot open the database at ${shownDatabaseUrl(config.databaseUrl)}: ${error.message}`),
+  )
+  await store.close()
 
   const out = Bun.stdout.writer()
   const command = ownCommand(args)
