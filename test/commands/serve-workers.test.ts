@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { SQL } from 'bun'
 import { runCli, type Service, startService, tempDatabase } from '../support/commands'
 import { type LogLine, removeTempDirs, stopChildren, WAIT_MS } from '../support/process'
@@ -181,6 +183,38 @@ describe('catalogue --workers 2 whose supervisor is killed', () => {
       const deadline = Date.now() + WAIT_MS
       while (pids.some(isRunning) && Date.now() < deadline) await Bun.sleep(50)
       expect(pids.filter(isRunning)).toEqual([])
+    },
+    TEST_MS,
+  )
+})
+
+describe('catalogue --workers 2 with an API token file', () => {
+  it(
+    'passes SIGHUP on: each worker reads the file again, and the new token is taken by both',
+    async () => {
+      const token = 'cat_workers-token-0123456789abcdefghijklmnopqrstuv'
+      const hash = new Bun.CryptoHasher('sha256').update(token).digest('hex')
+      const database = tempDatabase()
+      const tokenFile = join(database.dir, 'tokens')
+      writeFileSync(tokenFile, '')
+      const service = await startWorkers({ DATABASE_URL: database.url, API_TOKENS_FILE: tokenFile })
+      writeFileSync(tokenFile, `ops write ${hash}\n`)
+      service.child.proc.kill('SIGHUP')
+      for (const worker of [1, 2]) {
+        await service.child.waitForLog((line) => line.msg === 'API tokens reloaded' && line.worker === worker)
+      }
+      // New connections each, which either worker may take.
+      const statuses = await Promise.all(
+        Array.from({ length: 10 }, () =>
+          fetch(`${service.api}/authors`, {
+            headers: { accept: JSON_API, authorization: `Bearer ${token}`, connection: 'close' },
+            signal: AbortSignal.timeout(WAIT_MS),
+          }).then((response) => response.status),
+        ),
+      )
+      expect(statuses).toEqual(Array(10).fill(200))
+      service.child.proc.kill('SIGTERM')
+      expect(await service.child.exitCode()).toBe(0)
     },
     TEST_MS,
   )
