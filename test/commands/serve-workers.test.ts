@@ -172,6 +172,26 @@ describe('catalogue --workers 2 on a taken port', () => {
   )
 })
 
+describe('catalogue --workers 2 whose workers cannot start', () => {
+  it(
+    "stops them all and exits 2 with the workers' one line (an unusable token file)",
+    async () => {
+      const database = tempDatabase()
+      const tokenFile = join(database.dir, 'tokens')
+      writeFileSync(tokenFile, 'not a token line\n')
+      const run = await runCli(['--workers', '2', '--port', '0', '--host', '127.0.0.1'], {
+        env: { DATABASE_URL: database.url, API_TOKENS_FILE: tokenFile },
+      })
+      expect(run.code).toBe(2)
+      expect(run.lines).toEqual([
+        `catalogue: API_TOKENS_FILE: ${tokenFile} line 1: expected NAME SCOPE SHA256 (three fields)`,
+      ])
+      expect(run.stdout).not.toContain('"listening"')
+    },
+    TEST_MS,
+  )
+})
+
 describe('catalogue --workers 2 whose supervisor is killed', () => {
   it(
     'leaves no worker behind: each stops once the supervisor is gone',
