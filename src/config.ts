@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { type CorsOrigins, parseCorsOrigins } from './http/cors'
 import { DEFAULT_LIMITS, type RequestLimits } from './jsonapi/limits'
 import { type LogLevel, logLevels } from './logger'
@@ -20,6 +21,8 @@ export interface Config extends RequestLimits {
   readonly statementTimeoutMs: number
   readonly shutdownTimeout: number
   readonly readWorkers: number
+  /** Processes that share the port (1: this process alone serves). */
+  readonly workers: number
   /** The token file's path; null: no tokens, the service is open. */
   readonly apiTokensFile: string | null
   readonly publicRead: boolean
@@ -99,6 +102,12 @@ const settings = {
     env: 'READ_WORKERS',
     fallback: '2',
     help: 'threads that answer lists and other reads that grow with the data (0: the main thread)',
+  },
+  workers: {
+    flag: '--workers',
+    env: 'WORKERS',
+    fallback: '1',
+    help: 'processes that serve on the one port, 1 to 64, or auto: one per CPU core (docs/workers.md)',
   },
   requireIfMatch: {
     flag: '--require-if-match',
@@ -252,7 +261,15 @@ export function parseConfig(
   )
   const statementTimeoutMs = integer(settings.statementTimeoutMs.env, read(settings.statementTimeoutMs), 0, 3_600_000)
   const shutdownTimeout = integer(settings.shutdownTimeout.env, read(settings.shutdownTimeout), 0, 3600)
-  const readWorkers = integer(settings.readWorkers.env, read(settings.readWorkers), 0, 64)
+  const workersValue = read(settings.workers)
+  const workers = workersValue === 'auto' ? Math.min(availableParallelism(), 64) : Number(workersValue)
+  if (!/^(\d+|auto)$/.test(workersValue) || workers < 1 || workers > 64) {
+    throw new ConfigError(`WORKERS must be an integer from 1 to 64 or auto (got "${workersValue}")`)
+  }
+  // Unset, each of several processes gets one read thread: the processes already share the cores.
+  const readWorkersSet = fromFlags.has(settings.readWorkers.flag) || env[settings.readWorkers.env] !== undefined
+  const readWorkers =
+    workers > 1 && !readWorkersSet ? 1 : integer(settings.readWorkers.env, read(settings.readWorkers), 0, 64)
   const apiTokensFile = read(settings.apiTokensFile).trim() || null
   const publicRead = boolean(settings.publicRead.env, read(settings.publicRead))
   const rateLimit = integer(settings.rateLimit.env, read(settings.rateLimit), 0, 1_000_000)
@@ -277,6 +294,7 @@ export function parseConfig(
     statementTimeoutMs,
     shutdownTimeout,
     readWorkers,
+    workers,
     apiTokensFile,
     publicRead,
     rateLimit,

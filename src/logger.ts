@@ -24,11 +24,20 @@ export interface LogSink {
 export function stdoutSink(): LogSink {
   const writer = Bun.stdout.writer()
   let buffered: string[] = []
+  // Once stdout is gone (its reader exited: a supervisor killed, `| head`), lines are dropped: the
+  // service goes on, and stops cleanly, without anyone to read them.
+  let closed = false
   const flush = () => {
     if (buffered.length === 0) return
-    writer.write(`${buffered.join('\n')}\n`)
+    const text = `${buffered.join('\n')}\n`
     buffered = []
-    writer.flush()
+    if (closed) return
+    try {
+      writer.write(text)
+      writer.flush()
+    } catch {
+      closed = true
+    }
   }
   return {
     write(line) {
@@ -49,5 +58,15 @@ export function createLogger(level: LogLevel, sink: LogSink = stdoutSink()): Log
       sink.write(JSON.stringify({ time: new Date().toISOString(), level: at, msg: message, ...fields }))
     },
     flush: () => sink.flush(),
+  }
+}
+
+/** `logger` with `fields` added to every line (a worker's number, say). */
+export function withFields(logger: Logger, fields: LogFields): Logger {
+  return {
+    level: logger.level,
+    enabled: logger.enabled,
+    log: (at, message, more) => logger.log(at, message, { ...fields, ...more }),
+    flush: () => logger.flush(),
   }
 }

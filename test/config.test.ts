@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'bun:test'
+import { availableParallelism } from 'node:os'
 import { type Config, ConfigError, helpText, parseConfig } from '../src/config'
 
 /** parseConfig for a run that must succeed. */
@@ -352,6 +353,44 @@ describe('parseConfig READ_WORKERS', () => {
     const line = helpText.split('\n').find((l) => l.includes('--read-workers')) ?? ''
     expect(line).toContain('READ_WORKERS')
     expect(line).toContain('(default 2)')
+  })
+})
+
+describe('parseConfig WORKERS', () => {
+  it('serves from this one process by default', () => {
+    expect(configOf([]).workers).toBe(1)
+  })
+
+  it('reads WORKERS and --workers, the flag winning', () => {
+    expect(configOf([], { WORKERS: '4' }).workers).toBe(4)
+    expect(configOf(['--workers', '3'], { WORKERS: '4' }).workers).toBe(3)
+    expect(configOf(['--workers=64']).workers).toBe(64)
+  })
+
+  it('takes auto as one process per CPU core', () => {
+    expect(configOf([], { WORKERS: 'auto' }).workers).toBe(Math.min(availableParallelism(), 64))
+  })
+
+  it.each(['0', '65', '-1', '1.5', 'two', 'AUTO', ''])(
+    'rejects WORKERS=%p naming it, its range and the value',
+    (value) => {
+      expect(errorOf([], { WORKERS: value }).message).toBe(
+        `WORKERS must be an integer from 1 to 64 or auto (got "${value}")`,
+      )
+    },
+  )
+
+  it('gives each of several processes one read worker unless READ_WORKERS says otherwise', () => {
+    expect(configOf(['--workers', '2']).readWorkers).toBe(1)
+    expect(configOf(['--workers', '2'], { READ_WORKERS: '3' }).readWorkers).toBe(3)
+    expect(configOf(['--workers', '2', '--read-workers', '0']).readWorkers).toBe(0)
+  })
+
+  it('is listed in --help with its variable and default', () => {
+    const line = helpText.split('\n').find((l) => l.includes('--workers')) ?? ''
+    expect(line).toContain('WORKERS')
+    expect(line).toContain('auto')
+    expect(line).toContain('(default 1)')
   })
 })
 

@@ -2,30 +2,12 @@ import { ConfigError, helpText, parseConfig } from '../config'
 import { readTokenFile, TokenFileError, TokenSet } from '../http/api-tokens'
 import { createApp } from '../http/app'
 import { stopServer } from '../http/shutdown'
-import { createLogger } from '../logger'
+import { createLogger, withFields } from '../logger'
 import { resources } from '../resources/registry'
 import { openStore, shownDatabaseUrl } from '../store/open'
 import type { Command } from './command'
-
-/** A start-up failure: one line on stderr and exit code 2, never a stack trace. */
-function fail(message: string): never {
-  console.error(`catalogue: ${message}`)
-  process.exit(2)
-}
-
-/** The reason a listen failed, as the system would word it. */
-function listenFailure(error: Error & { code?: string }): string {
-  switch (error.code) {
-    case 'EADDRINUSE':
-      return 'address already in use'
-    case 'EACCES':
-      return 'permission denied'
-    case 'EADDRNOTAVAIL':
-      return 'address not available'
-    default:
-      return error.message
-  }
-}
+import { runSupervisor, workerSlot } from './serve-supervisor'
+import { fail, listenFailure } from './start-failure'
 
 /** Whether `host` is reachable only from this machine. */
 function isLoopback(host: string): boolean {
@@ -58,7 +40,12 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     return 0
   }
   const config = parsed
-  const logger = createLogger(config.logLevel)
+  // Several processes: this one, started without a slot, only runs the others (serve-supervisor.ts).
+  const slot = workerSlot(env)
+  if (config.workers > 1 && slot === null) return runSupervisor(config, argv, env)
+  const logger = slot
+    ? withFields(createLogger(config.logLevel), { worker: slot.number, pid: process.pid })
+    : createLogger(config.logLevel)
   const tokens = loadTokens(config.apiTokensFile)
 
   const store = await openStore(config.database, resources, {
@@ -126,6 +113,8 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
   // Before listening: a signal that arrives the moment the port opens still shuts down cleanly.
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
   process.on('SIGINT', () => void shutdown('SIGINT'))
+  // A worker whose supervisor is gone (killed, say) stops too, rather than hold the port alone.
+  if (slot) process.on('disconnect', () => void shutdown('supervisor gone'))
   // SIGHUP reads the token file again; a file that cannot be used leaves the tokens as they were.
   // Without a token file SIGHUP keeps its default action (it stops the process).
   if (tokens && config.apiTokensFile !== null) {
@@ -148,18 +137,25 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     // Bun's own cap would answer 413 without a JSON:API body; the body parser enforces the limit
     // instead, from Content-Length before reading and byte by byte for chunked bodies. Elysia
     // defaults to reusePort, with which a second instance on a taken port would listen too and
-    // share its requests: without it, that start fails.
+    // share its requests: without it, that start fails. Workers share their port on purpose; their
+    // supervisor has made sure it was free (serve-supervisor.ts).
     app.listen({
-      port: config.port,
+      port: slot?.port ?? config.port,
       hostname: config.host,
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-      reusePort: false,
+      reusePort: slot !== null,
     })
   } catch (error) {
     await store.close()
     fail(`cannot listen on ${config.host}:${config.port}: ${listenFailure(error as Error)}`)
   }
-  logger.log('info', 'listening', { url: app.server?.url.href, database: shownDatabaseUrl(config.databaseUrl) })
+  if (slot) {
+    // The supervisor logs `listening` once all its workers are.
+    logger.log('info', 'worker listening', { url: app.server?.url.href })
+    process.send?.({ kind: 'ready' })
+  } else {
+    logger.log('info', 'listening', { url: app.server?.url.href, database: shownDatabaseUrl(config.databaseUrl) })
+  }
   if (tokens) {
     if (tokens.size === 0) {
       logger.log('warn', 'the API token file lists no tokens: every request that needs one is refused', {

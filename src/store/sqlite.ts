@@ -53,9 +53,29 @@ function latestVersion(migrations: readonly Migration[] = sqliteMigrations): num
 }
 
 interface PendingWrite {
+  /** When it gives up waiting for the write lock (Date.now() milliseconds). */
+  readonly deadline: number
   readonly work: () => unknown
   readonly resolve: (value: unknown) => void
   readonly reject: (error: unknown) => void
+}
+
+/**
+ * A short wait before trying for a lock again: growing from 1 ms to 20 ms, with jitter so that
+ * processes waiting for the same lock do not all try at once when it is released.
+ */
+function lockBackoff(attempt: number): Promise<void> {
+  const ceiling = Math.min(20, 2 ** attempt)
+  return Bun.sleep(1 + Math.random() * ceiling)
+}
+
+/** What a write that waited out BUSY_TIMEOUT for the write lock fails with (503, Retry-After: 1). */
+function lockedOut(busyTimeoutMs: number): StoreUnavailableError {
+  return new StoreUnavailableError(
+    'busy',
+    'SQLITE_BUSY',
+    `database is locked: another connection held the write lock for ${busyTimeoutMs} ms`,
+  )
 }
 
 /** The embedded default store: one SQLite file in WAL mode, foreign keys on, every write one transaction. */
@@ -69,6 +89,8 @@ export class SqliteStore implements Store {
   /** Writes waiting for the next group commit. */
   private pending: PendingWrite[] = []
   private commitScheduled = false
+  /** The group commit under way, waiting for the write lock perhaps; close() waits for it. */
+  private committing: Promise<void> | undefined
   /** One import at a time: a dry run's temporary tables belong to the connection. */
   private importing = false
   private readonly registry: ResourceRegistry
@@ -85,6 +107,8 @@ export class SqliteStore implements Store {
     readOnly: boolean,
     /** The version of the last migration this build knows: the schema is at it once open. */
     private readonly schemaVersion: number,
+    /** How long a write or a read waits for a lock another connection holds, without blocking the event loop. */
+    private readonly busyTimeoutMs: number,
   ) {
     this.registry = local.registry
     this.dataVersion = readOnly ? null : db.prepare('PRAGMA data_version')
@@ -120,7 +144,7 @@ export class SqliteStore implements Store {
         db.close()
         throw storeError(error)
       }
-      return new SqliteStore(db, new SqliteReader(db, registry), true, latestVersion(options.migrations))
+      return new SqliteStore(db, new SqliteReader(db, registry), true, latestVersion(options.migrations), busyTimeoutMs)
     }
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
     const db = new Database(path, { create: true, strict: true })
@@ -137,7 +161,11 @@ export class SqliteStore implements Store {
       db.close()
       throw error
     }
-    return new SqliteStore(db, new SqliteReader(db, registry), false, latestVersion(options.migrations))
+    // From here on SQLite never waits for a lock itself: its busy handler sleeps in the thread, which
+    // would stop every request of this process while another process writes. The store retries on
+    // timers instead (see commitPending and read); only the start above may block.
+    db.run('PRAGMA busy_timeout = 0')
+    return new SqliteStore(db, new SqliteReader(db, registry), false, latestVersion(options.migrations), busyTimeoutMs)
   }
 
   /**
@@ -148,19 +176,19 @@ export class SqliteStore implements Store {
   async version(): Promise<string | null> {
     const dataVersion = this.dataVersion
     if (!dataVersion) return null
-    return this.guard(() => `${this.opening}.${this.commits}.${dataVersion.get()?.data_version}`)
+    return this.read(() => `${this.opening}.${this.commits}.${dataVersion.get()?.data_version}`)
   }
 
   async list(resource: ResourceDescription, query: ListQuery): Promise<StoredRecord[]> {
-    return this.guard(() => this.local.list(resource.type, query))
+    return this.read(() => this.local.list(resource.type, query))
   }
 
   async page(resource: ResourceDescription, query: ListQuery): Promise<{ records: StoredRecord[]; total: number }> {
-    return this.guard(() => this.local.page(resource.type, query))
+    return this.read(() => this.local.page(resource.type, query))
   }
 
   async matchingIds(resource: ResourceDescription, query: SearchOrder): Promise<Id[]> {
-    return this.guard(() => this.local.matchingIds(resource.type, query))
+    return this.read(() => this.local.matchingIds(resource.type, query))
   }
 
   /**
@@ -193,15 +221,15 @@ export class SqliteStore implements Store {
   }
 
   async findMany(resource: ResourceDescription, ids: readonly Id[]): Promise<StoredRecord[]> {
-    return this.guard(() => this.local.findMany(resource.type, ids))
+    return this.read(() => this.local.findMany(resource.type, ids))
   }
 
   async members(resource: ResourceDescription, relationship: string, owners: readonly Id[]): Promise<Members> {
-    return this.guard(() => this.local.members(resource.type, relationship, owners))
+    return this.read(() => this.local.members(resource.type, relationship, owners))
   }
 
   async find(resource: ResourceDescription, id: Id): Promise<StoredRecord | null> {
-    return this.guard(() => this.local.find(resource.type, id))
+    return this.read(() => this.local.find(resource.type, id))
   }
 
   async findWithRelated(
@@ -209,11 +237,11 @@ export class SqliteStore implements Store {
     id: Id,
     plan: IncludePlan,
   ): Promise<{ record: StoredRecord; graph: RecordGraph } | null> {
-    return this.guard(() => this.local.findWithRelated(resource.type, id, plan))
+    return this.read(() => this.local.findWithRelated(resource.type, id, plan))
   }
 
   async missingReferences(resource: ResourceDescription, toOne: RecordInput['toOne']): Promise<string[]> {
-    return this.guard(() => this.local.missing(resource, toOne))
+    return this.read(() => this.local.missing(resource, toOne))
   }
 
   async create(resource: ResourceDescription, input: RecordInput): Promise<WriteResult> {
@@ -414,7 +442,7 @@ export class SqliteStore implements Store {
   }
 
   async ready(): Promise<void> {
-    this.guard(() => {
+    await this.read(() => {
       // A file deleted or replaced under the open connection still answers reads (from the
       // unlinked file, or the pages cached): only SQLite's own check of the path tells. A
       // database in memory has no file, and leaves the flag at 0.
@@ -442,7 +470,8 @@ export class SqliteStore implements Store {
 
   /** Commits what is pending and closes; with every statement finalized SQLite checkpoints the WAL into the file. */
   async close(): Promise<void> {
-    if (this.pending.length > 0) this.commitPending()
+    // The commit under way (perhaps waiting for the lock), then the writes queued after it.
+    while (this.committing || this.pending.length > 0) await this.flush()
     const prepared = [this.beginWrite, this.commit, this.rollback, ...Object.values(this.savepoint)]
     if (this.dataVersion) prepared.push(this.dataVersion)
     for (const statement of prepared) statement.finalize()
@@ -458,25 +487,81 @@ export class SqliteStore implements Store {
    */
   private write<T>(work: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ work, resolve: resolve as (value: unknown) => void, reject })
+      this.pending.push({
+        deadline: Date.now() + this.busyTimeoutMs,
+        work,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      })
+      // Scheduled even while a commit waits for the lock: that one may end before this turn's
+      // writes are seen, and flush() joins it if not.
       if (!this.commitScheduled) {
         this.commitScheduled = true
-        setImmediate(() => this.commitPending())
+        setImmediate(() => {
+          this.commitScheduled = false
+          void this.flush()
+        })
       }
     })
   }
 
-  private commitPending(): void {
-    this.commitScheduled = false
-    const batch = this.pending
-    // Already committed by close().
-    if (batch.length === 0) return
-    this.pending = []
-    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = []
+  /** The group commit under way, or a new one. */
+  private flush(): Promise<void> {
+    this.committing ??= this.commitPending().finally(() => {
+      this.committing = undefined
+    })
+    return this.committing
+  }
+
+  /**
+   * Takes the write lock, then runs what is pending. While another process holds the lock, BEGIN
+   * is tried again on a timer (nothing is done before it succeeds, so trying again is safe), and
+   * writes queued meanwhile join the batch; each write waits BUSY_TIMEOUT at most, then fails busy.
+   */
+  private async commitPending(): Promise<void> {
+    for (let attempt = 0; this.pending.length > 0; attempt++) {
+      if (this.begin()) {
+        const batch = this.pending
+        this.pending = []
+        this.runBatch(batch)
+        return
+      }
+      this.expire(Date.now())
+      if (this.pending.length === 0) return
+      await lockBackoff(attempt)
+    }
+  }
+
+  /** BEGIN IMMEDIATE; false when another connection holds the write lock. Another fault fails what is pending. */
+  private begin(): boolean {
     try {
       // A ROLLBACK that failed left its transaction open: it is undone, never committed by this batch.
       if (this.db.inTransaction) this.rollback.run()
       this.beginWrite.run()
+      return true
+    } catch (error) {
+      const fault = sqliteFault(error)
+      if (fault?.reason === 'busy') return false
+      const failed = this.pending
+      this.pending = []
+      for (const { reject } of failed) reject(fault ?? error)
+      return false
+    }
+  }
+
+  /** Fails the writes that have waited for the lock as long as they may. */
+  private expire(now: number): void {
+    const expired = this.pending.filter((write) => write.deadline <= now)
+    if (expired.length === 0) return
+    this.pending = this.pending.filter((write) => write.deadline > now)
+    const error = lockedOut(this.busyTimeoutMs)
+    for (const { reject } of expired) reject(error)
+  }
+
+  /** Runs `batch` in the transaction begin() opened, and commits it. */
+  private runBatch(batch: readonly PendingWrite[]): void {
+    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = []
+    try {
       for (const { work } of batch) {
         this.savepoint.open.run()
         try {
@@ -504,12 +589,21 @@ export class SqliteStore implements Store {
     })
   }
 
-  /** Runs a read on this connection; a fault of the database leaves as StoreUnavailableError. */
-  private guard<T>(read: () => T): T {
-    try {
-      return read()
-    } catch (error) {
-      throw storeError(error)
+  /**
+   * Runs a read on this connection; a fault of the database leaves as StoreUnavailableError. WAL
+   * readers do not wait for writers, but a read can meet SQLITE_BUSY while another process
+   * recovers or removes the WAL: it is tried again on a timer, as BEGIN is, until BUSY_TIMEOUT.
+   */
+  private async read<T>(read: () => T): Promise<T> {
+    const deadline = Date.now() + this.busyTimeoutMs
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return read()
+      } catch (error) {
+        const fault = sqliteFault(error)
+        if (fault?.reason !== 'busy' || Date.now() >= deadline) throw fault ?? error
+      }
+      await lockBackoff(attempt)
     }
   }
 

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'bun:test'
-import { existsSync, readdirSync } from 'node:fs'
+import { existsSync, readdirSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { BUILD_TIMEOUT_MS, compiledExecutable } from '../support/executable'
 import { type ChildProcess, removeTempDirs, spawnChild, stopChildren, tempDir, WAIT_MS } from '../support/process'
@@ -134,6 +134,30 @@ describe('the compiled catalogue executable', () => {
     expect(child.logs.at(-1)?.msg).toBe('stopped')
     expect(existsSync(dbPath)).toBe(true)
     // The executable wrote nothing into its working folder.
+    expect(readdirSync(cwd)).toEqual([])
+  })
+
+  it('runs --workers 2: both workers are copies of the executable, they answer, and SIGTERM stops all with exit 0', async () => {
+    const cwd = tempDir('catalogue-exe-cwd-')
+    const dbPath = join(tempDir('catalogue-exe-data-'), 'w.db')
+    const child = spawnExecutable(['--workers', '2'], cwd, {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: `sqlite://${dbPath}`,
+    })
+    const listening = await child.waitForLog((line) => line.msg === 'listening')
+    for (const worker of [1, 2])
+      await child.waitForLog((line) => line.msg === 'worker listening' && line.worker === worker)
+    const base = `http://127.0.0.1:${new URL(String(listening.url)).port}/api/v1`
+    const created = await send('POST', `${base}/authors`, { data: { type: 'authors', attributes: { name: 'Two' } } })
+    expect(created.status).toBe(201)
+    expect((await send('GET', `${base}/authors/${created.json.data.id}`)).status).toBe(200)
+    const pids = child.logs.filter((line) => line.msg === 'worker listening').map((line) => Number(line.pid))
+    for (const pid of pids) expect(readlinkSync(`/proc/${pid}/exe`)).toBe(executable)
+
+    child.proc.kill('SIGTERM')
+    expect(await child.exitCode()).toBe(0)
+    expect(child.logs.filter((line) => line.msg === 'stopped').length).toBe(3)
     expect(readdirSync(cwd)).toEqual([])
   })
 })
