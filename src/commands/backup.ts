@@ -21,9 +21,9 @@ file's -wal and -shm files), or point DATABASE_URL at it.
 Only sqlite:// databases: for other databases, use their own backup tools.
 
 Options:
-  --force                   replace FILE if it exists
+  --force                             replace FILE if it exists
 ${storeSettingsHelp}
-  --help                    print this text and exit
+  --help                              print this text and exit
 
 Exit status: 0 copied, 1 the copy failed (nothing was left at FILE), 2 bad arguments.
 `

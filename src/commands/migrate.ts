@@ -19,7 +19,7 @@ start, say. Running it again changes nothing. A database from a newer build is r
 
 Options:
 ${storeSettingsHelp}
-  --help                    print this text and exit
+  --help                              print this text and exit
 
 Exit status: 0 up to date, 2 bad arguments or a database that cannot be opened or migrated.
 `

@@ -25,7 +25,12 @@ export async function openCommandStore(
     throw new UsageError(`there is no database at ${databaseUrl}`)
   }
   try {
-    return await openStore(database, registry, { busyTimeoutMs: settings.busyTimeoutMs })
+    return await openStore(database, registry, {
+      busyTimeoutMs: settings.busyTimeoutMs,
+      poolSize: settings.databasePoolSize,
+      connectTimeoutSeconds: settings.databaseConnectTimeout,
+      statementTimeoutMs: settings.statementTimeoutMs,
+    })
   } catch (error) {
     throw new UsageError(`cannot open the database at ${shownDatabaseUrl(databaseUrl)}: ${(error as Error).message}`)
   }
