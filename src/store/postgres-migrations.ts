@@ -76,6 +76,40 @@ export const postgresMigrations: readonly PostgresMigration[] = [
       CREATE INDEX books_search ON books USING gin (search_vector(name));
     `,
   },
+  {
+    version: 2,
+    name: 'data_version: the commits that changed this database, for version()',
+    // Every transaction that changes authors, collections or books adds one to a slot of
+    // data_version as it commits; version() reads the sum, which thus changes exactly when this
+    // database's data does, in the same commit (a reader sees the new sum only with the new data).
+    // The trigger is deferred to the commit, and counts once a transaction (a transaction-local
+    // setting marks it counted): the slot's row is locked only from there to the end of the
+    // commit, after every other lock the transaction takes, so no two writes deadlock on it.
+    // Eight slots, one per backend pid modulo 8, so that concurrent commits seldom wait for each other.
+    sql: `
+      CREATE TABLE data_version (slot smallint PRIMARY KEY, commits bigint NOT NULL);
+      INSERT INTO data_version (slot, commits) SELECT slot, 0 FROM generate_series(0, 7) AS slot;
+      CREATE FUNCTION count_data_commit() RETURNS trigger LANGUAGE plpgsql AS $count$
+      BEGIN
+        IF pg_catalog.current_setting('catalogue.commit_counted', true) IS DISTINCT FROM 'yes' THEN
+          PERFORM pg_catalog.set_config('catalogue.commit_counted', 'yes', true);
+          UPDATE data_version SET commits = commits + 1 WHERE slot = pg_catalog.pg_backend_pid() % 8;
+        END IF;
+        RETURN NULL;
+      END
+      $count$;
+      CREATE CONSTRAINT TRIGGER authors_commit AFTER INSERT OR UPDATE OR DELETE ON authors
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION count_data_commit();
+      CREATE CONSTRAINT TRIGGER book_collections_commit AFTER INSERT OR UPDATE OR DELETE ON book_collections
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION count_data_commit();
+      CREATE CONSTRAINT TRIGGER books_commit AFTER INSERT OR UPDATE OR DELETE ON books
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION count_data_commit();
+      -- A constraint trigger cannot fire on TRUNCATE (an operator's, say): a statement trigger counts it.
+      CREATE TRIGGER authors_truncate AFTER TRUNCATE ON authors EXECUTE FUNCTION count_data_commit();
+      CREATE TRIGGER book_collections_truncate AFTER TRUNCATE ON book_collections EXECUTE FUNCTION count_data_commit();
+      CREATE TRIGGER books_truncate AFTER TRUNCATE ON books EXECUTE FUNCTION count_data_commit();
+    `,
+  },
 ]
 
 /** Any number fits: the key of the advisory lock that makes the instances starting together migrate one at a time. */

@@ -101,13 +101,15 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * This opening and the server's current snapshot (the transactions in progress and the next
-   * id): any commit anywhere on the server changes it. More often than this data changes, never
-   * less, which is what version() promises.
+   * This opening and the commits that changed this database's data (data_version, counted by a
+   * trigger in the committing transaction itself): it changes exactly when the data does, whoever
+   * wrote, and after a restart.
    */
   async version(): Promise<string | null> {
-    const [row] = await this.read((q) => this.reader.rows(q, 'SELECT pg_current_snapshot()::text AS snapshot'))
-    return `${this.opening}.${row?.snapshot}`
+    const [row] = await this.read((q) =>
+      this.reader.rows(q, 'SELECT COALESCE(SUM(commits), 0)::text AS commits FROM data_version'),
+    )
+    return `${this.opening}.${row?.commits}`
   }
 
   list(resource: ResourceDescription, query: ListQuery): Promise<StoredRecord[]> {

@@ -536,7 +536,7 @@ describe('PostgresStore', () => {
       const check = new SQL(url, { max: 1 })
       try {
         const rows = await check`SELECT version FROM schema_migrations ORDER BY version`
-        expect(rows.map((r: { version: number }) => r.version)).toEqual([1])
+        expect(rows.map((r: { version: number }) => r.version)).toEqual(postgresMigrations.map((m) => m.version))
       } finally {
         await check.close()
       }
