@@ -310,28 +310,50 @@ export function parseConfig(
   }
 }
 
-/** The settings an operator command shares with the service: its database, and how long a write waits for a lock. */
-export type StoreSettings = Pick<Config, 'databaseUrl' | 'database' | 'busyTimeoutMs'>
+/** The settings an operator command shares with the service: its database and how it connects and waits. */
+export type StoreSettings = Pick<
+  Config,
+  'databaseUrl' | 'database' | 'busyTimeoutMs' | 'databasePoolSize' | 'databaseConnectTimeout' | 'statementTimeoutMs'
+>
+
+/** The store settings' flags without their leading dashes, as a command's parser takes them. */
+export const storeSettingFlags = {
+  'database-url': 'databaseUrl',
+  'busy-timeout': 'busyTimeoutMs',
+  'database-pool-size': 'databasePoolSize',
+  'database-connect-timeout': 'databaseConnectTimeout',
+  'statement-timeout': 'statementTimeoutMs',
+} as const satisfies Record<string, keyof StoreSettings>
 
 /**
  * Reads the database settings exactly as the service does (flag, then environment variable, then
- * default), for a command that has taken `--database-url` and `--busy-timeout` from its own arguments.
+ * default), for a command that has taken the store settings' flags (keyed by setting) from its own arguments.
  */
 export function parseStoreSettings(
-  flags: { readonly databaseUrl?: string; readonly busyTimeout?: string },
+  flags: Partial<Record<(typeof storeSettingFlags)[keyof typeof storeSettingFlags], string>>,
   env: Readonly<Record<string, string | undefined>>,
 ): StoreSettings {
-  const databaseUrl = flags.databaseUrl ?? env[settings.databaseUrl.env] ?? settings.databaseUrl.fallback
+  const read = (key: keyof typeof flags) => flags[key] ?? env[settings[key].env] ?? settings[key].fallback
+  const databaseUrl = read('databaseUrl')
   const database = parseDatabaseUrl(databaseUrl)
   if (typeof database === 'string') throw new ConfigError(database)
-  const busyTimeout = flags.busyTimeout ?? env[settings.busyTimeoutMs.env] ?? settings.busyTimeoutMs.fallback
-  return { databaseUrl, database, busyTimeoutMs: integer(settings.busyTimeoutMs.env, busyTimeout, 0, 600_000) }
+  return {
+    databaseUrl,
+    database,
+    busyTimeoutMs: integer(settings.busyTimeoutMs.env, read('busyTimeoutMs'), 0, 600_000),
+    databasePoolSize: integer(settings.databasePoolSize.env, read('databasePoolSize'), 1, 1000),
+    databaseConnectTimeout: integer(settings.databaseConnectTimeout.env, read('databaseConnectTimeout'), 1, 600),
+    statementTimeoutMs: integer(settings.statementTimeoutMs.env, read('statementTimeoutMs'), 0, 3_600_000),
+  }
 }
 
 /** The help lines of the database settings, for the --help of a command that takes them. */
 export const storeSettingsHelp = [
   settings.databaseUrl,
   { ...settings.busyTimeoutMs, help: 'milliseconds to wait for a lock another connection (the service) holds' },
+  { ...settings.databasePoolSize, help: 'PostgreSQL: most connections the command opens' },
+  { ...settings.databaseConnectTimeout, help: 'PostgreSQL: seconds to wait for a connection' },
+  { ...settings.statementTimeoutMs, help: 'PostgreSQL: milliseconds one statement may run (0: no limit)' },
 ]
-  .map((s) => `  ${`${s.flag} <value>`.padEnd(26)}${s.env.padEnd(16)}${s.help} (default ${s.fallback})`)
+  .map((s) => `  ${`${s.flag} <value>`.padEnd(36)}${s.env.padEnd(26)}${s.help} (default ${s.fallback})`)
   .join('\n')

@@ -1,14 +1,13 @@
 import { parseArgs } from 'node:util'
-import { ConfigError, parseStoreSettings, type StoreSettings } from '../config'
+import { ConfigError, parseStoreSettings, type StoreSettings, storeSettingFlags } from '../config'
 import { UsageError } from './command'
 
 type Flags = Readonly<Record<string, { readonly type: 'string' | 'boolean' }>>
 
 /** The options every command that opens the database takes, read as the service reads them. */
-const storeFlags = {
-  'database-url': { type: 'string' },
-  'busy-timeout': { type: 'string' },
-} as const satisfies Flags
+const storeFlags = Object.fromEntries(
+  Object.keys(storeSettingFlags).map((flag) => [flag, { type: 'string' as const }]),
+) satisfies Flags
 
 type Values<F extends Flags> = {
   readonly [K in keyof F]?: F[K]['type'] extends 'string' ? string : boolean
@@ -46,13 +45,11 @@ export function parseCommandArguments<F extends Flags>(
   }
   const values = parsed.values as Record<string, string | boolean | undefined>
   try {
-    const store = parseStoreSettings(
-      {
-        databaseUrl: values['database-url'] as string | undefined,
-        busyTimeout: values['busy-timeout'] as string | undefined,
-      },
-      env,
-    )
+    const given = Object.entries(storeSettingFlags).flatMap(([flag, key]) => {
+      const value = values[flag]
+      return typeof value === 'string' ? [[key, value] as const] : []
+    })
+    const store = parseStoreSettings(Object.fromEntries(given), env)
     return { values: values as Values<F>, positionals: parsed.positionals, store }
   } catch (error) {
     if (error instanceof ConfigError) throw new UsageError(error.message)

@@ -1,7 +1,6 @@
-import { existsSync, realpathSync, rmSync, statSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { rmSync, statSync } from 'node:fs'
 import { storeSettingsHelp } from '../config'
-import { backupSqlite } from '../store/sqlite-backup'
+import { planBackup } from '../store/backup'
 import { parseCommandArguments } from './arguments'
 import { type Command, UsageError } from './command'
 import { commitFile, partialFileFor } from './output-file'
@@ -21,18 +20,12 @@ file's -wal and -shm files), or point DATABASE_URL at it.
 Only sqlite:// databases: for other databases, use their own backup tools.
 
 Options:
-  --force                   replace FILE if it exists
+  --force                             replace FILE if it exists
 ${storeSettingsHelp}
-  --help                    print this text and exit
+  --help                              print this text and exit
 
 Exit status: 0 copied, 1 the copy failed (nothing was left at FILE), 2 bad arguments.
 `
-
-/** The same file, through whatever links: a backup over its own database would destroy it. */
-function sameFile(a: string, b: string): boolean {
-  if (!existsSync(a) || !existsSync(b)) return resolve(a) === resolve(b)
-  return realpathSync(a) === realpathSync(b)
-}
 
 async function runBackup(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
   const started = performance.now()
@@ -43,24 +36,14 @@ async function runBackup(argv: readonly string[], env: Readonly<Record<string, s
   } = parseCommandArguments('backup', argv, env, { force: { type: 'boolean' } }, 1)
   const file = positionals[0]
   if (file === undefined) throw new UsageError('needs the FILE to write the copy to (see catalogue backup --help)')
-  const { database, databaseUrl } = settings
-  if (database.kind !== 'sqlite') {
-    throw new UsageError(
-      `backup supports sqlite:// databases only (DATABASE_URL is ${database.kind}://...): use the database's own backup tools`,
-    )
-  }
-  if (database.path === ':memory:') {
-    throw new UsageError('sqlite://:memory: lives inside one process only: there is no file to back up')
-  }
-  if (!existsSync(database.path) || !statSync(database.path).isFile()) {
-    throw new UsageError(`there is no database at ${databaseUrl}`)
-  }
-  if (sameFile(file, database.path)) throw new UsageError(`${file} is the database itself`)
+  const { databaseUrl } = settings
+  const plan = planBackup(settings.database, databaseUrl, file)
+  if ('refused' in plan) throw new UsageError(plan.refused)
   const partial = partialFileFor(file, values.force === true)
 
   const progress = new Progress('backing up', 0, (done, total) => `${formatBytes(done)} / ${formatBytes(total)}`)
   try {
-    await backupSqlite(database.path, partial, {
+    await plan.copy(partial, {
       busyTimeoutMs: settings.busyTimeoutMs,
       progress: (written, expected) => progress.update(written, expected),
     })

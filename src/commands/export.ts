@@ -26,9 +26,9 @@ database it gives the same catalogue. While the service writes, the export is no
 catalogue backup.
 
 Options:
-  --force                   replace FILE if it exists
+  --force                             replace FILE if it exists
 ${storeSettingsHelp}
-  --help                    print this text and exit
+  --help                              print this text and exit
 
 Exit status: 0 written, 1 the database or the output failed part-way, 2 bad arguments.
 `

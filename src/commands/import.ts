@@ -35,10 +35,10 @@ A bad line (wrong number of fields, not JSON, a name the API would refuse) is re
 as "line N: reason" (the first ${MAX_REPORTED_LINES}, then how many more) and skipped; the others are stored.
 
 Options:
-  --format csv|jsonl        the file's format, when its name does not tell
-  --dry-run                 check every line and count what would be added; store nothing
+  --format csv|jsonl                  the file's format, when its name does not tell
+  --dry-run                           check every line and count what would be added; store nothing
 ${storeSettingsHelp}
-  --help                    print this text and exit
+  --help                              print this text and exit
 
 Exit status: 0 every line imported or already present, 1 some lines were bad (the others were
 stored) or the database failed part-way, 2 bad arguments, an unreadable file or a wrong header.

@@ -1,8 +1,6 @@
 import { storeSettingsHelp } from '../config'
 import { resources } from '../resources/registry'
-import { shownDatabaseUrl } from '../store/open'
-import { postgresMigrations } from '../store/postgres-migrations'
-import { sqliteMigrations } from '../store/sqlite-migrations'
+import { migrationCount, shownDatabaseUrl } from '../store/open'
 import { parseCommandArguments } from './arguments'
 import type { Command } from './command'
 import { openCommandStore } from './open-store'
@@ -19,7 +17,7 @@ start, say. Running it again changes nothing. A database from a newer build is r
 
 Options:
 ${storeSettingsHelp}
-  --help                    print this text and exit
+  --help                              print this text and exit
 
 Exit status: 0 up to date, 2 bad arguments or a database that cannot be opened or migrated.
 `
@@ -29,7 +27,7 @@ async function migrate(argv: readonly string[], env: Readonly<Record<string, str
   // Opening a store applies what is missing and checks the result: the one way a backend migrates.
   const store = await openCommandStore(settings, resources)
   await store.close()
-  const versions = settings.database.kind === 'sqlite' ? sqliteMigrations.length : postgresMigrations.length
+  const versions = migrationCount(settings.database)
   say(`the schema of ${shownDatabaseUrl(settings.databaseUrl)} is up to date (${versions} migrations)`)
   return 0
 }

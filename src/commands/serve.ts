@@ -4,7 +4,7 @@ import { createApp } from '../http/app'
 import { stopServer } from '../http/shutdown'
 import { createLogger, withFields } from '../logger'
 import { resources } from '../resources/registry'
-import { openStore, shownDatabaseUrl } from '../store/open'
+import { openStore, servedByReadWorkers, shownDatabaseUrl } from '../store/open'
 import type { Command } from './command'
 import { runSupervisor, workerSlot } from './serve-supervisor'
 import { fail, listenFailure } from './start-failure'
@@ -68,12 +68,9 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     metrics: config.metrics,
     // The config is a RequestLimits too: each limit is a setting.
     limits: config,
-    // A database in memory is this process's alone: no other connection, so no workers, can read it.
-    // PostgreSQL's reads wait on the network, not the event loop: its pool serves them, no workers.
-    readWorkers:
-      config.database.kind === 'postgres' || config.database.path === ':memory:'
-        ? undefined
-        : { count: config.readWorkers, databaseUrl: config.databaseUrl, busyTimeoutMs: config.busyTimeoutMs },
+    readWorkers: servedByReadWorkers(config.database)
+      ? { count: config.readWorkers, databaseUrl: config.databaseUrl, busyTimeoutMs: config.busyTimeoutMs }
+      : undefined,
     tokens: tokens ?? undefined,
     publicRead: config.publicRead,
     rateLimit: config.rateLimit > 0 ? { perMinute: config.rateLimit } : undefined,

@@ -139,8 +139,8 @@ function parseSort(resource: ResourceDescription, value: string): SortKey[] {
 }
 
 /**
- * The words of a search, as the store reads them: runs of letters and digits after NFKC
- * (`matchExpression` in store/sqlite.ts takes the same runs).
+ * The words of a search, as the stores read them: runs of letters and digits after NFKC
+ * (src/store/*-search.ts take the same runs).
  */
 function searchWordCount(text: string): number {
   return text.normalize('NFKC').match(/[\p{L}\p{N}]+/gu)?.length ?? 0

@@ -1,6 +1,9 @@
+import { existsSync } from 'node:fs'
 import type { ResourceRegistry } from '../resources/registry'
 import { PostgresStore } from './postgres'
+import { postgresMigrations } from './postgres-migrations'
 import { SqliteStore } from './sqlite'
+import { sqliteMigrations } from './sqlite-migrations'
 import type { Store } from './store'
 
 /** Where the data lives, as parsed from DATABASE_URL. */
@@ -29,6 +32,39 @@ export function shownDatabaseUrl(url: string): string {
   if (parsed.password === '') return url
   parsed.password = '***'
   return parsed.toString()
+}
+
+/**
+ * Whether read workers (threads, each with a read-only connection of its own) should answer this
+ * database's long reads: a SQLite file's, which hold the event loop while they run. Not a database
+ * in memory (one connection's alone), nor PostgreSQL (its reads wait on the network: the pool serves them).
+ */
+export function servedByReadWorkers(location: DatabaseLocation): boolean {
+  return location.kind === 'sqlite' && location.path !== ':memory:'
+}
+
+/**
+ * Why an operator's command, a process of its own, cannot work on this database (named `url` in
+ * the message), or null. A database in memory: the service's is out of the command's reach, and
+ * what the command stored would vanish with it. `existing`: a SQLite file that is not there, for a
+ * command that only reads (opening would create an empty one).
+ */
+export function refusedToCommands(
+  location: DatabaseLocation,
+  url: string,
+  options: { readonly existing?: boolean } = {},
+): string | null {
+  if (location.kind !== 'sqlite') return null
+  if (location.path === ':memory:') {
+    return "sqlite://:memory: lives inside one process only: a command cannot reach the service's, and what it stored would be lost; give the database file"
+  }
+  if (options.existing && !existsSync(location.path)) return `there is no database at ${url}`
+  return null
+}
+
+/** How many migrations this build applies to the database: its schema's version once migrated. */
+export function migrationCount(location: DatabaseLocation): number {
+  return location.kind === 'sqlite' ? sqliteMigrations.length : postgresMigrations.length
 }
 
 export interface StoreOptions {

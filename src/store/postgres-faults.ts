@@ -33,6 +33,16 @@ function reasonOfClientCode(code: string): StoreFaultReason | null {
   return null
 }
 
+/**
+ * A FATAL or PANIC error ends the server's session: whatever its SQLSTATE (a database that refuses
+ * connections, 55000; one that no longer exists, 3D000; a password changed, 28P01), the connection
+ * is gone and no statement of ours was wrong. Refused at connecting, it is the database unreachable.
+ */
+function endsSession(error: Error): boolean {
+  const severity = (error as { severity?: unknown }).severity
+  return severity === 'FATAL' || severity === 'PANIC'
+}
+
 /** The SQLSTATE of a server error, else undefined. */
 export function sqlState(error: unknown): string | undefined {
   if (!(error instanceof SQL.PostgresError)) return undefined
@@ -45,7 +55,11 @@ export function postgresFault(error: unknown): StoreUnavailableError | null {
   if (!(error instanceof Error)) return null
   const state = sqlState(error)
   const code = (error as { code?: unknown }).code
-  const reason = state ? reasonOfState(state) : typeof code === 'string' ? reasonOfClientCode(code) : null
+  const reason = state
+    ? (reasonOfState(state) ?? (endsSession(error) ? 'unavailable' : null))
+    : typeof code === 'string'
+      ? reasonOfClientCode(code)
+      : null
   if (!reason) return null
   return new StoreUnavailableError(reason, state ?? String(code), error.message, { cause: error })
 }

@@ -76,6 +76,120 @@ export const postgresMigrations: readonly PostgresMigration[] = [
       CREATE INDEX books_search ON books USING gin (search_vector(name));
     `,
   },
+  {
+    version: 2,
+    name: 'data_version: the commits that changed this database, for version()',
+    // Every transaction that changes authors, collections or books adds one to a slot of
+    // data_version as it commits; version() reads the sum, which thus changes exactly when this
+    // database's data does, in the same commit (a reader sees the new sum only with the new data).
+    // The trigger is deferred to the commit, and counts once a transaction (a transaction-local
+    // setting marks it counted): the slot's row is locked only from there to the end of the
+    // commit, after every other lock the transaction takes, so no two writes deadlock on it.
+    // Eight slots, one per backend pid modulo 8, so that concurrent commits seldom wait for each other.
+    sql: `
+      CREATE TABLE data_version (slot smallint PRIMARY KEY, commits bigint NOT NULL);
+      INSERT INTO data_version (slot, commits) SELECT slot, 0 FROM generate_series(0, 7) AS slot;
+      CREATE FUNCTION count_data_commit() RETURNS trigger LANGUAGE plpgsql AS $count$
+      BEGIN
+        IF pg_catalog.current_setting('catalogue.commit_counted', true) IS DISTINCT FROM 'yes' THEN
+          PERFORM pg_catalog.set_config('catalogue.commit_counted', 'yes', true);
+          UPDATE data_version SET commits = commits + 1 WHERE slot = pg_catalog.pg_backend_pid() % 8;
+        END IF;
+        RETURN NULL;
+      END
+      $count$;
+      CREATE CONSTRAINT TRIGGER authors_commit AFTER INSERT OR UPDATE OR DELETE ON authors
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION count_data_commit();
+      CREATE CONSTRAINT TRIGGER book_collections_commit AFTER INSERT OR UPDATE OR DELETE ON book_collections
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION count_data_commit();
+      CREATE CONSTRAINT TRIGGER books_commit AFTER INSERT OR UPDATE OR DELETE ON books
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION count_data_commit();
+      -- A constraint trigger cannot fire on TRUNCATE (an operator's, say): a statement trigger counts it.
+      CREATE TRIGGER authors_truncate AFTER TRUNCATE ON authors EXECUTE FUNCTION count_data_commit();
+      CREATE TRIGGER book_collections_truncate AFTER TRUNCATE ON book_collections EXECUTE FUNCTION count_data_commit();
+      CREATE TRIGGER books_truncate AFTER TRUNCATE ON books EXECUTE FUNCTION count_data_commit();
+    `,
+  },
+  {
+    version: 3,
+    name: 'search_totals: records and words per table, for ranking as SQLite FTS5 bm25 does',
+    // What FTS5's bm25 reads from its index: the rows of a table and the tokens of all of them (a
+    // book's: its title's words, one for its author, one for a collection). Kept per slot as
+    // data_version is, by a trigger deferred to the commit, each row's change added as it commits.
+    sql: `
+      CREATE TABLE search_totals (
+        table_name text NOT NULL, slot smallint NOT NULL, records bigint NOT NULL, words bigint NOT NULL,
+        PRIMARY KEY (table_name, slot)
+      );
+      INSERT INTO search_totals (table_name, slot, records, words)
+        SELECT table_name, slot, 0, 0 FROM unnest(ARRAY['authors', 'book_collections', 'books']) AS table_name,
+          generate_series(0, 7) AS slot;
+      UPDATE search_totals SET records = (SELECT COUNT(*) FROM authors),
+        words = (SELECT COALESCE(SUM(cardinality(search_words(name))), 0) FROM authors)
+        WHERE table_name = 'authors' AND slot = 0;
+      UPDATE search_totals SET records = (SELECT COUNT(*) FROM book_collections),
+        words = (SELECT COALESCE(SUM(cardinality(search_words(name))), 0) FROM book_collections)
+        WHERE table_name = 'book_collections' AND slot = 0;
+      UPDATE search_totals SET records = (SELECT COUNT(*) FROM books),
+        words = (SELECT COALESCE(SUM(cardinality(search_words(name)) + 1 + (book_collection_id IS NOT NULL)::int), 0) FROM books)
+        WHERE table_name = 'books' AND slot = 0;
+
+      CREATE FUNCTION add_search_totals(tbl text, d_records int, d_words bigint) RETURNS void LANGUAGE sql AS $add$
+        UPDATE search_totals SET records = records + d_records, words = words + d_words
+          WHERE table_name = tbl AND slot = pg_catalog.pg_backend_pid() % 8
+      $add$;
+      CREATE FUNCTION count_name_words() RETURNS trigger LANGUAGE plpgsql AS $count$
+      DECLARE
+        d_records int := 0;
+        d_words bigint := 0;
+      BEGIN
+        IF TG_OP <> 'DELETE' THEN
+          d_records := 1;
+          d_words := cardinality(search_words(NEW.name));
+        END IF;
+        IF TG_OP <> 'INSERT' THEN
+          d_records := d_records - 1;
+          d_words := d_words - cardinality(search_words(OLD.name));
+        END IF;
+        IF d_records <> 0 OR d_words <> 0 THEN PERFORM add_search_totals(TG_TABLE_NAME, d_records, d_words); END IF;
+        RETURN NULL;
+      END
+      $count$;
+      CREATE FUNCTION count_book_words() RETURNS trigger LANGUAGE plpgsql AS $count$
+      DECLARE
+        d_records int := 0;
+        d_words bigint := 0;
+      BEGIN
+        IF TG_OP <> 'DELETE' THEN
+          d_records := 1;
+          d_words := cardinality(search_words(NEW.name)) + 1 + (NEW.book_collection_id IS NOT NULL)::int;
+        END IF;
+        IF TG_OP <> 'INSERT' THEN
+          d_records := d_records - 1;
+          d_words := d_words - cardinality(search_words(OLD.name)) - 1 - (OLD.book_collection_id IS NOT NULL)::int;
+        END IF;
+        IF d_records <> 0 OR d_words <> 0 THEN PERFORM add_search_totals(TG_TABLE_NAME, d_records, d_words); END IF;
+        RETURN NULL;
+      END
+      $count$;
+      CREATE FUNCTION clear_search_totals() RETURNS trigger LANGUAGE plpgsql AS $clear$
+      BEGIN
+        UPDATE search_totals SET records = 0, words = 0 WHERE table_name = TG_TABLE_NAME;
+        RETURN NULL;
+      END
+      $clear$;
+      CREATE CONSTRAINT TRIGGER authors_search_totals AFTER INSERT OR UPDATE OR DELETE ON authors
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION count_name_words();
+      CREATE CONSTRAINT TRIGGER book_collections_search_totals AFTER INSERT OR UPDATE OR DELETE ON book_collections
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION count_name_words();
+      CREATE CONSTRAINT TRIGGER books_search_totals AFTER INSERT OR UPDATE OR DELETE ON books
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION count_book_words();
+      CREATE TRIGGER authors_search_truncate AFTER TRUNCATE ON authors EXECUTE FUNCTION clear_search_totals();
+      CREATE TRIGGER book_collections_search_truncate AFTER TRUNCATE ON book_collections
+        EXECUTE FUNCTION clear_search_totals();
+      CREATE TRIGGER books_search_truncate AFTER TRUNCATE ON books EXECUTE FUNCTION clear_search_totals();
+    `,
+  },
 ]
 
 /** Any number fits: the key of the advisory lock that makes the instances starting together migrate one at a time. */

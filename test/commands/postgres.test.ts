@@ -82,3 +82,64 @@ describe('DATABASE_URL=postgres://', () => {
     expect(run.stderr + run.stdout).not.toContain('s3cret')
   })
 })
+
+describe('catalogue import, export and migrate: the pool and timeout settings', () => {
+  it.each([
+    [['--database-pool-size', '0'], {}, 'DATABASE_POOL_SIZE must be an integer from 1 to 1000 (got "0")'],
+    [
+      [],
+      { DATABASE_CONNECT_TIMEOUT: 'soon' },
+      'DATABASE_CONNECT_TIMEOUT must be an integer from 1 to 600 (got "soon")',
+    ],
+    [['--statement-timeout=-1'], {}, 'STATEMENT_TIMEOUT must be an integer from 0 to 3600000 (got "-1")'],
+  ])('refuses a bad setting (%p %p) with exit 2 and says which', async (flags, env, message) => {
+    for (const command of ['migrate', 'export', 'import']) {
+      const args = command === 'import' ? [command, ...flags, 'books.csv'] : [command, ...flags]
+      const run = await runCli(args, { env: { DATABASE_URL: databaseUrl, ...env } })
+      expect({ command, code: run.code, stderr: run.stderr }).toEqual({
+        command,
+        code: 2,
+        stderr: `catalogue ${command}: ${message}\n`,
+      })
+    }
+  })
+
+  it('holds export and import to STATEMENT_TIMEOUT: a table locked elsewhere fails them with exit 1, not a hang', async () => {
+    expect((await runCli(['migrate'], { env: { DATABASE_URL: databaseUrl } })).code).toBe(0)
+    const file = join(tempDir('catalogue-pg-'), 'books.csv')
+    writeFileSync(file, csvOf([['Parable of the Sower', 'Octavia Butler', '']]))
+    const url = new URL(SERVER)
+    url.pathname = `/${database}`
+    const locker = new SQL(url.toString(), { max: 1 })
+    const locked = Promise.withResolvers<void>()
+    const release = Promise.withResolvers<void>()
+    // Every statement on the catalogue's tables waits for this transaction, which ends only when told.
+    const holding = locker.begin(async (tx) => {
+      await tx`LOCK TABLE authors, book_collections, books IN ACCESS EXCLUSIVE MODE`
+      locked.resolve()
+      await release.promise
+    })
+    try {
+      await locked.promise
+      const started = performance.now()
+      const exported = await runCli(['export', '--statement-timeout', '300'], { env: { DATABASE_URL: databaseUrl } })
+      const imported = await runCli(['import', file], { env: { DATABASE_URL: databaseUrl, STATEMENT_TIMEOUT: '300' } })
+      expect(performance.now() - started).toBeLessThan(20_000)
+      expect({ code: exported.code, last: exported.lines.at(-1) }).toEqual({
+        code: 1,
+        last: expect.stringContaining('statement timeout'),
+      })
+      expect({ code: imported.code, last: imported.lines.at(-1) }).toEqual({
+        code: 1,
+        last: expect.stringMatching(/^catalogue import: the database failed \(.*statement timeout/),
+      })
+    } finally {
+      release.resolve()
+      await holding
+      await locker.close()
+    }
+    // Once the lock is gone the same import goes through.
+    const again = await runCli(['import', file], { env: { DATABASE_URL: databaseUrl, STATEMENT_TIMEOUT: '300' } })
+    expect(again.lines.at(-1)).toMatch(/^imported 1 book \(1 author, 0 collections created\)/)
+  })
+})

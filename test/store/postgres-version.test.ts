@@ -1,0 +1,155 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { SQL } from 'bun'
+import { resources } from '../../src/resources/registry'
+import { PostgresStore } from '../../src/store/postgres'
+import type { Id, WriteResult } from '../../src/store/store'
+
+// What PostgreSQL adds to the store's version (what tags a streamed answer; see Store.version in
+// src/store/store.ts): it counts this database's commits only, whoever makes them, and counts them
+// when they commit. The version's change after the store's own writes is in the contract (test/store/contract).
+
+const authors = resources.get('authors')
+const books = resources.get('books')
+
+/** The server the tests use; POSTGRES_TEST_URL names another. Under CI a missing server fails the file. */
+const SERVER = process.env.POSTGRES_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+const admin = new SQL(SERVER, { max: 1 })
+const database = `t_${Bun.randomUUIDv7().replaceAll('-', '_')}`
+/** Another database on the same server, whose commits must not change this one's version. */
+const neighbour = `t_${Bun.randomUUIDv7().replaceAll('-', '_')}`
+
+function urlOf(name: string): string {
+  const url = new URL(SERVER)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+let store: PostgresStore
+/** A plain connection to the store's database, as an operator's psql would be. */
+let direct: SQL
+let neighbourSql: SQL
+let authorId: Id
+
+function created(result: WriteResult): Id {
+  if (!result.ok) throw new Error(`write refused: missing ${result.missing.join(', ')}`)
+  return result.record.id
+}
+
+beforeAll(async () => {
+  await admin.unsafe(`CREATE DATABASE ${database}`)
+  await admin.unsafe(`CREATE DATABASE ${neighbour}`)
+  store = await PostgresStore.open(urlOf(database), resources, { poolSize: 3 })
+  direct = new SQL(urlOf(database), { max: 2 })
+  neighbourSql = new SQL(urlOf(neighbour), { max: 1 })
+  await neighbourSql`CREATE TABLE notes (id serial PRIMARY KEY, body text)`
+  authorId = created(await store.create(authors, { attributes: { name: 'Ann' }, toOne: {} }))
+})
+
+afterAll(async () => {
+  await store.close()
+  await direct.close()
+  await neighbourSql.close()
+  await admin.unsafe(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+  await admin.unsafe(`DROP DATABASE IF EXISTS ${neighbour} WITH (FORCE)`)
+  await admin.close()
+})
+
+describe('PostgresStore.version', () => {
+  it('stays the same while other databases on the server commit, and while this one is only read', async () => {
+    const before = await store.version()
+    for (let i = 0; i < 5; i++) await neighbourSql`INSERT INTO notes (body) VALUES (${`note ${i}`})`
+    await admin`SELECT 1`
+    await store.list(authors, { filters: [], sort: [{ field: 'id', descending: false }], limit: 10 })
+    await direct`SELECT COUNT(*) FROM books`
+    expect(await store.version()).toBe(before)
+  })
+
+  it("changes after each of the store's own writes, and not after a write that changed nothing", async () => {
+    const first = await store.version()
+    const bookId = created(await store.create(books, { attributes: { name: 'Stone' }, toOne: { author: authorId } }))
+    const second = await store.version()
+    expect(second).not.toBe(first)
+    await store.update(books, bookId, { attributes: { name: 'Stones' }, toOne: {} })
+    const third = await store.version()
+    expect(third).not.toBe(second)
+    // A batch that fails is rolled back whole: nothing changed, nor does the version.
+    const failed = await store.atomic([
+      { kind: 'create', resource: authors, lid: 'x', input: { attributes: { name: 'Rolled back' }, toOne: {} } },
+      { kind: 'delete', resource: authors, target: { id: 999_999 } },
+    ])
+    expect(failed.ok).toBe(false)
+    expect(await store.update(books, 999_999, { attributes: { name: 'x' }, toOne: {} })).toBeNull()
+    expect(await store.version()).toBe(third)
+  })
+
+  it('changes when another connection commits a change to this database, not before', async () => {
+    const before = await store.version()
+    const written = Promise.withResolvers<void>()
+    const commit = Promise.withResolvers<void>()
+    const transaction = direct.begin(async (tx) => {
+      await tx`UPDATE authors SET name = 'Anne' WHERE id = ${authorId}`
+      written.resolve()
+      await commit.promise
+    })
+    await written.promise
+    // Written, not committed: a reader sees neither the change nor a new version.
+    expect(await store.version()).toBe(before)
+    commit.resolve()
+    await transaction
+    expect(await store.version()).not.toBe(before)
+  })
+
+  it("changes after another instance's write, and an operator's TRUNCATE", async () => {
+    const other = await PostgresStore.open(urlOf(database), resources, { poolSize: 1 })
+    try {
+      const before = await store.version()
+      created(await other.create(books, { attributes: { name: 'Elsewhere' }, toOne: { author: authorId } }))
+      const after = await store.version()
+      expect(after).not.toBe(before)
+      await direct`TRUNCATE books`
+      expect(await store.version()).not.toBe(after)
+    } finally {
+      await other.close()
+    }
+  })
+
+  it('lets many writes commit side by side without one failing on the counter', async () => {
+    const before = await store.version()
+    const others = await Promise.all(
+      Array.from({ length: 4 }, () => PostgresStore.open(urlOf(database), resources, { poolSize: 3 })),
+    )
+    try {
+      const ids = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          (others[i % others.length] as PostgresStore).create(books, {
+            attributes: { name: `Book ${i}` },
+            toOne: { author: authorId },
+          }),
+        ),
+      )
+      expect(ids.map(created)).toHaveLength(40)
+      // Batches renaming books a then b, racing batches renaming b alone: were the counter locked at
+      // a's update, the first would wait for b held by the second, waiting for the counter.
+      const [a, b] = ids.map(created)
+      const outcomes = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => {
+          const order = i % 2 === 0 ? [a, b] : [b]
+          return (others[i % others.length] as PostgresStore).atomic(
+            order.map((id) => ({
+              kind: 'update',
+              resource: books,
+              target: { id: id as Id },
+              input: { attributes: { name: `Renamed ${i}` }, toOne: {} },
+            })),
+          )
+        }),
+      )
+      expect(outcomes.every((outcome) => outcome.ok)).toBe(true)
+      // One count per committed transaction: 40 creates and 20 batches.
+      const [opening, commits] = (before ?? '').split('.')
+      expect(await store.version()).toBe(`${opening}.${Number(commits) + 60}`)
+    } finally {
+      for (const other of others) await other.close()
+    }
+  })
+})
