@@ -134,7 +134,7 @@ async function insertIntoPostgres(url: string, { authors, collections, books }: 
       // Ids given outright, and the counters in record_ids (where the store takes ids from) moved past them.
       const insertNames = async (table: string, records: readonly BulkRecord[]) => {
         await tx.unsafe(
-          `INSERT INTO ${table} (id, name) SELECT n, value FROM json_array_elements_text($1::json) WITH ORDINALITY AS t(value, n)`,
+          `INSERT INTO ${table} (id, name) SELECT n, value FROM json_array_elements_text($1::text::json) WITH ORDINALITY AS t(value, n)`,
           [names(records)],
         )
         await tx.unsafe('UPDATE record_ids SET last_id = $1 WHERE table_name = $2', [records.length, table])
@@ -144,7 +144,7 @@ async function insertIntoPostgres(url: string, { authors, collections, books }: 
       await tx.unsafe(
         `INSERT INTO books (id, name, author_id, book_collection_id)
          SELECT n, value ->> 0, (value ->> 1)::bigint, (value ->> 2)::bigint
-         FROM json_array_elements($1::json) WITH ORDINALITY AS t(value, n)`,
+         FROM json_array_elements($1::text::json) WITH ORDINALITY AS t(value, n)`,
         [bookRows(books)],
       )
       await tx.unsafe(`UPDATE record_ids SET last_id = $1 WHERE table_name = 'books'`, [books.length])
