@@ -20,8 +20,8 @@ function tokenSet(): TokenSet {
 
 let app: TestApp | undefined
 
-function open(options: { publicRead?: boolean; tokens?: TokenSet; logLevel?: 'info' } = {}): TestApp {
-  app = openTestApp({
+async function open(options: { publicRead?: boolean; tokens?: TokenSet; logLevel?: 'info' } = {}): Promise<TestApp> {
+  app = await openTestApp({
     logLevel: options.logLevel,
     app: { tokens: options.tokens ?? tokenSet(), publicRead: options.publicRead },
   })
@@ -35,13 +35,13 @@ afterEach(async () => {
 
 describe('a read with API tokens set', () => {
   it('answers 401 with WWW-Authenticate: Bearer and a JSON:API error without a token', async () => {
-    const answer = await open().get('/api/v1/authors')
+    const answer = await (await open()).get('/api/v1/authors')
     expectOneError(answer, 401, AUTHORIZATION)
     expect(answer.headers.get('www-authenticate')).toBe('Bearer')
   })
 
   it('answers 200 with a read token, and with a write token', async () => {
-    const app = open()
+    const app = await open()
     for (const token of [READER, WRITER]) {
       const answer = await app.get('/api/v1/authors', bearer(token))
       expect(answer.status).toBe(200)
@@ -50,13 +50,13 @@ describe('a read with API tokens set', () => {
   })
 
   it('answers 401 with error="invalid_token" to a token not in the file', async () => {
-    const answer = await open().get('/api/v1/authors', bearer(`${READER}x`))
+    const answer = await (await open()).get('/api/v1/authors', bearer(`${READER}x`))
     expectOneError(answer, 401, AUTHORIZATION)
     expect(answer.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"')
   })
 
   it('answers 401 to the hash of a token sent in its place', async () => {
-    expectOneError(await open().get('/api/v1/authors', bearer(sha256(READER))), 401, AUTHORIZATION)
+    expectOneError(await (await open()).get('/api/v1/authors', bearer(sha256(READER))), 401, AUTHORIZATION)
   })
 
   it.each([
@@ -67,38 +67,40 @@ describe('a read with API tokens set', () => {
     ['the token alone', READER],
     ['two tokens', `Bearer ${READER} ${WRITER}`],
   ])('answers 401 with a JSON:API error to a malformed Authorization header: %s', async (_, header) => {
-    const answer = await open().send('GET', '/api/v1/authors', { headers: { accept: JSON_API, authorization: header } })
+    const answer = await (await open()).send('GET', '/api/v1/authors', {
+      headers: { accept: JSON_API, authorization: header },
+    })
     expectOneError(answer, 401, AUTHORIZATION)
     expect(answer.headers.get('www-authenticate')).toStartWith('Bearer')
   })
 
   it('takes the scheme in any case (bearer, BEARER)', async () => {
-    const app = open()
+    const app = await open()
     for (const scheme of ['bearer', 'BEARER']) {
       expect((await app.get('/api/v1/authors', { authorization: `${scheme} ${READER}` })).status).toBe(200)
     }
   })
 
   it('answers 401 to an unknown path without a token, so that routes are not revealed', async () => {
-    expectOneError(await open().get('/api/v1/nothing-here'), 401, AUTHORIZATION)
+    expectOneError(await (await open()).get('/api/v1/nothing-here'), 401, AUTHORIZATION)
   })
 
   it('answers 401 before the Accept check (406)', async () => {
-    const answer = await open().send('GET', '/api/v1/authors', { headers: { accept: `${JSON_API}; foo=bar` } })
+    const answer = await (await open()).send('GET', '/api/v1/authors', { headers: { accept: `${JSON_API}; foo=bar` } })
     expectOneError(answer, 401, AUTHORIZATION)
   })
 })
 
 describe('a write with API tokens set', () => {
   it('creates the record (201) with a write token', async () => {
-    const app = open()
+    const app = await open()
     const answer = await app.post('/api/v1/authors', authorDocument('Ursula K. Le Guin'), bearer(WRITER))
     expect(answer.status).toBe(201)
     expect(await app.stored('authors')).toEqual([{ id: Number(answer.json.data.id), name: 'Ursula K. Le Guin' }])
   })
 
   it('answers 403 with error="insufficient_scope" to a read token and changes nothing', async () => {
-    const app = open()
+    const app = await open()
     const answer = await changesNothing(app, () =>
       app.post('/api/v1/authors', authorDocument('Octavia E. Butler'), bearer(READER)),
     )
@@ -107,7 +109,7 @@ describe('a write with API tokens set', () => {
   })
 
   it('answers 401 without a token and changes nothing, on every write method', async () => {
-    const app = open()
+    const app = await open()
     const id = (await app.post('/api/v1/authors', authorDocument('Ursula K. Le Guin'), bearer(WRITER))).json.data.id
     for (const [method, path] of [
       ['POST', '/api/v1/authors'],
@@ -124,7 +126,7 @@ describe('a write with API tokens set', () => {
   })
 
   it('answers 403 to a read token on DELETE and on the atomic operations endpoint', async () => {
-    const app = open()
+    const app = await open()
     const id = (await app.post('/api/v1/authors', authorDocument('Ursula K. Le Guin'), bearer(WRITER))).json.data.id
     expectOneError(
       await app.request('DELETE', `/api/v1/authors/${id}`, { headers: bearer(READER) }),
@@ -148,7 +150,7 @@ describe('a write with API tokens set', () => {
   })
 
   it('answers 401 before the Content-Type check (415)', async () => {
-    const answer = await open().send('POST', '/api/v1/authors', {
+    const answer = await (await open()).send('POST', '/api/v1/authors', {
       headers: { 'content-type': 'text/plain' },
       body: 'not a document',
     })
@@ -159,7 +161,7 @@ describe('a write with API tokens set', () => {
     const endless = new ReadableStream<Uint8Array>({
       pull: () => new Promise(() => {}),
     })
-    const answer = await open().send('POST', '/api/v1/authors', {
+    const answer = await (await open()).send('POST', '/api/v1/authors', {
       headers: { 'content-type': JSON_API },
       body: endless,
     })
@@ -167,31 +169,35 @@ describe('a write with API tokens set', () => {
   })
 
   it('answers 401 to a token not in the file, not 403', async () => {
-    const answer = await open().post('/api/v1/authors', authorDocument('X'), bearer('cat_not-a-known-token'))
+    const answer = await (await open()).post('/api/v1/authors', authorDocument('X'), bearer('cat_not-a-known-token'))
     expectOneError(answer, 401, AUTHORIZATION)
   })
 })
 
 describe('PUBLIC_READ with API tokens set', () => {
   it('answers reads without a token', async () => {
-    expect((await open({ publicRead: true }).get('/api/v1/authors')).status).toBe(200)
+    expect((await (await open({ publicRead: true })).get('/api/v1/authors')).status).toBe(200)
   })
 
   it('still needs a write token for writes, and changes nothing without one', async () => {
-    const app = open({ publicRead: true })
+    const app = await open({ publicRead: true })
     const answer = await changesNothing(app, () => app.post('/api/v1/authors', authorDocument('X')))
     expectOneError(answer, 401, AUTHORIZATION)
     expectOneError(await app.post('/api/v1/authors', authorDocument('X'), bearer(READER)), 403, AUTHORIZATION)
   })
 
   it('still answers 401 to a token that is sent but not valid', async () => {
-    expectOneError(await open({ publicRead: true }).get('/api/v1/authors', bearer('cat_wrong')), 401, AUTHORIZATION)
+    expectOneError(
+      await (await open({ publicRead: true })).get('/api/v1/authors', bearer('cat_wrong')),
+      401,
+      AUTHORIZATION,
+    )
   })
 })
 
 describe('public paths with API tokens set', () => {
   it('serves the docs page, its viewer and the OpenAPI document without a token', async () => {
-    const app = open()
+    const app = await open()
     for (const path of ['/docs', '/docs/', '/docs/scalar.js?v=1'])
       expect((await app.send('GET', path)).status).toBe(200)
     const spec = await app.send('GET', '/api/v1/openapi.json')
@@ -200,26 +206,26 @@ describe('public paths with API tokens set', () => {
   })
 
   it('declares the token scheme in the OpenAPI document: a token for reads, the write scope for writes', async () => {
-    const spec = (await open().send('GET', '/api/v1/openapi.json')).json
+    const spec = (await (await open()).send('GET', '/api/v1/openapi.json')).json
     expect(spec.components.securitySchemes.apiToken).toMatchObject({ type: 'http', scheme: 'bearer' })
     expect(spec.paths['/api/v1/authors'].get.security).toEqual([{ apiToken: [] }])
     expect(spec.paths['/api/v1/authors'].post.security).toEqual([{ apiToken: ['write'] }])
   })
 
   it('documents reads as open to anyone, or to a token, with PUBLIC_READ', async () => {
-    const spec = (await open({ publicRead: true }).send('GET', '/api/v1/openapi.json')).json
+    const spec = (await (await open({ publicRead: true })).send('GET', '/api/v1/openapi.json')).json
     expect(spec.paths['/api/v1/authors'].get.security).toEqual([{}, { apiToken: [] }])
     expect(spec.paths['/api/v1/authors'].post.security).toEqual([{ apiToken: ['write'] }])
   })
 
   it('answers /health and /ready without a token', async () => {
-    const app = open()
+    const app = await open()
     expect((await app.send('GET', '/health')).status).toBe(200)
     expect((await app.send('GET', '/ready')).status).toBe(200)
   })
 
   it('keeps /metrics a read: 401 without a token, 200 with a read token', async () => {
-    const app = open()
+    const app = await open()
     expectOneError(await app.send('GET', '/metrics'), 401, AUTHORIZATION)
     const scraped = await app.send('GET', '/metrics', { headers: bearer(READER) })
     expect(scraped.status).toBe(200)
@@ -229,7 +235,7 @@ describe('public paths with API tokens set', () => {
 
 describe('an empty token file', () => {
   it('refuses every request that needs a token', async () => {
-    const app = open({ tokens: new TokenSet(parseTokenFile('# nobody yet\n')) })
+    const app = await open({ tokens: new TokenSet(parseTokenFile('# nobody yet\n')) })
     expectOneError(await app.get('/api/v1/authors'), 401, AUTHORIZATION)
     expectOneError(await app.get('/api/v1/authors', bearer(READER)), 401, AUTHORIZATION)
   })
@@ -238,7 +244,7 @@ describe('an empty token file', () => {
 describe('tokens replaced while the service runs (what SIGHUP does)', () => {
   it('accepts the new tokens and refuses the removed ones at once', async () => {
     const tokens = tokenSet()
-    const app = open({ tokens })
+    const app = await open({ tokens })
     expect((await app.get('/api/v1/authors', bearer(READER))).status).toBe(200)
     const NEWCOMER = 'cat_newcomer-token-0123456789abcdefghijklmnopq'
     tokens.replace(parseTokenFile(`newcomer read ${sha256(NEWCOMER)}`))
@@ -249,7 +255,7 @@ describe('tokens replaced while the service runs (what SIGHUP does)', () => {
 
 describe('without API tokens', () => {
   it('is open: reads and writes need no token, and an Authorization header is ignored', async () => {
-    app = openTestApp()
+    app = await openTestApp()
     expect((await app.get('/api/v1/authors')).status).toBe(200)
     expect((await app.post('/api/v1/authors', authorDocument('A'))).status).toBe(201)
     expect((await app.post('/api/v1/authors', authorDocument('B'), { authorization: 'Basic eA==' })).status).toBe(201)
@@ -258,7 +264,7 @@ describe('without API tokens', () => {
 
 describe('the request log with API tokens set', () => {
   it("names the token and gives the query string, and never holds the token's text or hash", async () => {
-    const app = open({ logLevel: 'info' })
+    const app = await open({ logLevel: 'info' })
     await app.get('/api/v1/authors?page[size]=5&sort=-name', bearer(READER))
     await app.post('/api/v1/authors', authorDocument('X'), bearer(WRITER))
     await app.get('/api/v1/authors', bearer('cat_wrong-token'))

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { insertCatalogue, titleOf } from '../support/bulk'
 import { openTestApp, type TestApp } from '../support/harness'
 
 const notIncluded = { meta: { included: false } }
@@ -21,7 +22,7 @@ describe('/api/v1/books', () => {
   let otherAuthor: string
   let collection: string
   beforeAll(async () => {
-    t = openTestApp()
+    t = await openTestApp()
     author = await t.create('authors', { name: 'J.R.R. Tolkien' })
     otherAuthor = await t.create('authors', { name: 'Ursula K. Le Guin' })
     collection = await t.create('book_collections', { name: 'Middle-earth' })
@@ -246,25 +247,26 @@ describe('/api/v1/books', () => {
 
 describe('GET /api/v1/books on a long list', () => {
   let t: TestApp
-  beforeAll(() => {
-    t = openTestApp()
+  beforeAll(async () => {
+    t = await openTestApp()
   })
   afterAll(() => t.close())
 
   it('returns every one of 2,500 books in id order, across the batches it streams', async () => {
-    const author = await t.create('authors', { name: 'Prolific' })
-    const db = new (await import('bun:sqlite')).Database(t.dbPath)
-    db.transaction(() => {
-      const insert = db.query('INSERT INTO books (name, author_id) VALUES (?, ?)')
-      for (let i = 0; i < 2500; i++) insert.run(`Book ${i}`, Number(author))
-    })()
-    db.close()
+    const { authors, books } = await insertCatalogue(t, {
+      authors: ['Prolific'],
+      collections: [],
+      books: 2500,
+      authorOf: () => 1,
+      collectionOf: () => null,
+    })
+    const author = authors[0]?.id
     const answer = await t.get('/api/v1/books')
     expect(answer.status).toBe(200)
     expect(answer.headers.get('content-type')).toBe('application/vnd.api+json; charset=utf-8')
     expect(answer.json.data).toHaveLength(2500)
-    expect(answer.json.data[0]).toEqual(unlinkedBook(answer.json.data[0].id, 'Book 0'))
-    expect(answer.json.data.at(-1).attributes.name).toBe('Book 2499')
+    expect(answer.json.data[0]).toEqual(unlinkedBook('1', titleOf(0)))
+    expect(answer.json.data.at(-1).attributes.name).toBe(books.at(-1)?.name)
     const ids = answer.json.data.map((b: { id: string }) => Number(b.id))
     expect(ids).toEqual([...ids].sort((a, b) => a - b))
     expect((await t.get(`/api/v1/books?author_id=${author}`)).json.data).toHaveLength(2500)

@@ -1,9 +1,7 @@
-import { Database } from 'bun:sqlite'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
 import { createApp } from '../../src/http/app'
 import { createLogger } from '../../src/logger'
 import { resources } from '../../src/resources/registry'
-import { SqliteStore } from '../../src/store/sqlite'
 import type { Store } from '../../src/store/store'
 import { insertCatalogue } from '../support/bulk'
 import { changesNothing, expectOneError, expectRecordNotFound } from '../support/expectations'
@@ -42,7 +40,7 @@ function expectNotModified(answer: Answer, tag: string): void {
 let t: TestApp
 let lib: Library
 beforeEach(async () => {
-  t = openTestApp()
+  t = await openTestApp()
   lib = await seedLibrary(t)
 })
 afterEach(() => t.close())
@@ -332,7 +330,7 @@ describe('REQUIRE_IF_MATCH=true', () => {
   let strict: TestApp
   let ids: Library
   beforeEach(async () => {
-    strict = openTestApp({ app: { requireIfMatch: true } })
+    strict = await openTestApp({ app: { requireIfMatch: true } })
     ids = await seedLibrary(strict)
   })
   afterEach(() => strict.close())
@@ -394,9 +392,9 @@ describe('REQUIRE_IF_MATCH=true', () => {
 // weak tag made from the store's version read before them (docs/caching.md).
 describe('streamed answers (over 64 KB)', () => {
   let big: TestApp
-  beforeAll(() => {
-    big = openTestApp({ readWorkers: 1 })
-    insertCatalogue(big.dbPath, {
+  beforeAll(async () => {
+    big = await openTestApp({ readWorkers: 1 })
+    await insertCatalogue(big, {
       authors: ['Prolific', 'Other'],
       collections: [],
       books: 2000,
@@ -424,7 +422,7 @@ describe('streamed answers (over 64 KB)', () => {
 
   it('answer 304 to a current weak tag before reading anything', async () => {
     // The real store, counting its reads; no read workers, so that every read passes through it.
-    const store = SqliteStore.open(big.dbPath, resources)
+    const store = await big.openStore()
     const reads: string[] = []
     const counted = new Proxy(store, {
       get(target, key) {
@@ -469,13 +467,13 @@ describe('streamed answers (over 64 KB)', () => {
     expect(etagOf(answer)).not.toBe(tag)
   })
 
-  it('get a new tag once another process writes to the database file', async () => {
+  it('get a new tag once another process writes to the database', async () => {
     const tag = await streamedTag('/api/v1/books')
-    const other = new Database(big.dbPath)
+    const other = await big.openStore()
     try {
-      other.run("UPDATE books SET name = 'Written elsewhere' WHERE id = 7")
+      await other.update(resources.get('books'), 7, { attributes: { name: 'Written elsewhere' }, toOne: {} })
     } finally {
-      other.close()
+      await other.close()
     }
     const answer = await big.get('/api/v1/books', { 'if-none-match': tag })
     expect(answer.status).toBe(200)

@@ -19,8 +19,11 @@ const EXPOSED = 'Location, ETag, X-Request-Id, RateLimit, RateLimit-Policy, Retr
 
 let app: TestApp | undefined
 
-function open(corsOrigins?: CorsOrigins, options: { tokens?: TokenSet; rateLimit?: number } = {}): TestApp {
-  app = openTestApp({
+async function open(
+  corsOrigins?: CorsOrigins,
+  options: { tokens?: TokenSet; rateLimit?: number } = {},
+): Promise<TestApp> {
+  app = await openTestApp({
     app: {
       corsOrigins,
       tokens: options.tokens,
@@ -53,7 +56,7 @@ function corsHeadersOf(answer: Answer): Record<string, string> {
 
 describe('without CORS_ORIGINS', () => {
   it('adds no CORS headers, even to a request with an Origin', async () => {
-    const app = open()
+    const app = await open()
     const answer = await app.get('/api/v1/authors', { origin: APP_ORIGIN })
     expect(answer.status).toBe(200)
     expect(corsHeadersOf(answer)).toEqual({})
@@ -61,7 +64,7 @@ describe('without CORS_ORIGINS', () => {
   })
 
   it('answers OPTIONS as before: 405 with Allow', async () => {
-    const answer = await preflight(open(), APP_ORIGIN)
+    const answer = await preflight(await open(), APP_ORIGIN)
     expectOneError(answer, 405)
     expect(answer.headers.get('allow')).toBe('GET, POST')
     expect(corsHeadersOf(answer)).toEqual({})
@@ -70,7 +73,7 @@ describe('without CORS_ORIGINS', () => {
 
 describe('CORS_ORIGINS listing origins', () => {
   it('answers a preflight from a listed origin 204 with the methods and headers the API takes', async () => {
-    const answer = await preflight(open([APP_ORIGIN, DEV_ORIGIN]), DEV_ORIGIN)
+    const answer = await preflight(await open([APP_ORIGIN, DEV_ORIGIN]), DEV_ORIGIN)
     expect(answer.status).toBe(204)
     expect(answer.text).toBe('')
     expect(answer.headers.get('access-control-allow-origin')).toBe(DEV_ORIGIN)
@@ -85,7 +88,7 @@ describe('CORS_ORIGINS listing origins', () => {
 
   it('answers a preflight without asking for a token and without counting it against a rate limit', async () => {
     const tokens = new TokenSet(parseTokenFile('# none'))
-    const app = open([APP_ORIGIN], { tokens, rateLimit: 1 })
+    const app = await open([APP_ORIGIN], { tokens, rateLimit: 1 })
     for (let i = 0; i < 3; i++) {
       const answer = await preflight(app, APP_ORIGIN)
       expect(answer.status).toBe(204)
@@ -97,7 +100,7 @@ describe('CORS_ORIGINS listing origins', () => {
   })
 
   it('gives an answer to a listed origin Access-Control-Allow-Origin and the exposed headers', async () => {
-    const app = open([APP_ORIGIN])
+    const app = await open([APP_ORIGIN])
     const created = await app.post(
       '/api/v1/authors',
       { data: { type: 'author', attributes: { name: 'A' } } },
@@ -112,7 +115,7 @@ describe('CORS_ORIGINS listing origins', () => {
 
   it('puts the CORS headers on error answers too, so that a browser can read them', async () => {
     const tokens = new TokenSet(parseTokenFile('# none'))
-    const app = open([APP_ORIGIN], { tokens })
+    const app = await open([APP_ORIGIN], { tokens })
     const refused = await app.get('/api/v1/authors', { origin: APP_ORIGIN })
     expectOneError(refused, 401, { header: 'Authorization' })
     expect(refused.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN)
@@ -120,7 +123,7 @@ describe('CORS_ORIGINS listing origins', () => {
   })
 
   it('gives an origin not in the list no CORS headers, on a preflight (204) or any other request', async () => {
-    const app = open([APP_ORIGIN])
+    const app = await open([APP_ORIGIN])
     for (const origin of ['https://evil.example', 'https://app.example.evil', 'toString', 'null']) {
       const answer = await preflight(app, origin)
       expect(answer.status).toBe(204)
@@ -133,14 +136,14 @@ describe('CORS_ORIGINS listing origins', () => {
   })
 
   it('says Vary: Origin to a request without an Origin too, since the answer depends on it', async () => {
-    const answer = await open([APP_ORIGIN]).get('/api/v1/authors')
+    const answer = await (await open([APP_ORIGIN])).get('/api/v1/authors')
     expect(answer.status).toBe(200)
     expect(corsHeadersOf(answer)).toEqual({})
     expect(answer.headers.get('vary')).toBe('Origin')
   })
 
   it('keeps Vary: Origin on a page of a list, whose answer varies with Accept too', async () => {
-    const app = open([APP_ORIGIN])
+    const app = await open([APP_ORIGIN])
     await app.create('authors', { name: 'A' })
     const page = await app.get('/api/v1/authors?page[size]=1', { origin: APP_ORIGIN })
     expect(page.status).toBe(200)
@@ -150,7 +153,7 @@ describe('CORS_ORIGINS listing origins', () => {
   })
 
   it('logs a preflight and counts it in the metrics like any request, and leaves nothing in flight', async () => {
-    app = openTestApp({ logLevel: 'info', app: { corsOrigins: [APP_ORIGIN] } })
+    app = await openTestApp({ logLevel: 'info', app: { corsOrigins: [APP_ORIGIN] } })
     for (const origin of [APP_ORIGIN, 'https://evil.example']) {
       expect((await preflight(app, origin, '/api/v1/books')).status).toBe(204)
     }
@@ -168,7 +171,9 @@ describe('CORS_ORIGINS listing origins', () => {
   })
 
   it('answers an OPTIONS that is not a preflight as before', async () => {
-    const answer = await open([APP_ORIGIN]).send('OPTIONS', '/api/v1/authors', { headers: { origin: APP_ORIGIN } })
+    const answer = await (await open([APP_ORIGIN])).send('OPTIONS', '/api/v1/authors', {
+      headers: { origin: APP_ORIGIN },
+    })
     expectOneError(answer, 405)
     expect(answer.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN)
   })
@@ -176,7 +181,7 @@ describe('CORS_ORIGINS listing origins', () => {
 
 describe('CORS_ORIGINS=*', () => {
   it('allows every origin with Access-Control-Allow-Origin: * and no Vary', async () => {
-    const app = open('*')
+    const app = await open('*')
     const answer = await app.get('/api/v1/authors', { origin: 'https://anywhere.example' })
     expect(answer.headers.get('access-control-allow-origin')).toBe('*')
     expect(answer.headers.get('access-control-expose-headers')).toBe(EXPOSED)

@@ -14,8 +14,8 @@ function configurationOf(html: string): Record<string, unknown> {
 
 describe(`GET ${DOCS_PATH}`, () => {
   let t: TestApp
-  beforeAll(() => {
-    t = openTestApp()
+  beforeAll(async () => {
+    t = await openTestApp()
   })
   afterAll(() => t.close())
 
@@ -60,8 +60,8 @@ describe(`GET ${DOCS_PATH}`, () => {
 
 describe(`GET ${SCALAR_PATH}`, () => {
   let t: TestApp
-  beforeAll(() => {
-    t = openTestApp()
+  beforeAll(async () => {
+    t = await openTestApp()
   })
   afterAll(() => t.close())
 

@@ -12,7 +12,7 @@ let author: string
 let collection: string
 let book: string
 beforeAll(async () => {
-  t = openTestApp()
+  t = await openTestApp()
   author = await t.create('authors', { name: 'Ursula K. Le Guin' })
   collection = await t.create('book_collections', { name: 'Hainish Cycle' })
   book = await t.create('books', { name: 'The Dispossessed', author_id: author })

@@ -8,7 +8,7 @@ import { createLogger } from '../../src/logger'
 import { resources } from '../../src/resources/registry'
 import { SqliteStore } from '../../src/store/sqlite'
 import type { Store } from '../../src/store/store'
-import { type Answer, JSON_API, openTestApp, type TestApp } from '../support/harness'
+import { type Answer, JSON_API, openTestApp, type SqliteTestApp, type TestApp } from '../support/harness'
 
 /*
  * Faults of the database, made real: a tmpfs that fills up, an immutable WAL file, a lock another
@@ -79,7 +79,7 @@ function fillUp(path: string): void {
 describe('a full disk', () => {
   let mount: string
   let mounted = false
-  let t: TestApp
+  let t: SqliteTestApp
   let author: string
   const filler = () => join(mount, 'filler')
   /** Names of the books answered 201 and 503, in order. */
@@ -99,7 +99,7 @@ describe('a full disk', () => {
     mounted = true
     // Half the disk, for an operator to delete and so give the space back.
     writeFileSync(filler(), Buffer.alloc(1024 * 1024))
-    t = openTestApp({ parent: mount, logLevel: 'info' })
+    t = await openTestApp({ backend: 'sqlite', parent: mount, logLevel: 'info' })
     author = await t.create('authors', { name: 'Filler' })
     for (let n = 0; n < 2000; n++) {
       const answer = await postBook(t, bookName(n), author)
@@ -206,13 +206,13 @@ describe('a full disk', () => {
 })
 
 describe('an immutable WAL file', () => {
-  let t: TestApp
+  let t: SqliteTestApp
   let wal: string
   let immutable = false
   let author: string
 
   beforeAll(async () => {
-    t = openTestApp({ logLevel: 'info' })
+    t = await openTestApp({ backend: 'sqlite', logLevel: 'info' })
     wal = `${t.dbPath}-wal`
     author = await t.create('authors', { name: 'Before' })
   })
@@ -254,12 +254,12 @@ describe('an immutable WAL file', () => {
 })
 
 describe('a lock held past the busy timeout', () => {
-  let t: TestApp
+  let t: SqliteTestApp
   let other: Database
   let author: string
 
   beforeAll(async () => {
-    t = openTestApp({ logLevel: 'info', busyTimeoutMs: 50 })
+    t = await openTestApp({ backend: 'sqlite', logLevel: 'info', busyTimeoutMs: 50 })
     author = await t.create('authors', { name: 'Author' })
     other = new Database(t.dbPath)
   })
@@ -293,10 +293,10 @@ describe('a lock held past the busy timeout', () => {
 })
 
 describe('a database file cut short while the service runs', () => {
-  let t: TestApp
+  let t: SqliteTestApp
 
   beforeAll(async () => {
-    t = openTestApp({ logLevel: 'info' })
+    t = await openTestApp({ backend: 'sqlite', logLevel: 'info' })
     const author = await t.create('authors', { name: 'Prolific' })
     const raw = new Database(t.dbPath)
     const insert = raw.query('INSERT INTO books (name, author_id) VALUES (?, ?)')

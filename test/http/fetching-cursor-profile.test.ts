@@ -13,7 +13,7 @@ const PROFILED_TYPE = `${JSON_API}; profile="${PROFILE}"; charset=utf-8`
 let t: TestApp
 let c: Catalogue
 beforeAll(async () => {
-  t = openTestApp()
+  t = await openTestApp()
   c = await seedCatalogue(t)
 })
 afterAll(() => t.close())

@@ -1,5 +1,5 @@
-import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { insertCatalogue } from '../support/bulk'
 import { openTestApp, type TestApp } from '../support/harness'
 
 type Listed = {
@@ -25,19 +25,18 @@ describe('GET /api/v1/books with page[after] and page[before]', () => {
   const originals = new Map<string, string>()
 
   beforeAll(async () => {
-    t = openTestApp()
-    author = await t.create('authors', { name: 'Many' })
-    const db = new Database(t.dbPath)
-    db.transaction(() => {
-      const insert = db.query('INSERT INTO books (name, author_id) VALUES (?, ?) RETURNING id')
-      for (let i = 0; i < 10_000; i++) {
-        // Names repeat, so that sorting by name needs the id to break ties.
-        const name = `Book ${String(i % 997).padStart(4, '0')}`
-        const { id } = insert.get(name, Number(author)) as { id: number }
-        originals.set(String(id), name)
-      }
-    })()
-    db.close()
+    t = await openTestApp()
+    const { authors, books } = await insertCatalogue(t, {
+      authors: ['Many'],
+      collections: [],
+      books: 10_000,
+      authorOf: () => 1,
+      collectionOf: () => null,
+      // Names repeat, so that sorting by name needs the id to break ties.
+      titleOf: (i) => `Book ${String(i % 997).padStart(4, '0')}`,
+    })
+    author = String(authors[0]?.id)
+    for (const book of books) originals.set(String(book.id), book.name)
   })
   afterAll(() => t.close())
 

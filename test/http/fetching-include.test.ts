@@ -9,7 +9,7 @@ import { openTestApp, type TestApp } from '../support/harness'
 let t: TestApp
 let c: Catalogue
 beforeAll(async () => {
-  t = openTestApp()
+  t = await openTestApp()
   c = await seedCatalogue(t)
 })
 afterAll(() => t.close())

@@ -11,7 +11,7 @@ type Item = { id: string; meta?: { page: { cursor: string } } }
 let t: TestApp
 let c: Catalogue
 beforeAll(async () => {
-  t = openTestApp()
+  t = await openTestApp()
   c = await seedCatalogue(t)
 })
 afterAll(() => t.close())

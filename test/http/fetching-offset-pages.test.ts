@@ -1,5 +1,5 @@
-import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { insertCatalogue } from '../support/bulk'
 import { type Catalogue, ids, seedCatalogue } from '../support/catalogue'
 import { expectOneError } from '../support/expectations'
 import { type Answer, openTestApp, type TestApp } from '../support/harness'
@@ -10,7 +10,7 @@ import { type Answer, openTestApp, type TestApp } from '../support/harness'
 let t: TestApp
 let c: Catalogue
 beforeAll(async () => {
-  t = openTestApp()
+  t = await openTestApp()
   c = await seedCatalogue(t)
 })
 afterAll(() => t.close())
@@ -174,14 +174,15 @@ describe('deep offsets (1,100 book collections), read by a read worker as deep n
   let big: TestApp
   let all: string[]
   beforeAll(async () => {
-    big = openTestApp()
-    await big.create('book_collections', { name: 'First' })
-    const db = new Database(big.dbPath)
-    db.transaction(() => {
-      const insert = db.query('INSERT INTO book_collections (name) VALUES (?)')
-      for (let i = 2; i <= 1100; i++) insert.run(`Shelf ${i}`)
-    })()
-    db.close()
+    big = await openTestApp()
+    const shelves = Array.from({ length: 1099 }, (_, i) => `Shelf ${i + 2}`)
+    await insertCatalogue(big, {
+      authors: [],
+      collections: ['First', ...shelves],
+      books: 0,
+      authorOf: () => 1,
+      collectionOf: () => null,
+    })
     all = Array.from({ length: 1100 }, (_, i) => String(i + 1))
   })
   afterAll(() => big.close())

@@ -67,7 +67,7 @@ function expectPage(answer: Answer, expected: ExpectedPage, withIncluded = false
 let t: TestApp
 let c: Catalogue
 beforeAll(async () => {
-  t = openTestApp()
+  t = await openTestApp()
   c = await seedCatalogue(t)
 })
 afterAll(() => t.close())
@@ -339,7 +339,7 @@ describe('default and maximum page size (45 book collections)', () => {
   let all: string[]
   const path = '/api/v1/book_collections'
   beforeAll(async () => {
-    big = openTestApp()
+    big = await openTestApp()
     all = []
     for (let i = 1; i <= 45; i++) all.push(await big.create('book_collections', { name: `Shelf ${i}` }))
   })

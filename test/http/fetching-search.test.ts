@@ -1,5 +1,5 @@
-import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { importBooks } from '../support/bulk'
 import { openTestApp, type TestApp } from '../support/harness'
 
 describe('filter[search]', () => {
@@ -17,7 +17,7 @@ describe('filter[search]', () => {
   }
 
   beforeAll(async () => {
-    t = openTestApp()
+    t = await openTestApp()
     tolkien = await t.create('authors', { name: 'J.R.R. Tolkien' })
     zola = await t.create('authors', { name: 'Émile Zola' })
     middleEarth = await t.create('book_collections', { name: 'Middle-earth' })
@@ -93,12 +93,11 @@ describe('filter[search]', () => {
   })
 
   it('streams a ranked result longer than one batch whole, each record once', async () => {
-    const db = new Database(t.dbPath)
-    db.transaction(() => {
-      const insert = db.query('INSERT INTO books (name, author_id) VALUES (?, ?)')
-      for (let i = 0; i < 2500; i++) insert.run(`Volume ${'zz '.repeat(i % 5)}${i}`, Number(zola))
-    })()
-    db.close()
+    const volumes = Array.from({ length: 2500 }, (_, i) => `Volume ${'zz '.repeat(i % 5)}${i}`)
+    await importBooks(
+      t,
+      volumes.map((title) => ({ title, author: 'Émile Zola', collection: null })),
+    )
     const listed = await names('/api/v1/books?filter[search]=volume')
     expect(listed).toHaveLength(2500)
     expect(new Set(listed).size).toBe(2500)

@@ -4,7 +4,7 @@ import { renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { resources } from '../../src/resources/registry'
 import { SqliteStore } from '../../src/store/sqlite'
-import { JSON_API, openTestApp, type TestApp } from '../support/harness'
+import { JSON_API, openTestApp, type SqliteTestApp, type TestApp } from '../support/harness'
 
 /** An Accept header the API answers 406, and each kind a probe or a browser sends. */
 const accepts = [
@@ -22,13 +22,23 @@ function logLines(t: TestApp, msg: string): LogLine[] {
 
 let t: TestApp
 let stopping = false
-beforeEach(() => {
+beforeEach(async () => {
   stopping = false
-  t = openTestApp({ logLevel: 'info', app: { stopping: () => stopping } })
+  t = await openTestApp({ logLevel: 'info', app: { stopping: () => stopping } })
 })
 afterEach(async () => {
   await t.close()
 })
+
+/** For a test about the SQLite file itself: an app of the same settings over a SQLite file, whatever the backend. */
+async function onSqliteFile(run: (t: SqliteTestApp) => Promise<void>): Promise<void> {
+  const file = await openTestApp({ backend: 'sqlite', logLevel: 'info', app: { stopping: () => stopping } })
+  try {
+    await run(file)
+  } finally {
+    await file.close()
+  }
+}
 
 describe('GET /health', () => {
   it('answers 200 {"status":"ok"} as application/json', async () => {
@@ -43,9 +53,11 @@ describe('GET /health', () => {
   })
 
   it('answers 200 while the database is gone and while the service stops: the process still answers', async () => {
-    rmSync(t.dbPath)
-    stopping = true
-    expect((await t.send('GET', '/health')).status).toBe(200)
+    await onSqliteFile(async (t) => {
+      rmSync(t.dbPath)
+      stopping = true
+      expect((await t.send('GET', '/health')).status).toBe(200)
+    })
   })
 
   it('answers 405 with Allow: GET to another method', async () => {
@@ -81,56 +93,62 @@ describe('GET /ready', () => {
   })
 
   it('answers 503 with Retry-After once the database file is removed, and says why', async () => {
-    rmSync(t.dbPath)
-    const answer = await t.send('GET', '/ready')
-    expect(answer.status).toBe(503)
-    expect(answer.headers.get('retry-after')).toBe('5')
-    expect(answer.headers.get('content-type')).toBe('application/json')
-    expect(answer.json).toEqual({
-      status: 'unavailable',
-      reason: 'unavailable',
-      detail: 'The database is not ready: the database file was removed or replaced while the service runs',
+    await onSqliteFile(async (t) => {
+      rmSync(t.dbPath)
+      const answer = await t.send('GET', '/ready')
+      expect(answer.status).toBe(503)
+      expect(answer.headers.get('retry-after')).toBe('5')
+      expect(answer.headers.get('content-type')).toBe('application/json')
+      expect(answer.json).toEqual({
+        status: 'unavailable',
+        reason: 'unavailable',
+        detail: 'The database is not ready: the database file was removed or replaced while the service runs',
+      })
     })
   })
 
   it('answers 503 once the database file is replaced by another', async () => {
-    const other = join(t.dbPath, '..', 'other.db')
-    const replacement = SqliteStore.open(other, resources)
-    await replacement.close()
-    renameSync(other, t.dbPath)
-    expect((await t.send('GET', '/ready')).status).toBe(503)
+    await onSqliteFile(async (t) => {
+      const other = join(t.dbPath, '..', 'other.db')
+      const replacement = SqliteStore.open(other, resources)
+      await replacement.close()
+      renameSync(other, t.dbPath)
+      expect((await t.send('GET', '/ready')).status).toBe(503)
+    })
   })
 
   it('logs that it is not ready once, however often it is asked, and that it is ready again once', async () => {
-    // The schema as an older build left it: its last migration not applied.
-    const raw = new Database(t.dbPath)
-    const last = raw.query('SELECT * FROM schema_migrations ORDER BY version DESC LIMIT 1').get() as {
-      version: number
-      name: string
-      applied_at: string
-    }
-    raw.run('DELETE FROM schema_migrations WHERE version = ?', [last.version])
-    for (let i = 0; i < 3; i++) {
-      const answer = await t.send('GET', '/ready')
-      expect(answer.status).toBe(503)
-      expect(answer.json).toEqual({
-        status: 'unavailable',
-        reason: 'unavailable',
-        detail: `The database is not ready: the schema is at version ${last.version - 1}; this build needs ${last.version}`,
-      })
-    }
-    raw.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
-      last.version,
-      last.name,
-      last.applied_at,
-    ])
-    raw.close()
-    expect((await t.send('GET', '/ready')).status).toBe(200)
-    expect((await t.send('GET', '/ready')).status).toBe(200)
-    expect(logLines(t, 'not ready')).toEqual([
-      expect.objectContaining({ level: 'warn', reason: 'unavailable', code: 'MIGRATIONS_PENDING' }),
-    ])
-    expect(logLines(t, 'ready again')).toEqual([expect.objectContaining({ level: 'info' })])
+    await onSqliteFile(async (t) => {
+      // The schema as an older build left it: its last migration not applied.
+      const raw = new Database(t.dbPath)
+      const last = raw.query('SELECT * FROM schema_migrations ORDER BY version DESC LIMIT 1').get() as {
+        version: number
+        name: string
+        applied_at: string
+      }
+      raw.run('DELETE FROM schema_migrations WHERE version = ?', [last.version])
+      for (let i = 0; i < 3; i++) {
+        const answer = await t.send('GET', '/ready')
+        expect(answer.status).toBe(503)
+        expect(answer.json).toEqual({
+          status: 'unavailable',
+          reason: 'unavailable',
+          detail: `The database is not ready: the schema is at version ${last.version - 1}; this build needs ${last.version}`,
+        })
+      }
+      raw.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
+        last.version,
+        last.name,
+        last.applied_at,
+      ])
+      raw.close()
+      expect((await t.send('GET', '/ready')).status).toBe(200)
+      expect((await t.send('GET', '/ready')).status).toBe(200)
+      expect(logLines(t, 'not ready')).toEqual([
+        expect.objectContaining({ level: 'warn', reason: 'unavailable', code: 'MIGRATIONS_PENDING' }),
+      ])
+      expect(logLines(t, 'ready again')).toEqual([expect.objectContaining({ level: 'info' })])
+    })
   })
 
   it('leaves the API answering while it is not ready: readiness only advises', async () => {

@@ -11,7 +11,7 @@ const ATOMIC = 'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"'
 let t: TestApp
 let library: Library
 beforeEach(async () => {
-  t = openTestApp()
+  t = await openTestApp()
   library = await seedLibrary(t)
 })
 afterEach(() => t.close())
@@ -42,7 +42,7 @@ function operations(list: unknown[], app: TestApp = t): Promise<Answer> {
 /** Reopens the app with some limits set lower, over the same seed data. */
 async function withLimits(limits: Parameters<typeof openTestApp>[0]): Promise<void> {
   await t.close()
-  t = openTestApp(limits)
+  t = await openTestApp(limits)
   library = await seedLibrary(t)
 }
 

@@ -15,7 +15,7 @@ let collectionId: string
 let bookId: string
 
 beforeEach(async () => {
-  app = openTestApp()
+  app = await openTestApp()
   ;({ authorId, collectionId, bookId } = await seedLibrary(app))
 })
 
@@ -236,8 +236,8 @@ describe('data.id', () => {
 describe('a body over the size limit (maxBodyBytes 1000)', () => {
   let small: TestApp
 
-  beforeEach(() => {
-    small = openTestApp({ maxBodyBytes: 1000 })
+  beforeEach(async () => {
+    small = await openTestApp({ maxBodyBytes: 1000 })
   })
 
   afterEach(async () => {
@@ -277,7 +277,7 @@ describe('a body over the size limit (maxBodyBytes 1000)', () => {
   })
 
   it('rejects a streamed body without Content-Length with 413 once it passes the limit', async () => {
-    const raw = openTestApp({ maxBodyBytes: 1000 })
+    const raw = await openTestApp({ maxBodyBytes: 1000 })
     try {
       const chunk = new TextEncoder().encode(' '.repeat(300))
       let sent = 0
@@ -302,7 +302,7 @@ describe('a body over the size limit (maxBodyBytes 1000)', () => {
   })
 
   it('accepts a streamed body without Content-Length within the limit', async () => {
-    const raw = openTestApp({ maxBodyBytes: 1000 })
+    const raw = await openTestApp({ maxBodyBytes: 1000 })
     try {
       const parts = ['{"data":{"type":"author",', '"attributes":{"name":"Streamed"}}}']
       const body = new ReadableStream<Uint8Array>({

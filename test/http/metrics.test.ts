@@ -12,8 +12,8 @@ function requests(samples: readonly Sample[], method: string, route: string, sta
 
 describe('GET /metrics', () => {
   let t: TestApp
-  beforeAll(() => {
-    t = openTestApp()
+  beforeAll(async () => {
+    t = await openTestApp()
   })
   afterAll(async () => {
     await t.close()
@@ -68,8 +68,8 @@ describe('GET /metrics', () => {
 
 describe('http_request_duration_seconds', () => {
   let t: TestApp
-  beforeAll(() => {
-    t = openTestApp()
+  beforeAll(async () => {
+    t = await openTestApp()
   })
   afterAll(async () => {
     await t.close()
@@ -171,10 +171,11 @@ describe('http_requests_in_flight', () => {
       const inFlight = async () => sampleValue(await scrape(t), 'http_requests_in_flight')
       const list = () => t.app.handle(new Request('http://localhost/api/v1/books', { headers: { accept: JSON_API } }))
 
-      beforeAll(() => {
-        t = openTestApp({ readWorkers })
+      beforeAll(async () => {
+        // Read workers read SQLite files: with them the test is about SQLite; without, about either backend.
+        t = await openTestApp(readWorkers > 0 ? { backend: 'sqlite', readWorkers } : { readWorkers })
         // About 200 KB of books: a list that is streamed, not answered whole.
-        insertCatalogue(t.dbPath, {
+        await insertCatalogue(t, {
           authors: ['Streamed'],
           collections: [],
           books: 3000,
@@ -225,9 +226,9 @@ describe('catalogue_database_seconds_total', () => {
   let t: TestApp
   /** With a read worker, for the reads that grow with the data. */
   let offloading: TestApp
-  beforeAll(() => {
-    t = openTestApp({ readWorkers: 0 })
-    offloading = openTestApp({ readWorkers: 1 })
+  beforeAll(async () => {
+    t = await openTestApp({ readWorkers: 0 })
+    offloading = await openTestApp({ backend: 'sqlite', readWorkers: 1 })
   })
   afterAll(async () => {
     await t.close()
@@ -265,8 +266,8 @@ describe('catalogue_database_seconds_total', () => {
 
 describe('nodejs_eventloop_lag_seconds', () => {
   let t: TestApp
-  beforeAll(() => {
-    t = openTestApp()
+  beforeAll(async () => {
+    t = await openTestApp()
   })
   afterAll(async () => {
     await t.close()
@@ -289,8 +290,8 @@ describe('nodejs_eventloop_lag_seconds', () => {
 
 describe('METRICS=false', () => {
   let t: TestApp
-  beforeAll(() => {
-    t = openTestApp({ app: { metrics: false } })
+  beforeAll(async () => {
+    t = await openTestApp({ app: { metrics: false } })
   })
   afterAll(async () => {
     await t.close()

@@ -10,8 +10,8 @@ const types = [
 for (const { type, singular, inverse } of types) {
   describe(`/api/v1/${type}`, () => {
     let t: TestApp
-    beforeAll(() => {
-      t = openTestApp()
+    beforeAll(async () => {
+      t = await openTestApp()
     })
     afterAll(() => t.close())
 
@@ -191,8 +191,8 @@ for (const { type, singular, inverse } of types) {
 
 describe('deleting related records', () => {
   let t: TestApp
-  beforeAll(() => {
-    t = openTestApp()
+  beforeAll(async () => {
+    t = await openTestApp()
   })
   afterAll(() => t.close())
 

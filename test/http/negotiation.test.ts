@@ -10,7 +10,7 @@ let app: TestApp
 let authorId: string
 
 beforeEach(async () => {
-  app = openTestApp()
+  app = await openTestApp()
   authorId = await app.create('authors', { name: 'Ursula K. Le Guin' })
 })
 
@@ -180,7 +180,7 @@ describe('response Content-Type', () => {
   })
 
   it('is exactly application/vnd.api+json; charset=utf-8 for a 413', async () => {
-    const small = openTestApp({ maxBodyBytes: 100 })
+    const small = await openTestApp({ maxBodyBytes: 100 })
     try {
       const answer = await small.post('/api/v1/authors', authorDocument('x'.repeat(200)))
       expect(answer.status).toBe(413)

@@ -25,7 +25,7 @@ let t: TestApp
 let operations: { method: string; path: string; operation: Operation }[]
 
 beforeAll(async () => {
-  t = openTestApp()
+  t = await openTestApp()
   const spec = (await t.get(SPEC_PATH, { accept: 'application/json' })).json
   operations = Object.entries(spec.paths as Record<string, Record<string, Operation>>).flatMap(([path, item]) =>
     Object.entries(item).map(([method, operation]) => ({ method: method.toUpperCase(), path, operation })),

@@ -20,7 +20,7 @@ describe(`GET ${SPEC_PATH}`, () => {
   // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is read as plain JSON
   let spec: any
   beforeAll(async () => {
-    t = openTestApp()
+    t = await openTestApp()
     const answer = await t.get(SPEC_PATH, { accept: 'application/json' })
     expect(answer.status).toBe(200)
     spec = answer.json
@@ -192,8 +192,8 @@ describe(`GET ${SPEC_PATH}`, () => {
 
 describe('the documented response schemas', () => {
   let t: TestApp
-  beforeAll(() => {
-    t = openTestApp()
+  beforeAll(async () => {
+    t = await openTestApp()
   })
   afterAll(() => t.close())
 

@@ -5,8 +5,8 @@ import { openTestApp, type TestApp } from '../support/harness'
 const ATOMIC = 'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"'
 
 let t: TestApp
-beforeEach(() => {
-  t = openTestApp({ maxOperations: 5 })
+beforeEach(async () => {
+  t = await openTestApp({ maxOperations: 5 })
 })
 afterEach(() => t.close())
 

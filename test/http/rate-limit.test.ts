@@ -20,11 +20,14 @@ class ManualClock {
 
 let app: TestApp | undefined
 
-function open(perMinute: number, options: { clock?: ManualClock; tokens?: boolean; maxKeys?: number } = {}): TestApp {
+async function open(
+  perMinute: number,
+  options: { clock?: ManualClock; tokens?: boolean; maxKeys?: number } = {},
+): Promise<TestApp> {
   const tokens = options.tokens
     ? new TokenSet(parseTokenFile(`alice write ${sha256(ALICE)}\nbob read ${sha256(BOB)}`))
     : undefined
-  app = openTestApp({
+  app = await openTestApp({
     app: { rateLimit: { perMinute, clock: options.clock?.now, maxKeys: options.maxKeys }, tokens, publicRead: true },
   })
   return app
@@ -52,7 +55,7 @@ function getFrom(localAddress: string, port: number, path: string): Promise<{ st
 
 describe('without RATE_LIMIT', () => {
   it('adds no RateLimit headers and never answers 429', async () => {
-    app = openTestApp()
+    app = await openTestApp()
     for (let i = 0; i < 5; i++) {
       const answer = await app.get('/api/v1/authors')
       expect(answer.status).toBe(200)
@@ -65,7 +68,7 @@ describe('without RATE_LIMIT', () => {
 describe('RATE_LIMIT=3', () => {
   it('puts RateLimit-Policy and RateLimit on every answer, the remaining count going down', async () => {
     const clock = new ManualClock()
-    const app = open(3, { clock })
+    const app = await open(3, { clock })
     const first = await app.get('/api/v1/authors')
     expect(first.headers.get('ratelimit-policy')).toBe('"default";q=3;w=60')
     expect(first.headers.get('ratelimit')).toBe('"default";r=2;t=60')
@@ -80,7 +83,7 @@ describe('RATE_LIMIT=3', () => {
 
   it('answers the fourth request in a minute 429 with Retry-After and a JSON:API error, and changes nothing', async () => {
     const clock = new ManualClock()
-    const app = open(3, { clock })
+    const app = await open(3, { clock })
     for (let i = 0; i < 3; i++) expect((await app.get('/api/v1/authors')).status).toBe(200)
     clock.ms += 20_000
     const refused = await changesNothing(app, () =>
@@ -94,7 +97,7 @@ describe('RATE_LIMIT=3', () => {
 
   it('allows requests again once the minute has passed', async () => {
     const clock = new ManualClock()
-    const app = open(3, { clock })
+    const app = await open(3, { clock })
     for (let i = 0; i < 4; i++) await app.get('/api/v1/authors')
     clock.ms += WINDOW_MS - 1
     expect((await app.get('/api/v1/authors')).status).toBe(429)
@@ -105,7 +108,7 @@ describe('RATE_LIMIT=3', () => {
   })
 
   it('counts each token apart from the others and from requests without a token', async () => {
-    const app = open(3, { tokens: true })
+    const app = await open(3, { tokens: true })
     for (let i = 0; i < 3; i++) expect((await app.get('/api/v1/authors', bearer(ALICE))).status).toBe(200)
     expect((await app.get('/api/v1/authors', bearer(ALICE))).status).toBe(429)
     const bob = await app.get('/api/v1/authors', bearer(BOB))
@@ -117,13 +120,13 @@ describe('RATE_LIMIT=3', () => {
   })
 
   it('counts refused requests too, so that tokens cannot be guessed at speed', async () => {
-    const app = open(3, { tokens: true })
+    const app = await open(3, { tokens: true })
     for (let i = 0; i < 3; i++) expect((await app.get('/api/v1/authors', bearer(`cat_guess-${i}`))).status).toBe(401)
     expect((await app.get('/api/v1/authors', bearer('cat_guess-again'))).status).toBe(429)
   })
 
   it('counts requests without a token per client address', async () => {
-    const app = open(2)
+    const app = await open(2)
     app.app.listen({ port: 0, hostname: '127.0.0.1' })
     const port = app.app.server?.port as number
     expect((await getFrom('127.0.0.2', port, '/api/v1/authors')).status).toBe(200)

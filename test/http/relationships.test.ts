@@ -11,7 +11,7 @@ let silmarillion: string
 let narnia: string
 
 beforeEach(async () => {
-  t = openTestApp()
+  t = await openTestApp()
   tolkien = await t.create('authors', { name: 'J.R.R. Tolkien' })
   lewis = await t.create('authors', { name: 'C.S. Lewis' })
   middleEarth = await t.create('book_collections', { name: 'Middle-earth' })

@@ -6,7 +6,7 @@ let app: TestApp
 let authorId: string
 
 beforeAll(async () => {
-  app = openTestApp({ maxBodyBytes: 1000 })
+  app = await openTestApp({ maxBodyBytes: 1000 })
   authorId = await app.create('authors', { name: 'Ursula K. Le Guin' })
 })
 
@@ -63,9 +63,9 @@ describe('security headers', () => {
 
 describe('security headers on a streamed answer', () => {
   it('are on a list too large to gather (over 64 KB), answered as a stream', async () => {
-    const big = openTestApp()
+    const big = await openTestApp()
     try {
-      insertCatalogue(big.dbPath, {
+      await insertCatalogue(big, {
         authors: ['A'],
         collections: [],
         books: 2000,

@@ -21,8 +21,8 @@ const COLLECTIONS = ['Northern Tales', 'Southern Tales', 'Eastern Tales', 'Unuse
  * 3,000 books. Five in six are by author 1 (2,500, interleaved with the others'), the rest by
  * authors 2 to 4; author 5 has none. Collections 1 to 3 hold three in four; collection 4 none.
  */
-function seed(t: TestApp): BulkCatalogue {
-  return insertCatalogue(t.dbPath, {
+function seed(t: TestApp): Promise<BulkCatalogue> {
+  return insertCatalogue(t, {
     authors: AUTHORS,
     collections: COLLECTIONS,
     books: 3000,
@@ -75,9 +75,9 @@ const collection = (id: number | null) => (id === null ? null : { type: 'book_co
 
 let t: TestApp
 let c: BulkCatalogue
-beforeAll(() => {
-  t = openTestApp({ readWorkers: 2 })
-  c = seed(t)
+beforeAll(async () => {
+  t = await openTestApp({ readWorkers: 2 })
+  c = await seed(t)
 })
 afterAll(() => t.close())
 
@@ -246,13 +246,20 @@ describe('sparse fieldsets on a streamed list', () => {
 })
 
 describe('read workers', () => {
-  // The same catalogue behind an app that reads on its main thread: ids match, as both files are fresh.
+  // Read workers read SQLite files. The same catalogue behind an app with two and one that reads on
+  // its main thread: ids match, as both files are fresh.
+  let workers: TestApp
   let local: TestApp
-  beforeAll(() => {
-    local = openTestApp({ readWorkers: 0 })
-    seed(local)
+  beforeAll(async () => {
+    workers = await openTestApp({ backend: 'sqlite', readWorkers: 2 })
+    local = await openTestApp({ backend: 'sqlite', readWorkers: 0 })
+    await seed(workers)
+    await seed(local)
   })
-  afterAll(() => local.close())
+  afterAll(async () => {
+    await workers.close()
+    await local.close()
+  })
 
   it.each([
     '/api/v1/books?include=author,book_collection',
@@ -265,17 +272,17 @@ describe('read workers', () => {
     '/api/v1/books?page[number]=7&page[size]=100&include=book_collection',
     '/api/v1/book_collections?include=books',
   ])('GET %s answers the same text with 2 workers as on the main thread', async (path) => {
-    const [onWorker, onMain] = [await stream(t, path), await stream(local, path)]
+    const [onWorker, onMain] = [await stream(workers, path), await stream(local, path)]
     expect(onWorker.status).toBe(200)
     expect([onWorker.json.data].flat().length).toBeGreaterThan(0)
     expect(onWorker.text).toBe(onMain.text)
   })
 
   it('a cursor page and the page its next link names agree across workers and main thread', async () => {
-    const first = await stream(t, '/api/v1/books?sort=-name&page[size]=100&page[after]=')
+    const first = await stream(workers, '/api/v1/books?sort=-name&page[size]=100&page[after]=')
     const next = first.json.links.next as string
     expect(next).toBeString()
-    const [onWorker, onMain] = [await stream(t, next), await stream(local, next)]
+    const [onWorker, onMain] = [await stream(workers, next), await stream(local, next)]
     expect(onWorker.json.data).toHaveLength(100)
     expect(onWorker.text).toBe(onMain.text)
   })

@@ -9,7 +9,7 @@ let collectionId: string
 let bookId: string
 
 beforeEach(async () => {
-  app = openTestApp()
+  app = await openTestApp()
   ;({ authorId, collectionId, bookId } = await seedLibrary(app))
 })
 

@@ -7,7 +7,7 @@ import { resources } from '../../src/resources/registry'
 import { SqliteStore } from '../../src/store/sqlite'
 import { sqliteMigrations } from '../../src/store/sqlite-migrations'
 import type { ListQuery, StoredRecord, StoreFilter, WriteResult } from '../../src/store/store'
-import { type BulkBook, type BulkCatalogue, byName, byNameDescending, insertCatalogue } from '../support/bulk'
+import { type BulkBook, type BulkCatalogue, byName, byNameDescending, insertCatalogueFile } from '../support/bulk'
 
 const authors = resources.get('authors')
 const collections = resources.get('book_collections')
@@ -307,7 +307,7 @@ describe('SqliteStore.stream', () => {
   /** A store of its own over the plan's books, for a test that writes. */
   function seeded(): { store: SqliteStore; catalogue: BulkCatalogue } {
     const store = openStore()
-    return { store, catalogue: insertCatalogue(dbPath, plan) }
+    return { store, catalogue: insertCatalogueFile(dbPath, plan) }
   }
 
   // The reads share one seeded file; a test that writes seeds its own.
@@ -316,7 +316,7 @@ describe('SqliteStore.stream', () => {
     const dir = mkdtempSync(join(tmpdir(), 'catalogue-stream-'))
     const path = join(dir, 'catalogue.db')
     const store = SqliteStore.open(path, resources)
-    shared = { store, catalogue: insertCatalogue(path, plan), dir }
+    shared = { store, catalogue: insertCatalogueFile(path, plan), dir }
   })
   afterAll(async () => {
     await shared.store.close()

@@ -1,9 +1,14 @@
 import { Database } from 'bun:sqlite'
+import { SQL } from 'bun'
+import type { DatabaseLocation } from '../../src/store/open'
+import type { NamedBook, Store } from '../../src/store/store'
 
 /**
- * Thousands of records written straight into a test's database file in one transaction: as many
- * HTTP posts would take seconds. The schema's triggers keep the search indexes in step. The file
- * must be fresh (no records yet), so that ids run from 1 in insertion order.
+ * Thousands of records written straight into a test's database (a SQLite file or a PostgreSQL
+ * database) in one transaction: as many HTTP posts would take seconds, and the Store's import finds
+ * records by name (books with the same title, author and collection would count as one). The
+ * search indexes follow by themselves (SQLite's triggers, PostgreSQL's expression indexes). The
+ * database must be fresh (no records yet), so that ids run from 1 in insertion order.
  */
 
 export interface BulkRecord {
@@ -31,6 +36,8 @@ export interface BulkPlan {
   readonly authorOf: (i: number) => number
   /** The collection of book `i`, or null. */
   readonly collectionOf: (i: number) => number | null
+  /** The title of book `i`; titleOf by default. */
+  readonly titleOf?: (i: number) => string
 }
 
 /** Words the titles are made of: a search for one of them matches titles only. */
@@ -45,34 +52,106 @@ export function titleOf(i: number): string {
   return `${TITLE_WORDS[i % TITLE_WORDS.length]} ${String((i * 37) % 400).padStart(3, '0')}`
 }
 
-export function insertCatalogue(dbPath: string, plan: BulkPlan): BulkCatalogue {
-  const books: BulkBook[] = Array.from({ length: plan.books }, (_, i) => ({
+/** Writes the plan into the database of a test app (`t.database`) and returns what it wrote. */
+export async function insertCatalogue(
+  where: { readonly database: DatabaseLocation },
+  plan: BulkPlan,
+): Promise<BulkCatalogue> {
+  const catalogue = planned(plan)
+  const { database } = where
+  if (database.kind === 'sqlite') insertIntoFile(database.path, catalogue)
+  else await insertIntoPostgres(database.url, catalogue)
+  return catalogue
+}
+
+/**
+ * Books added through the Store's import, into a database that already holds records: each book's
+ * author and collection found by name (or created). Books equal in title, author and collection
+ * count as one.
+ */
+export async function importBooks(t: { openStore(): Promise<Store> }, books: readonly NamedBook[]): Promise<void> {
+  const store = await t.openStore()
+  const run = store.openImport({ dryRun: false })
+  try {
+    const counts = await run.add(books)
+    if (counts.books !== books.length) throw new Error(`importBooks added ${counts.books} of ${books.length} books`)
+  } finally {
+    await run.close()
+    await store.close()
+  }
+}
+
+/** The same into a SQLite file the caller opened a store on (the store tests). */
+export function insertCatalogueFile(dbPath: string, plan: BulkPlan): BulkCatalogue {
+  const catalogue = planned(plan)
+  insertIntoFile(dbPath, catalogue)
+  return catalogue
+}
+
+function planned(plan: BulkPlan): BulkCatalogue {
+  const named = (names: readonly string[]) => names.map((name, i) => ({ id: i + 1, name }))
+  const books = Array.from({ length: plan.books }, (_, i) => ({
     id: i + 1,
-    name: titleOf(i),
+    name: (plan.titleOf ?? titleOf)(i),
     author: plan.authorOf(i),
     collection: plan.collectionOf(i),
   }))
+  return { authors: named(plan.authors), collections: named(plan.collections), books }
+}
+
+const names = (records: readonly BulkRecord[]) => JSON.stringify(records.map((record) => record.name))
+const bookRows = (books: readonly BulkBook[]) => JSON.stringify(books.map((b) => [b.name, b.author, b.collection]))
+
+function insertIntoFile(dbPath: string, { authors, collections, books }: BulkCatalogue): void {
   const db = new Database(dbPath)
   try {
     // One statement per table, its rows as one JSON parameter: a statement per row is several times slower.
-    const names = (table: string, list: readonly string[]) =>
-      db.run(`INSERT INTO ${table} (name) SELECT value FROM json_each(?) ORDER BY key`, [JSON.stringify(list)])
+    const insertNames = (table: string, records: readonly BulkRecord[]) =>
+      db.run(`INSERT INTO ${table} (name) SELECT value FROM json_each(?) ORDER BY key`, [names(records)])
     db.transaction(() => {
-      names('authors', plan.authors)
-      names('book_collections', plan.collections)
+      insertNames('authors', authors)
+      insertNames('book_collections', collections)
       db.run(
         `INSERT INTO books (name, author_id, book_collection_id)
          SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?) ORDER BY key`,
-        [JSON.stringify(books.map((b) => [b.name, b.author, b.collection]))],
+        [bookRows(books)],
       )
       const last = db.query<{ id: number | null }, []>('SELECT max(id) AS id FROM books').get()
-      if (last?.id !== plan.books) throw new Error('insertCatalogue needs a database with no records yet')
+      if ((last?.id ?? 0) !== books.length) throw new Error('insertCatalogue needs a database with no records yet')
     })()
   } finally {
     db.close()
   }
-  const named = (names: readonly string[]) => names.map((name, i) => ({ id: i + 1, name }))
-  return { authors: named(plan.authors), collections: named(plan.collections), books }
+}
+
+async function insertIntoPostgres(url: string, { authors, collections, books }: BulkCatalogue): Promise<void> {
+  const sql = new SQL(url, { max: 1 })
+  try {
+    await sql.begin(async (tx) => {
+      const [counted] =
+        await tx`SELECT (SELECT count(*) FROM books)::int + (SELECT last_id FROM record_ids WHERE table_name = 'books')::int AS n`
+      if (counted?.n !== 0) throw new Error('insertCatalogue needs a database with no records yet')
+      // Ids given outright, and the counters in record_ids (where the store takes ids from) moved past them.
+      const insertNames = async (table: string, records: readonly BulkRecord[]) => {
+        await tx.unsafe(
+          `INSERT INTO ${table} (id, name) SELECT n, value FROM json_array_elements_text($1::text::json) WITH ORDINALITY AS t(value, n)`,
+          [names(records)],
+        )
+        await tx.unsafe('UPDATE record_ids SET last_id = $1 WHERE table_name = $2', [records.length, table])
+      }
+      await insertNames('authors', authors)
+      await insertNames('book_collections', collections)
+      await tx.unsafe(
+        `INSERT INTO books (id, name, author_id, book_collection_id)
+         SELECT n, value ->> 0, (value ->> 1)::bigint, (value ->> 2)::bigint
+         FROM json_array_elements($1::text::json) WITH ORDINALITY AS t(value, n)`,
+        [bookRows(books)],
+      )
+      await tx.unsafe(`UPDATE record_ids SET last_id = $1 WHERE table_name = 'books'`, [books.length])
+    })
+  } finally {
+    await sql.close()
+  }
 }
 
 /** By name, then id: the order `sort=name` gives. */

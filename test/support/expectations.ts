@@ -1,5 +1,7 @@
 import { Database } from 'bun:sqlite'
 import { expect } from 'bun:test'
+import { SQL } from 'bun'
+import type { DatabaseLocation } from '../../src/store/open'
 import type { Answer, TestApp } from './harness'
 
 /** The Content-Type of every response with a body (interface.md, common rules). */
@@ -10,9 +12,20 @@ export const NOT_FOUND_BODY = { errors: [] }
 
 const TYPES = ['authors', 'book_collections', 'books'] as const
 
-/** The id counters: a failed insert that was not rolled back would still move them. */
-function idCounters(dbPath: string): Record<string, unknown>[] {
-  const db = new Database(dbPath, { readonly: true })
+/**
+ * The id counters (SQLite's sqlite_sequence, the PostgreSQL store's record_ids): a failed insert
+ * that was not rolled back would still move them.
+ */
+async function idCounters(database: DatabaseLocation): Promise<Record<string, unknown>[]> {
+  if (database.kind === 'postgres') {
+    const sql = new SQL(database.url, { max: 1 })
+    try {
+      return [...(await sql`SELECT table_name AS name, last_id::int AS seq FROM record_ids ORDER BY table_name`)]
+    } finally {
+      await sql.close()
+    }
+  }
+  const db = new Database(database.path, { readonly: true })
   try {
     return db.query<Record<string, unknown>, []>('SELECT name, seq FROM sqlite_sequence ORDER BY name').all()
   } finally {
@@ -21,13 +34,13 @@ function idCounters(dbPath: string): Record<string, unknown>[] {
 }
 
 /**
- * Every stored record of every type (read through the store), and SQLite's id counters: a
- * failed insert that was not rolled back would move them, which no read through the store shows.
+ * Every stored record of every type (read through the store), and the id counters: a failed
+ * insert that was not rolled back would move them, which no read through the store shows.
  */
 export async function snapshot(app: TestApp): Promise<Record<string, unknown[]>> {
   const stored: Record<string, unknown[]> = {}
   for (const type of TYPES) stored[type] = await app.stored(type)
-  return { ...stored, sqlite_sequence: idCounters(app.dbPath) }
+  return { ...stored, id_counters: await idCounters(app.database) }
 }
 
 /** Runs `act` and asserts that it stored, changed and deleted nothing; returns its answer. */

@@ -6,8 +6,11 @@ import type { RequestLimits } from '../../src/jsonapi/limits'
 import { createLogger, type LogLevel } from '../../src/logger'
 import type { ResourceDescription } from '../../src/resources/description'
 import { resources } from '../../src/resources/registry'
+import { type DatabaseLocation, openStore } from '../../src/store/open'
+import { PostgresStore } from '../../src/store/postgres'
 import { SqliteStore } from '../../src/store/sqlite'
 import type { Store } from '../../src/store/store'
+import { borrowDatabase, chosenBackend, type LentDatabase, type TestBackend } from './test-database'
 
 export const JSON_API = 'application/vnd.api+json'
 
@@ -35,10 +38,14 @@ export interface Answer {
   readonly json: any
 }
 
-/** The real app over a fresh SQLite file in its own temporary folder. */
+/**
+ * The real app over a fresh, empty database: a SQLite file in its own temporary folder, or a
+ * PostgreSQL database when TEST_DATABASE_URL names a server (test/support/test-database.ts).
+ */
 export interface TestApp {
   readonly app: App
-  readonly dbPath: string
+  /** Where the data is; test support code seeds it with SQL (test/support/bulk.ts). */
+  readonly database: DatabaseLocation
   readonly logs: string[]
   /**
    * Sends exactly these headers and body bytes, for what `request` cannot express: a missing Accept or
@@ -56,32 +63,67 @@ export interface TestApp {
    * attributes and its to-one ids under the relationships' id attribute names (`author_id`).
    */
   stored(type: string): Promise<StoredRow[]>
+  /**
+   * Another store on the same database, as another process would open it (its own connections):
+   * for seeding through the Store, and for writes the app did not make. The caller closes it.
+   */
+  openStore(): Promise<Store>
   close(): Promise<void>
 }
 
-export function openTestApp(
-  options: {
-    logLevel?: LogLevel
-    maxBodyBytes?: number
-    maxPageSize?: number
-    maxOperations?: number
-    /** Where the temporary folder goes (a small file system, for the fault tests); the OS's by default. */
-    parent?: string
-    busyTimeoutMs?: number
-    limits?: Partial<RequestLimits>
-    /** Read workers (see src/http/read-pool.ts): one by default, so that tests cross them as the service does. */
-    readWorkers?: number
-    /** Any other option of createApp (tokens, CORS, ...), passed as it is. */
-    app?: Partial<Omit<AppOptions, 'store' | 'logger'>>
-  } = {},
-): TestApp {
-  const dir = mkdtempSync(join(options.parent ?? tmpdir(), 'catalogue-test-'))
-  const dbPath = join(dir, 'catalogue.db')
-  const store = SqliteStore.open(dbPath, resources, { busyTimeoutMs: options.busyTimeoutMs })
+/** A test app that is about SQLite itself (its file, read workers, faults): opened with `backend: 'sqlite'`. */
+export interface SqliteTestApp extends TestApp {
+  readonly dbPath: string
+}
+
+export interface TestAppOptions {
+  logLevel?: LogLevel
+  maxBodyBytes?: number
+  maxPageSize?: number
+  maxOperations?: number
+  /** Where the temporary folder goes (a small file system, for the fault tests); the OS's by default. */
+  parent?: string
+  busyTimeoutMs?: number
+  limits?: Partial<RequestLimits>
+  /** Read workers (see src/http/read-pool.ts): one by default, so that tests cross them as the service does. */
+  readWorkers?: number
+  /** Any other option of createApp (tokens, CORS, ...), passed as it is. */
+  app?: Partial<Omit<AppOptions, 'store' | 'logger'>>
+  /**
+   * `sqlite` for a test about SQLite itself, whatever TEST_DATABASE_URL says. By default the backend
+   * TEST_DATABASE_URL chooses; over PostgreSQL there are no read workers (they read SQLite files).
+   */
+  backend?: 'sqlite'
+}
+
+export async function openTestApp(options: TestAppOptions & { backend: 'sqlite' }): Promise<SqliteTestApp>
+export async function openTestApp(options?: TestAppOptions): Promise<TestApp>
+export async function openTestApp(options: TestAppOptions = {}): Promise<TestApp | SqliteTestApp> {
+  const chosen: TestBackend = options.backend === 'sqlite' ? { kind: 'sqlite' } : chosenBackend()
+  let store: Store
+  let database: DatabaseLocation
+  let dir: string | undefined
+  let lent: LentDatabase | undefined
+  let readWorkers: AppOptions['readWorkers']
+  if (chosen.kind === 'postgres') {
+    lent = await borrowDatabase(chosen.server)
+    database = { kind: 'postgres', url: lent.url }
+    try {
+      store = await PostgresStore.open(lent.url, resources, { poolSize: 5 })
+    } catch (error) {
+      lent.release()
+      throw error
+    }
+  } else {
+    dir = mkdtempSync(join(options.parent ?? tmpdir(), 'catalogue-test-'))
+    const dbPath = join(dir, 'catalogue.db')
+    database = { kind: 'sqlite', path: dbPath }
+    store = SqliteStore.open(dbPath, resources, { busyTimeoutMs: options.busyTimeoutMs })
+    readWorkers = { count: options.readWorkers ?? 1, databaseUrl: `sqlite://${dbPath}` }
+  }
   const logs: string[] = []
   const logger = createLogger(options.logLevel ?? 'silent', { write: (line) => logs.push(line), flush() {} })
   const { maxBodyBytes, maxPageSize, maxOperations, limits } = options
-  const readWorkers = { count: options.readWorkers ?? 1, databaseUrl: `sqlite://${dbPath}` }
   const app = createApp({
     ...options.app,
     store,
@@ -119,7 +161,8 @@ export function openTestApp(
 
   return {
     app,
-    dbPath,
+    database,
+    ...(database.kind === 'sqlite' ? { dbPath: database.path } : {}),
     logs,
     send,
     request,
@@ -133,10 +176,12 @@ export function openTestApp(
       return answer.json.data.id
     },
     stored: (type) => storedRows(store, resources.get(type)),
+    openStore: () => openStore(database, resources, { poolSize: 2 }),
     async close() {
       await app.decorator.reads?.close()
       await store.close()
-      rmSync(dir, { recursive: true, force: true })
+      if (dir) rmSync(dir, { recursive: true, force: true })
+      lent?.release()
     },
   }
 }

@@ -1,5 +1,10 @@
-import { setDefaultTimeout } from 'bun:test'
+import { afterAll, setDefaultTimeout } from 'bun:test'
+import { dropTestDatabases } from './test-database'
 
-// bunfig.toml has no setting for the per-test timeout: it is set here, before every test file.
-// Generous, since CI's machine is shared; a test that hangs still fails.
+// Generous, since CI's machine is shared; a test that hangs still fails. bunfig.toml has no key for
+// it, and Bun applies setDefaultTimeout to one file only (here: the first): `bun test --timeout 30000`
+// (.ci/run, package.json's test:postgres) gives it to every file.
 setDefaultTimeout(30_000)
+
+// A hook in the preload runs once, after every test file: the PostgreSQL databases the run created go.
+afterAll(dropTestDatabases)

@@ -1,0 +1,84 @@
+import { SQL } from 'bun'
+import { parseDatabaseUrl } from '../../src/store/open'
+
+/**
+ * Which backend openTestApp opens, from TEST_DATABASE_URL: unset or `sqlite:` gives a fresh SQLite
+ * file per app; a `postgres://` URL names a server on which this process keeps a few databases of
+ * its own (created on first use, emptied for each app, dropped when the run ends).
+ */
+export type TestBackend = { readonly kind: 'sqlite' } | { readonly kind: 'postgres'; readonly server: string }
+
+export function chosenBackend(): TestBackend {
+  const url = process.env.TEST_DATABASE_URL ?? ''
+  if (url === '' || url.startsWith('sqlite:')) return { kind: 'sqlite' }
+  const location = parseDatabaseUrl(url)
+  if (typeof location === 'string' || location.kind !== 'postgres') {
+    throw new Error(`TEST_DATABASE_URL must be unset, sqlite: or postgres://... (got "${url}")`)
+  }
+  return { kind: 'postgres', server: location.url }
+}
+
+/** A database lent to one test app: empty, migrated by the store that opens it, ids starting at 1. */
+export interface LentDatabase {
+  readonly url: string
+  /** Gives it back to the pool for the next app (after the app's store is closed). */
+  release(): void
+}
+
+interface PooledDatabase {
+  readonly name: string
+  readonly url: string
+  /** One connection kept for emptying it between apps. */
+  readonly admin: SQL
+}
+
+let server: SQL | undefined
+const all: PooledDatabase[] = []
+const free: PooledDatabase[] = []
+
+/**
+ * Creating a database takes PostgreSQL a checkpoint (tenths of a second or more); emptying one takes
+ * a few milliseconds. So each test process creates a database only when every one it has is lent.
+ */
+export async function borrowDatabase(serverUrl: string): Promise<LentDatabase> {
+  let database = free.pop()
+  if (!database) {
+    server ??= new SQL(serverUrl, { max: 1, connectionTimeout: 5 })
+    // The process id in the name: a run that died leaves databases a later look can tell apart.
+    const name = `catalogue_test_${process.pid}_${all.length + 1}`
+    await server.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    await server.unsafe(`CREATE DATABASE ${name}`)
+    // A test's commits need not wait for the disk: nothing outlives the run, and each write is faster.
+    await server.unsafe(`ALTER DATABASE ${name} SET synchronous_commit = off`)
+    const url = new URL(serverUrl)
+    url.pathname = `/${name}`
+    database = { name, url: url.toString(), admin: new SQL(url.toString(), { max: 1 }) }
+    all.push(database)
+  } else {
+    // Empty, and ids from 1 again: ids come from the counters in record_ids (postgres-migrations.ts).
+    // The tables are there unless the last app's store failed to open (and so to migrate).
+    await database.admin.unsafe(`DO $reset$ BEGIN
+      IF to_regclass('record_ids') IS NOT NULL THEN
+        TRUNCATE books, authors, book_collections RESTART IDENTITY;
+        UPDATE record_ids SET last_id = 0;
+      END IF;
+    END $reset$`)
+  }
+  const lent = database
+  return {
+    url: lent.url,
+    release: () => {
+      free.push(lent)
+    },
+  }
+}
+
+/** Drops every database this process created; run once when the test run ends (test/support/setup.ts). */
+export async function dropTestDatabases(): Promise<void> {
+  for (const database of all) await database.admin.close()
+  for (const database of all) await server?.unsafe(`DROP DATABASE IF EXISTS ${database.name} WITH (FORCE)`)
+  all.length = 0
+  free.length = 0
+  await server?.close()
+  server = undefined
+}
