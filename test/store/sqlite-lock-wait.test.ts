@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { resources } from '../../src/resources/registry'
 import { StoreUnavailableError } from '../../src/store/faults'
 import { SqliteStore } from '../../src/store/sqlite'
-import { type Answer, openTestApp, type TestApp } from '../support/harness'
+import { type Answer, openTestApp, type SqliteTestApp } from '../support/harness'
 
 /*
  * Another process (here: a second connection to the file) holds the write lock. The store's writes
@@ -163,7 +163,7 @@ describe('SqliteStore writes while another connection holds the write lock', () 
 })
 
 describe('POST while another process holds the write lock', () => {
-  let t: TestApp | undefined
+  let t: SqliteTestApp | undefined
 
   afterEach(async () => {
     await t?.close()
@@ -171,7 +171,7 @@ describe('POST while another process holds the write lock', () => {
   })
 
   it('answers GET at once meanwhile, then 503 with Retry-After 1 after BUSY_TIMEOUT, and stores nothing', async () => {
-    const app = openTestApp({ busyTimeoutMs: 300 })
+    const app = await openTestApp({ backend: 'sqlite', busyTimeoutMs: 300 })
     t = app
     const author = await app.create('authors', { name: 'Known' })
     // Once before the lock: the first request pays for warming up, not for waiting.
