@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { type LoadPlan, type LoadRound, summarize } from './load'
@@ -8,8 +8,11 @@ import { SEED } from './seed'
 import type { RunningServer } from './servers'
 
 export const WARMUP_MS = 1000
+/** `--quick` (or BENCH_QUICK=1): 1 s per scenario and server, to try the bench out, not to quote. */
+export const QUICK = process.env.BENCH_QUICK === '1' || Bun.argv.includes('--quick')
 /** BENCH_SECONDS shortens a run while working on the bench itself; the published numbers use 5. */
-export const MEASURE_MS = 1000 * (Number(process.env.BENCH_SECONDS) > 0 ? Number(process.env.BENCH_SECONDS) : 5)
+export const MEASURE_MS =
+  1000 * (QUICK ? 1 : Number(process.env.BENCH_SECONDS) > 0 ? Number(process.env.BENCH_SECONDS) : 5)
 /** The scenarios at 100,000 books get 3 s (with the default 5) to keep the whole run near 4 minutes. */
 export const LARGE_MEASURE_MS = Math.round(MEASURE_MS * 0.6)
 /**
@@ -25,14 +28,38 @@ const clockTicks = (() => {
   return Number(out.stdout.toString().trim()) || 100
 })()
 
-/** User + system CPU seconds of a process so far, or undefined off Linux. */
-function cpuSeconds(pid: number): number | undefined {
-  const file = `/proc/${pid}/stat`
-  if (!existsSync(file)) return undefined
-  const stat = readFileSync(file, 'utf8')
-  // Fields after the parenthesised command name; utime and stime are the 14th and 15th overall.
+/** User + system CPU seconds of one process so far, and its parent's pid; undefined when it is gone. */
+function processCpu(pid: number): { seconds: number; parent: number } | undefined {
+  let stat: string
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  } catch {
+    return undefined
+  }
+  // Fields after the parenthesised command name; ppid is the 4th overall, utime and stime the 14th and 15th.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / clockTicks
+  return { seconds: (Number(fields[11]) + Number(fields[12])) / clockTicks, parent: Number(fields[1]) }
+}
+
+/**
+ * User + system CPU seconds of a process and all its descendants so far (a server run as several
+ * worker processes counts whole), or undefined off Linux.
+ */
+function cpuSeconds(pid: number): number | undefined {
+  if (!existsSync(`/proc/${pid}/stat`)) return undefined
+  const children = new Map<number, number[]>()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    const parent = processCpu(Number(entry))?.parent
+    if (parent !== undefined) children.set(parent, [...(children.get(parent) ?? []), Number(entry)])
+  }
+  let seconds = 0
+  const pending = [pid]
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    seconds += processCpu(next)?.seconds ?? 0
+    pending.push(...(children.get(next) ?? []))
+  }
+  return seconds
 }
 
 /**
@@ -41,11 +68,13 @@ function cpuSeconds(pid: number): number | undefined {
  */
 export const pinning = (() => {
   if (cpus().length < 2 || !Bun.which('taskset')) {
-    return { server: [], client: [], note: 'not pinned to cores (taskset missing or one core)' }
+    return { server: [], spread: [], client: [], note: 'not pinned to cores (taskset missing or one core)' }
   }
   Bun.spawnSync(['taskset', '-a', '-p', '-c', '1', String(process.pid)], { stdout: 'ignore' })
   return {
     server: ['taskset', '-c', '0'],
+    /** A server of several worker processes: on every core (the bench itself is on core 1 only, which children inherit). */
+    spread: ['taskset', '-c', `0-${cpus().length - 1}`],
     client: ['taskset', '-c', '1'],
     note: 'each server pinned to core 0; the load generator and the bench itself (draining the log pipe) to core 1 (taskset)',
   }

@@ -31,8 +31,8 @@ function drain(stream: ReadableStream<Uint8Array>): () => number {
 }
 
 /**
- * Starts `bun <script>` from the repository root with extra environment variables. `prefix` is a
- * command to run it under (taskset, to pin it to a core); it must exec, so the pid stays the server's.
+ * Starts `bun <script> [args]` from the repository root with extra environment variables. `prefix`
+ * is a command to run it under (taskset, to pin it to a core); it must exec, so the pid stays the server's.
  */
 export function startServer(
   name: string,
@@ -40,8 +40,9 @@ export function startServer(
   port: number,
   env: Record<string, string>,
   prefix: readonly string[] = [],
+  args: readonly string[] = [],
 ): RunningServer {
-  const child = Bun.spawn([...prefix, 'bun', script], {
+  const child = Bun.spawn([...prefix, 'bun', script, ...args], {
     cwd: repoRoot,
     env: { ...process.env, PORT: String(port), ...env },
     stdin: 'ignore',
