@@ -24,7 +24,10 @@ export interface MatrixChoice {
   readonly workers: readonly number[]
 }
 
-/** Whether this build of the service takes `--workers` (`catalogue --workers N`). */
+/**
+ * Whether this build of the service takes `--workers` (`catalogue --workers N`), as its help lists
+ * it: the default worker counts depend on it. Asked for explicitly, `--workers 2` is tried anyway.
+ */
 export const serviceTakesWorkers = /^\s*--workers\b/m.test(helpText)
 
 /**
@@ -50,9 +53,6 @@ export function matrixChoice(
   const workers = workersText.split(',').map(Number)
   if (workers.length === 0 || workers.some((n) => !Number.isInteger(n) || n < 1 || n > 64)) {
     return `--workers takes a list of worker counts such as 1,2 (got "${workersText}")`
-  }
-  if (workers.some((n) => n > 1) && !serviceTakesWorkers) {
-    return '--workers above 1 needs a service that takes `catalogue --workers N`; this build does not'
   }
   return { backends: backends as Backend[], workers: [...new Set(workers)] }
 }
@@ -172,7 +172,13 @@ async function runOne(
   )
   track(reference)
   try {
-    await Promise.all([waitUntilReady(service, '/api/v1/books/1'), waitUntilReady(reference, '/api/v1/books/1')])
+    await Promise.all([
+      waitUntilReady(service, '/api/v1/books/1').catch((error: Error) => {
+        const hint = workers > 1 ? ' (does this build take `catalogue --workers N`?)' : ''
+        throw new Error(`${error.message}${hint}`)
+      }),
+      waitUntilReady(reference, '/api/v1/books/1'),
+    ])
     // The other worker processes may still be starting: give them a moment before comparing.
     if (workers > 1) await Bun.sleep(1000)
     await sameDataAcrossBackends(service, pristine.backend)

@@ -1,7 +1,7 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { type LoadPlan, type LoadRound, summarize } from './load'
+import { cpuSeconds } from './process-tree'
 import { MODERATE_CONCURRENCY, type ScenarioResult } from './report'
 import { getBook, type Scenario } from './scenarios'
 import { SEED } from './seed'
@@ -22,45 +22,6 @@ export const LARGE_MEASURE_MS = Math.round(MEASURE_MS * 0.6)
 export const ROUNDS = 2
 /** Time a load-generator process gets beyond its plan (start-up, the last answers) before it counts as hung. */
 const LOAD_GRACE_MS = 15_000
-
-const clockTicks = (() => {
-  const out = Bun.spawnSync(['getconf', 'CLK_TCK'], { stdout: 'pipe', stderr: 'ignore' })
-  return Number(out.stdout.toString().trim()) || 100
-})()
-
-/** User + system CPU seconds of one process so far, and its parent's pid; undefined when it is gone. */
-function processCpu(pid: number): { seconds: number; parent: number } | undefined {
-  let stat: string
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  } catch {
-    return undefined
-  }
-  // Fields after the parenthesised command name; ppid is the 4th overall, utime and stime the 14th and 15th.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return { seconds: (Number(fields[11]) + Number(fields[12])) / clockTicks, parent: Number(fields[1]) }
-}
-
-/**
- * User + system CPU seconds of a process and all its descendants so far (a server run as several
- * worker processes counts whole), or undefined off Linux.
- */
-function cpuSeconds(pid: number): number | undefined {
-  if (!existsSync(`/proc/${pid}/stat`)) return undefined
-  const children = new Map<number, number[]>()
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    const parent = processCpu(Number(entry))?.parent
-    if (parent !== undefined) children.set(parent, [...(children.get(parent) ?? []), Number(entry)])
-  }
-  let seconds = 0
-  const pending = [pid]
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    seconds += processCpu(next)?.seconds ?? 0
-    pending.push(...(children.get(next) ?? []))
-  }
-  return seconds
-}
 
 /**
  * Servers on core 0; the load generator and this process (which drains the service's log pipe)
