@@ -198,6 +198,9 @@ export function crashTable(totals: CrashTotals): string {
   return markdownTable(['check', 'count', 'verdict'], rows)
 }
 
+/** No answer in the measured window (a very slow request in a short run): no percentile. */
+const p99Of = (load: LoadSummary) => (load.requests === 0 ? '—' : ms(load.p99Ms))
+
 /** One measured cell of the backend × workers part: a scenario on one backend at one worker count. */
 export interface MatrixCell {
   readonly backend: string
@@ -234,9 +237,9 @@ export function matrixTable(cells: readonly MatrixCell[]): string {
           String(workers),
           rateOf(result.service),
           result.reference ? rateOf(result.reference) : '—',
-          ratio === undefined ? '—' : ratio.toFixed(2),
-          ms(result.service.p99Ms),
-          result.reference ? ms(result.reference.p99Ms) : '—',
+          ratio === undefined || !Number.isFinite(ratio) ? '—' : ratio.toFixed(2),
+          p99Of(result.service),
+          result.reference ? p99Of(result.reference) : '—',
           cpu(result.serviceCpuUs),
           cpu(result.referenceCpuUs),
         ]
