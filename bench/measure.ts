@@ -1,15 +1,18 @@
-import { existsSync, readFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { type LoadPlan, type LoadRound, summarize } from './load'
+import { cpuSeconds } from './process-tree'
 import { MODERATE_CONCURRENCY, type ScenarioResult } from './report'
 import { getBook, type Scenario } from './scenarios'
 import { SEED } from './seed'
 import type { RunningServer } from './servers'
 
 export const WARMUP_MS = 1000
+/** `--quick` (or BENCH_QUICK=1): 1 s per scenario and server, to try the bench out, not to quote. */
+export const QUICK = process.env.BENCH_QUICK === '1' || Bun.argv.includes('--quick')
 /** BENCH_SECONDS shortens a run while working on the bench itself; the published numbers use 5. */
-export const MEASURE_MS = 1000 * (Number(process.env.BENCH_SECONDS) > 0 ? Number(process.env.BENCH_SECONDS) : 5)
+export const MEASURE_MS =
+  1000 * (QUICK ? 1 : Number(process.env.BENCH_SECONDS) > 0 ? Number(process.env.BENCH_SECONDS) : 5)
 /** The scenarios at 100,000 books get 3 s (with the default 5) to keep the whole run near 4 minutes. */
 export const LARGE_MEASURE_MS = Math.round(MEASURE_MS * 0.6)
 /**
@@ -20,32 +23,19 @@ export const ROUNDS = 2
 /** Time a load-generator process gets beyond its plan (start-up, the last answers) before it counts as hung. */
 const LOAD_GRACE_MS = 15_000
 
-const clockTicks = (() => {
-  const out = Bun.spawnSync(['getconf', 'CLK_TCK'], { stdout: 'pipe', stderr: 'ignore' })
-  return Number(out.stdout.toString().trim()) || 100
-})()
-
-/** User + system CPU seconds of a process so far, or undefined off Linux. */
-function cpuSeconds(pid: number): number | undefined {
-  const file = `/proc/${pid}/stat`
-  if (!existsSync(file)) return undefined
-  const stat = readFileSync(file, 'utf8')
-  // Fields after the parenthesised command name; utime and stime are the 14th and 15th overall.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / clockTicks
-}
-
 /**
  * Servers on core 0; the load generator and this process (which drains the service's log pipe)
  * on core 1, so that nothing but the server under test runs on its core. Unpinned if we cannot.
  */
 export const pinning = (() => {
   if (cpus().length < 2 || !Bun.which('taskset')) {
-    return { server: [], client: [], note: 'not pinned to cores (taskset missing or one core)' }
+    return { server: [], spread: [], client: [], note: 'not pinned to cores (taskset missing or one core)' }
   }
   Bun.spawnSync(['taskset', '-a', '-p', '-c', '1', String(process.pid)], { stdout: 'ignore' })
   return {
     server: ['taskset', '-c', '0'],
+    /** A server of several worker processes: on every core (the bench itself is on core 1 only, which children inherit). */
+    spread: ['taskset', '-c', `0-${cpus().length - 1}`],
     client: ['taskset', '-c', '1'],
     note: 'each server pinned to core 0; the load generator and the bench itself (draining the log pipe) to core 1 (taskset)',
   }

@@ -11,25 +11,30 @@
  * Anything else (an unpaginated list, sort, other filters, `page[before]`) is a 400 here: the
  * bench sends it only what it compares.
  *
- * Run as its own process: PORT=<port> REFERENCE_DB=<path> bun bench/reference.ts
+ * The documents and the request handling it shares with the PostgreSQL reference are in
+ * bench/reference-documents.ts.
+ *
+ * Run as its own process: PORT=<port> REFERENCE_DB=<path> [REFERENCE_WORKERS=n] bun bench/reference.ts
  */
 import { Database } from 'bun:sqlite'
-
-const CONTENT_TYPE = 'application/vnd.api+json; charset=utf-8'
-/** The service's default MAX_PAGE_SIZE. */
-const MAX_PAGE_SIZE = 100
-const notIncluded = { meta: { included: false } }
-
-interface BookRow {
-  id: number
-  name: string
-  author_id: number
-  book_collection_id: number | null
-}
-interface NamedRow {
-  id: number
-  name: string
-}
+import {
+  authorDocument,
+  authorMissing,
+  authorRequestRefused,
+  type BookRow,
+  bookDocument,
+  createdDocument,
+  cursorPageDocument,
+  type ListRequest,
+  type NamedRow,
+  notFound,
+  offsetPageDocument,
+  parseListRequest,
+  parseNewBook,
+  pathId,
+  searchWords,
+} from './reference-documents'
+import { reusePort, runWorkers } from './reference-workers'
 
 const port = Number(process.env.PORT)
 const path = process.env.REFERENCE_DB
@@ -78,71 +83,19 @@ const countSearch = db.query<{ count: number }, [string]>(
 )
 const booksOfAuthor = db.query<BookRow, [number]>(`SELECT ${BOOK_COLUMNS} FROM books WHERE author_id = ? ORDER BY id`)
 
-function json(status: number, body: unknown, headers?: Record<string, string>): Response {
-  return new Response(JSON.stringify(body), { status, headers: { 'content-type': CONTENT_TYPE, ...headers } })
-}
-
-function named(type: string, row: NamedRow) {
-  return { id: String(row.id), type, attributes: { name: row.name }, relationships: { books: notIncluded } }
-}
-
-function unprocessable(detail: string, field: string): Response {
-  const source = { parameter: field, pointer: `data/attributes/${field}` }
-  return json(422, { errors: [{ title: 'Unprocessable Entity', detail, source }] })
-}
-
-function showBook(id: number): Response {
-  const book = Number.isSafeInteger(id) && id > 0 ? bookById.get(id) : null
-  if (!book) return json(404, { errors: [] })
+function showBook(id: number | null): Response {
+  const book = id === null ? null : bookById.get(id)
+  if (!book) return notFound()
   const author = authorById.get(book.author_id)
   const collection = book.book_collection_id === null ? null : collectionById.get(book.book_collection_id)
-  const included = []
-  if (author) included.push(named('authors', author))
-  if (collection) included.push(named('book_collections', collection))
-  const data = {
-    id: String(book.id),
-    type: 'books',
-    attributes: { name: book.name },
-    relationships: {
-      author: { data: { type: 'authors', id: String(book.author_id) } },
-      book_collection: {
-        data:
-          book.book_collection_id === null ? null : { type: 'book_collections', id: String(book.book_collection_id) },
-      },
-    },
-  }
-  return json(200, { data, included })
-}
-
-/** A book in a list or in `included`: no linkage. */
-function listed(book: BookRow) {
-  return {
-    id: String(book.id),
-    type: 'books',
-    attributes: { name: book.name },
-    relationships: { author: notIncluded, book_collection: notIncluded },
-  }
-}
-
-/** A book in a page in id order: with its item cursor, as the service gives it. */
-function paged(book: BookRow) {
-  return { ...listed(book), meta: { page: { cursor: cursorOf(book.id) } } }
-}
-
-/** A page varies with Accept (the service applies the cursor pagination profile when asked). */
-const pageHeaders = { vary: 'Accept' }
-
-function badRequest(parameter: string): Response {
-  return json(400, { errors: [{ status: '400', detail: `the reference does not take ${parameter}` }] })
+  return bookDocument(book, author, collection)
 }
 
 /**
- * The FTS5 query the service makes of a search: each word (repeats and prefixes of other words
- * dropped) a quoted prefix of the title, or the id of an author or collection whose name it begins.
+ * The FTS5 query the service makes of a search: each word a quoted prefix of the title, or the id
+ * of an author or collection whose name it begins.
  */
-function matchExpression(text: string): string {
-  const all = [...new Set((text.normalize('NFKC').match(/[\p{L}\p{N}]+/gu) ?? []).map((w) => w.toLowerCase()))]
-  const words = all.filter((word) => !all.some((other) => other !== word && other.startsWith(word)))
+function matchExpression(words: readonly string[]): string {
   return words
     .map((word) => {
       const phrase = `"${word}"*`
@@ -157,132 +110,53 @@ function matchExpression(text: string): string {
     .join(' AND ')
 }
 
-/** The request's URL, relative, with some query parameters set (or, for null, removed). */
-function linkTo(url: URL, changes: Readonly<Record<string, string | null>>): string {
-  const params = new URLSearchParams(url.search)
-  for (const [name, value] of Object.entries(changes)) {
-    if (value === null) params.delete(name)
-    else params.set(name, value)
-  }
-  return `${url.pathname}?${params}`
-}
-
-const cursorOf = (id: number) => Buffer.from(JSON.stringify({ t: 'books', s: 'id', v: [id] })).toString('base64url')
-
-/** The id a cursor of the id-ordered book list holds; null when it is not one. */
-function idOfCursor(cursor: string): number | null {
-  try {
-    const { t, s, v } = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
-    return t === 'books' && s === 'id' && Array.isArray(v) && v.length === 1 && Number.isSafeInteger(v[0]) ? v[0] : null
-  } catch {
-    return null
-  }
-}
-
-const positive = (value: string | null) => (value !== null && /^[1-9][0-9]{0,15}$/.test(value) ? Number(value) : null)
-
 function listBooks(request: Request): Response {
-  const url = new URL(request.url)
-  const params = url.searchParams
-  const known = ['filter[search]', 'page[number]', 'page[size]', 'page[after]']
-  for (const name of params.keys()) {
-    if (!known.includes(name) || params.getAll(name).length > 1) return badRequest(name)
-  }
-  const size = params.has('page[size]') ? positive(params.get('page[size]')) : 20
-  if (size === null || size > MAX_PAGE_SIZE) return badRequest('page[size]')
-  const search = params.get('filter[search]')
-  const match = search === null ? null : matchExpression(search)
-  if (match === '') return badRequest('filter[search]')
-  const cursor = params.get('page[after]')
-  if (cursor !== null) {
-    if (match !== null || params.has('page[number]')) return badRequest('page[after]')
-    return cursorPage(url, size, cursor)
-  }
-  if (!params.has('page[number]') && !params.has('page[size]')) return badRequest('an unpaginated list')
-  const number = params.has('page[number]') ? positive(params.get('page[number]')) : 1
-  if (number === null) return badRequest('page[number]')
-  const offset = (number - 1) * size
-  const rows = match === null ? booksPage.all(size, offset) : searchPage.all(match, size, offset)
-  const total = (match === null ? countBooks.get() : countSearch.get(match))?.count ?? 0
-  const last = Math.max(1, Math.ceil(total / size))
-  const link = (n: number) => linkTo(url, { 'page[number]': String(n), 'page[size]': String(size) })
-  const links: Record<string, string> = { self: link(number), first: link(1) }
-  if (number > 1) links.prev = link(number - 1)
-  if (number < last) links.next = link(number + 1)
-  links.last = link(last)
-  // A page ranked by relevance has no item cursors.
-  return json(200, { data: rows.map(match === null ? paged : listed), meta: { total }, links }, pageHeaders)
+  const list = parseListRequest(request)
+  if (list instanceof Response) return list
+  return list.kind === 'cursor' ? cursorPage(list) : offsetPage(list)
 }
 
-/** A page after a cursor (an empty one: the start), and whether one more book follows it. */
-function cursorPage(url: URL, size: number, cursor: string): Response {
-  const position = cursor === '' ? undefined : idOfCursor(cursor)
-  if (position === null) return badRequest('page[after]')
-  const rows = position === undefined ? booksPage.all(size, 0) : booksAfter.all(position, size)
+function offsetPage(list: Extract<ListRequest, { kind: 'offset' }>): Response {
+  const offset = (list.number - 1) * list.size
+  const match = list.search === null ? null : matchExpression(searchWords(list.search))
+  const rows = match === null ? booksPage.all(list.size, offset) : searchPage.all(match, list.size, offset)
+  const total = (match === null ? countBooks.get() : countSearch.get(match))?.count ?? 0
+  return offsetPageDocument(list, rows, total)
+}
+
+function cursorPage(list: Extract<ListRequest, { kind: 'cursor' }>): Response {
+  const rows = list.after === undefined ? booksPage.all(list.size, 0) : booksAfter.all(list.after, list.size)
   const total = countBooks.get()?.count ?? 0
   const end = rows.at(-1)
   const more = end !== undefined && booksAfter.all(end.id, 1).length > 0
-  const links: Record<string, string> = {
-    self: linkTo(url, {}),
-    first: linkTo(url, { 'page[after]': '', 'page[before]': null, 'page[size]': String(size) }),
-  }
-  const before = rows[0]?.id ?? position
-  const after = end?.id ?? position
-  if (position !== undefined && before !== undefined) {
-    links.prev = linkTo(url, { 'page[after]': null, 'page[before]': cursorOf(before) })
-  }
-  if (more && after !== undefined) links.next = linkTo(url, { 'page[before]': null, 'page[after]': cursorOf(after) })
-  return json(200, { data: rows.map(paged), meta: { total }, links }, pageHeaders)
+  return cursorPageDocument(list, rows, total, more)
 }
 
-/** An author with the linkage of its books and the books themselves included. */
-function showAuthor(request: Request, id: number): Response {
-  const { searchParams } = new URL(request.url)
-  for (const [name, value] of searchParams) if (name !== 'include' || value !== 'books') return badRequest(name)
-  const author = Number.isSafeInteger(id) && id > 0 ? authorById.get(id) : null
-  if (!author) return json(404, { errors: [] })
-  const books = booksOfAuthor.all(author.id)
-  const data = {
-    id: String(author.id),
-    type: 'authors',
-    attributes: { name: author.name },
-    relationships: { books: { data: books.map((book) => ({ type: 'books', id: String(book.id) })) } },
-  }
-  return json(200, books.length > 0 ? { data, included: books.map(listed) } : { data })
+function showAuthor(request: Request, id: number | null): Response {
+  const refused = authorRequestRefused(request)
+  if (refused) return refused
+  const author = id === null ? null : authorById.get(id)
+  if (!author) return notFound()
+  return authorDocument(author, booksOfAuthor.all(author.id))
 }
 
 async function postBook(request: Request): Promise<Response> {
-  let document: unknown
-  try {
-    document = await request.json()
-  } catch {
-    return json(400, { errors: [{ status: '400', detail: 'The request body is not valid JSON' }] })
-  }
-  const data = (document as { data?: { type?: unknown; attributes?: Record<string, unknown> } } | null)?.data
-  if (data?.type !== 'book' && data?.type !== 'books') {
-    return json(400, { errors: [{ status: '400', detail: 'data must be a book resource object' }] })
-  }
-  const name = data.attributes?.name
-  if (typeof name !== 'string' || name.trim() === '') return unprocessable("Name can't be blank", 'name')
-  const authorId = Number(data.attributes?.author_id)
-  const book = Number.isSafeInteger(authorId) && authorId > 0 ? createBook.immediate(name, authorId) : null
-  if (!book) return unprocessable('Author must exist', 'author')
-  return json(201, { data: listed(book) }, { location: `/api/v1/books/${book.id}` })
+  const wanted = await parseNewBook(request)
+  if (wanted instanceof Response) return wanted
+  const book = wanted.authorId === null ? null : createBook.immediate(wanted.name, wanted.authorId)
+  return book ? createdDocument(book) : authorMissing()
 }
 
 const server = Bun.serve({
   hostname: '127.0.0.1',
   port,
+  reusePort,
   routes: {
-    '/api/v1/books/:id': { GET: (request) => showBook(Number(request.params.id)) },
+    '/api/v1/books/:id': { GET: (request) => showBook(pathId(request.params.id)) },
     '/api/v1/books': { GET: listBooks, POST: postBook },
-    '/api/v1/authors/:id': { GET: (request) => showAuthor(request, Number(request.params.id)) },
+    '/api/v1/authors/:id': { GET: (request) => showAuthor(request, pathId(request.params.id)) },
   },
-  fetch: () => json(404, { errors: [] }),
+  fetch: notFound,
 })
 
-process.on('SIGTERM', () => {
-  server.stop(true)
-  db.close()
-  process.exit(0)
-})
+runWorkers(server, () => db.close())

@@ -197,3 +197,56 @@ export function crashTable(totals: CrashTotals): string {
   ]
   return markdownTable(['check', 'count', 'verdict'], rows)
 }
+
+/** No answer in the measured window (a very slow request in a short run): no percentile. */
+const p99Of = (load: LoadSummary) => (load.requests === 0 ? '—' : ms(load.p99Ms))
+
+/** One measured cell of the backend × workers part: a scenario on one backend at one worker count. */
+export interface MatrixCell {
+  readonly backend: string
+  readonly workers: number
+  readonly result: ScenarioResult
+}
+
+/**
+ * The backend × workers table: a row per scenario, backend and worker count, the scenarios
+ * grouped so that both backends and every worker count of a request sit one under the other.
+ */
+export function matrixTable(cells: readonly MatrixCell[]): string {
+  const header = [
+    'scenario (c=16)',
+    'backend',
+    'workers',
+    'service req/s',
+    'reference req/s',
+    'ratio',
+    'service p99 (ms)',
+    'reference p99 (ms)',
+    'service CPU µs/req',
+    'reference CPU µs/req',
+  ]
+  const names = [...new Set(cells.map((cell) => cell.result.name))]
+  const rows = names.flatMap((name) =>
+    cells
+      .filter((cell) => cell.result.name === name)
+      .map(({ backend, workers, result }) => {
+        const ratio = ratioOf(result)
+        return [
+          name,
+          backend,
+          String(workers),
+          rateOf(result.service),
+          result.reference ? rateOf(result.reference) : '—',
+          ratio === undefined || !Number.isFinite(ratio) ? '—' : ratio.toFixed(2),
+          p99Of(result.service),
+          result.reference ? p99Of(result.reference) : '—',
+          cpu(result.serviceCpuUs),
+          cpu(result.referenceCpuUs),
+        ]
+      }),
+  )
+  const text = markdownTable(header, rows)
+  const results = cells.map((cell) => cell.result)
+  if (!results.some((r) => clientBound(r.service) || (r.reference && clientBound(r.reference)))) return text
+  return `${text}\n\n\\* The load generator was at least ${CLIENT_BOUND_CORES} of its core busy: it, not the server, set this rate.`
+}

@@ -2,8 +2,10 @@
  * `bun run bench`: seeds two temporary databases (10,000 and 100,000 books), measures the memory
  * of a full-list request on fresh service processes, then for each data set starts the service
  * and the reference server in their own processes, loads each over loopback from a third
- * process, prints markdown tables and writes them to bench/results.md. `bun run bench -- crash`
- * runs the crash rounds of bench/crash.ts instead.
+ * process; then the backend × workers part (bench/matrix.ts): the service on SQLite and on
+ * PostgreSQL, one process and `--workers N`, each beside its reference. Prints markdown tables
+ * and writes them to bench/results.md. Options (see chosenBench): --backends, --workers, --quick,
+ * --matrix-only. `bun run bench -- crash` runs the crash rounds of bench/crash.ts instead.
  */
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
@@ -13,9 +15,18 @@ import { removeTempDirs, stopChildren } from '../test/support/process'
 import { compareAnswers } from './compare'
 import { crashBench } from './crash'
 import { runHostile } from './hostile'
-import { LARGE_MEASURE_MS, MEASURE_MS, pinning, ROUNDS, runScenario, WARMUP_MS, warmUp } from './measure'
+import {
+  MATRIX_SEARCH,
+  type MatrixChoice,
+  type MatrixResult,
+  matrixChoice,
+  runMatrix,
+  serviceTakesWorkers,
+} from './matrix'
+import { LARGE_MEASURE_MS, MEASURE_MS, pinning, QUICK, ROUNDS, runScenario, WARMUP_MS, warmUp } from './measure'
 import { MEMORY_RUNS, type MemoryResult, measureListMemory } from './memory'
-import { cpuTable, memoryTable, referenceNote, type ScenarioResult, table, targets } from './report'
+import { dropDatabases, postgresAdminUrl } from './postgres-databases'
+import { cpuTable, matrixTable, memoryTable, referenceNote, type ScenarioResult, table, targets } from './report'
 import { getBook, type LargeInputs, largeScenarios, type Scenario, scenarios } from './scenarios'
 import { AUTHOR_SURNAME, type DataSet, LARGE, SEARCH_WORD, SEED, seed } from './seed'
 import { freePort, type RunningServer, startServer, stopServer, waitUntilReady } from './servers'
@@ -49,23 +60,29 @@ async function cleanUp(): Promise<void> {
   // The crash rounds' service and folder.
   await stopChildren()
   removeTempDirs()
+  await dropDatabases().catch((error: Error) => console.error(`bench: cannot drop its databases: ${error.message}`))
   rmSync(dir, { recursive: true, force: true })
 }
 
 // Ctrl-C: stop the servers and remove the files rather than leave them behind.
 process.on('SIGINT', () => void cleanUp().finally(() => process.exit(130)))
 
-/** Seeds a set into `<name>.db` and copies it for the reference and for the memory runs. */
-async function seedSet(name: string, set: DataSet): Promise<{ service: string; reference: string; memory: string }> {
+/** Seeds a set into `<name>.db` and copies it for the reference, the memory runs and the backend × workers part. */
+async function seedSet(
+  name: string,
+  set: DataSet,
+): Promise<{ service: string; reference: string; memory: string; pristine: string }> {
   const paths = {
     service: join(dir, `${name}-service.db`),
     reference: join(dir, `${name}-reference.db`),
     memory: join(dir, `${name}-memory.db`),
+    pristine: join(dir, `${name}-pristine.db`),
   }
   const started = performance.now()
   await seed(paths.service, set)
   copyFileSync(paths.service, paths.reference)
   copyFileSync(paths.service, paths.memory)
+  copyFileSync(paths.service, paths.pristine)
   process.stderr.write(`seeded ${count(set.books)} books in ${Math.round(performance.now() - started)} ms\n`)
   return paths
 }
@@ -160,87 +177,132 @@ async function runAll(
   return results
 }
 
-async function main(): Promise<number> {
+/** The backend × workers section of the report. */
+function matrixSection(choice: MatrixChoice, matrix: readonly MatrixResult[], measureMs: number): string {
+  const workers = choice.workers.join(' and ')
+  return [
+    `### Backends and workers at ${count(SEED.books)} books (${measureMs / 1000} s per scenario and server)`,
+    '',
+    `The service on ${choice.backends.join(' and ')}, at \`--workers\` ${workers}, each beside the reference for its backend (as many processes as the service has workers, sharing the port with SO_REUSEPORT): bench/reference.ts over bun:sqlite, bench/reference-postgres.ts over Bun's SQL client (prepared statements, a pool of 10 as the service's default, one statement per request). Each pair starts on fresh copies of the same ${count(SEED.books)} books (SQLite: the seeded file; PostgreSQL: a database seeded through PostgresStore and its import, then copied with CREATE DATABASE … TEMPLATE on ${shownAdmin()}); the bench checks that the service answers the same on both backends and that each reference answers byte for byte as its service. The page is one of the first 50 (\`page[number]\`, 20 a page), the search \`filter[search]=${MATRIX_SEARCH}\` ranked, first page of 20.`,
+    '',
+    `Placement: one worker pinned to core 0 as above; several spread over every core, sharing them with the load generator (core 1). PostgreSQL's own processes are not pinned and not in the CPU columns (the server's process tree only).${serviceTakesWorkers ? '' : ' This build of the service has no `--workers` yet: one worker only.'}`,
+    '',
+    matrixTable(
+      matrix.flatMap(({ backend, workers, results }) => results.map((result) => ({ backend, workers, result }))),
+    ),
+  ].join('\n')
+}
+
+/** A URL for the report: no password. */
+function shownAdmin(): string {
+  const url = new URL(postgresAdminUrl)
+  url.password = ''
+  url.pathname = ''
+  return url.host
+}
+
+async function main(choice: MatrixChoice, matrixOnly: boolean): Promise<number> {
   const started = performance.now()
   const small = await seedSet('10k', SEED)
-  const large = await seedSet('100k', LARGE)
+  let report: string
+  let all: ScenarioResult[]
+  if (matrixOnly) {
+    const matrix = await runMatrix(choice, small.pristine, dir, LARGE_MEASURE_MS, (server) => servers.push(server))
+    all = matrix.flatMap((m) => m.results)
+    report = [
+      '## Benchmark: the service on each backend and worker count, against references',
+      '',
+      `Bun ${Bun.version}, ${cpus().length} CPU cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${new Date().toISOString().slice(0, 10)}; the whole run took ${Math.round((performance.now() - started) / 1000)} s. Load as in \`bun run bench\`: ${ROUNDS} alternating rounds, each after ${WARMUP_MS / 1000} s of warm-up.`,
+      '',
+      matrixSection(choice, matrix, LARGE_MEASURE_MS),
+      '',
+    ].join('\n')
+  } else {
+    const large = await seedSet('100k', LARGE)
 
-  // First, while nothing else runs: one full list per fresh process, for its peak memory.
-  const memory: MemoryResult[] | null = await measureListMemory(
-    [
-      { books: SEED.books, databasePath: small.memory },
-      { books: LARGE.books, databasePath: large.memory },
-    ],
-    (server) => servers.push(server),
-  )
+    // First, while nothing else runs: one full list per fresh process, for its peak memory.
+    const memory: MemoryResult[] | null = await measureListMemory(
+      [
+        { books: SEED.books, databasePath: small.memory },
+        { books: LARGE.books, databasePath: large.memory },
+      ],
+      (server) => servers.push(server),
+    )
 
-  const smallPair = await startPair(small, SEED)
-  await compareAnswers(smallPair.service, smallPair.reference, SEED, { post: true })
-  process.stderr.write('the reference answers byte for byte as the service does; measuring\n')
-  await warmUp(smallPair.service)
-  await warmUp(smallPair.reference)
-  const results = await runAll(scenarios, smallPair, MEASURE_MS)
-  const smallLines = smallPair.service.loggedLines()
-  await stopPair(smallPair)
+    const smallPair = await startPair(small, SEED)
+    await compareAnswers(smallPair.service, smallPair.reference, SEED, { post: true })
+    process.stderr.write('the reference answers byte for byte as the service does; measuring\n')
+    await warmUp(smallPair.service)
+    await warmUp(smallPair.reference)
+    const results = await runAll(scenarios, smallPair, MEASURE_MS)
+    const smallLines = smallPair.service.loggedLines()
+    await stopPair(smallPair)
 
-  const largePair = await startPair(large, LARGE)
-  const inputs = await largeInputs(largePair.service)
-  await compareAnswers(largePair.service, largePair.reference, LARGE, { paths: largeComparisons(inputs) })
-  process.stderr.write('the reference answers byte for byte as the service does; measuring\n')
-  await warmUp(largePair.service, getBook(LARGE))
-  await warmUp(largePair.reference, getBook(LARGE))
-  const largeResults = await runAll(largeScenarios(inputs), largePair, LARGE_MEASURE_MS)
-  const largeLines = largePair.service.loggedLines()
-  await stopPair(largePair)
+    const largePair = await startPair(large, LARGE)
+    const inputs = await largeInputs(largePair.service)
+    await compareAnswers(largePair.service, largePair.reference, LARGE, { paths: largeComparisons(inputs) })
+    process.stderr.write('the reference answers byte for byte as the service does; measuring\n')
+    await warmUp(largePair.service, getBook(LARGE))
+    await warmUp(largePair.reference, getBook(LARGE))
+    const largeResults = await runAll(largeScenarios(inputs), largePair, LARGE_MEASURE_MS)
+    const largeLines = largePair.service.loggedLines()
+    await stopPair(largePair)
 
-  const all = [...results, ...largeResults]
-  const failed = all.filter((r) => r.service.errors > 0 || (r.reference?.errors ?? 0) > 0)
-  const report = [
-    '## Benchmark: the service against a framework-free reference',
-    '',
-    describeRun(smallLines + largeLines, (performance.now() - started) / 1000),
-    '',
-    `### At ${count(SEED.books)} books (${MEASURE_MS / 1000} s per scenario and server)`,
-    '',
-    table(results),
-    '',
-    referenceNote(results),
-    '',
-    '```',
-    targets(results),
-    '```',
-    '',
-    'Server CPU time (user + system) per request, warm-up included:',
-    '',
-    cpuTable(results),
-    '',
-    `### At ${count(LARGE.books)} books (${LARGE_MEASURE_MS / 1000} s per scenario and server)`,
-    '',
-    table(largeResults),
-    '',
-    referenceNote(largeResults),
-    'No target covers this table; the cursor replays one fixed cursor, and the search and page scenarios repeat one fixed request.',
-    '',
-    'Server CPU time (user + system) per request, warm-up included:',
-    '',
-    cpuTable(largeResults),
-    '',
-    '### Memory of one full-list request (`GET /api/v1/books`, streamed)',
-    '',
-    memory === null
-      ? 'Not measured: /proc is not available here.'
-      : [
-          `Medians of ${MEMORY_RUNS} fresh service processes per data set; growth is peak minus baseline.`,
-          '',
-          memoryTable(memory),
-          ...(memory.some((m) => m.runs.some((r) => !r.peakReset))
-            ? ['', 'VmHWM could not be reset here: the peak is the highest VmRSS sampled every 5 ms.']
-            : []),
-        ].join('\n'),
-    '',
-  ].join('\n')
+    const matrix = await runMatrix(choice, small.pristine, dir, LARGE_MEASURE_MS, (server) => servers.push(server))
+    const matrixLines = matrix.reduce((sum, m) => sum + m.loggedLines, 0)
+
+    all = [...results, ...largeResults, ...matrix.flatMap((m) => m.results)]
+    report = [
+      '## Benchmark: the service against a framework-free reference',
+      '',
+      describeRun(smallLines + largeLines + matrixLines, (performance.now() - started) / 1000),
+      '',
+      `### At ${count(SEED.books)} books (${MEASURE_MS / 1000} s per scenario and server)`,
+      '',
+      table(results),
+      '',
+      referenceNote(results),
+      '',
+      '```',
+      targets(results),
+      '```',
+      '',
+      'Server CPU time (user + system) per request, warm-up included:',
+      '',
+      cpuTable(results),
+      '',
+      `### At ${count(LARGE.books)} books (${LARGE_MEASURE_MS / 1000} s per scenario and server)`,
+      '',
+      table(largeResults),
+      '',
+      referenceNote(largeResults),
+      'No target covers this table; the cursor replays one fixed cursor, and the search and page scenarios repeat one fixed request.',
+      '',
+      'Server CPU time (user + system) per request, warm-up included:',
+      '',
+      cpuTable(largeResults),
+      '',
+      matrixSection(choice, matrix, LARGE_MEASURE_MS),
+      '',
+      '### Memory of one full-list request (`GET /api/v1/books`, streamed)',
+      '',
+      memory === null
+        ? 'Not measured: /proc is not available here.'
+        : [
+            `Medians of ${MEMORY_RUNS} fresh service processes per data set; growth is peak minus baseline.`,
+            '',
+            memoryTable(memory),
+            ...(memory.some((m) => m.runs.some((r) => !r.peakReset))
+              ? ['', 'VmHWM could not be reset here: the peak is the highest VmRSS sampled every 5 ms.']
+              : []),
+          ].join('\n'),
+      '',
+    ].join('\n')
+  }
   console.log(`\n${report}`)
-  writeFileSync(join(import.meta.dir, 'results.md'), report)
+  // A quick or partial run is for trying the bench out: the published results stay as they were.
+  if (!QUICK && !matrixOnly) writeFileSync(join(import.meta.dir, 'results.md'), report)
+  const failed = all.filter((r) => r.service.errors > 0 || (r.reference?.errors ?? 0) > 0)
   if (failed.length > 0) {
     console.error(`requests failed in: ${failed.map((r) => `${r.name} c=${r.concurrency}`).join(', ')}`)
     return 1
@@ -249,16 +311,39 @@ async function main(): Promise<number> {
 }
 
 /**
- * `bun run bench` runs `main`; `bun run bench -- crash` the crash rounds of bench/crash.ts, and
- * `bun run bench -- hostile` the most expensive requests the limits allow (bench/hostile.ts).
+ * `bun run bench [options]` runs `main`; `bun run bench -- crash` the crash rounds of
+ * bench/crash.ts, and `bun run bench -- hostile` the most expensive requests the limits allow
+ * (bench/hostile.ts). Options of `main`:
+ *
+ * - `--backends sqlite,postgres` (BENCH_BACKENDS): the backends of the backend × workers part;
+ * - `--workers 1,2` (BENCH_WORKERS): its worker counts (default 1,2 where the service takes
+ *   `--workers`, else 1);
+ * - `--quick` (BENCH_QUICK=1): 1 s per scenario instead of 5, results.md left as it is;
+ * - `--matrix-only`: only the backend × workers part (seeds 10,000 books; about a minute a pair).
  */
 async function chosenBench(): Promise<number> {
-  const chosen = Bun.argv[2]
-  if (chosen === undefined) return main()
+  const argv = Bun.argv.slice(2)
+  const chosen = argv[0]
   if (chosen === 'crash') return crashBench()
   if (chosen === 'hostile') return runHostile()
-  console.error(`bench: no bench "${chosen}"; run it without an argument, or with "crash" or "hostile"`)
-  return 2
+  if (chosen !== undefined && !chosen.startsWith('--')) {
+    console.error(`bench: no bench "${chosen}"; run it without an argument, or with "crash" or "hostile"`)
+    return 2
+  }
+  const known = new Set(['--backends', '--workers', '--quick', '--matrix-only'])
+  for (const [i, arg] of argv.entries()) {
+    const isValue = argv[i - 1] === '--backends' || argv[i - 1] === '--workers'
+    if (!isValue && !known.has(arg)) {
+      console.error(`bench: unknown option "${arg}" (--backends LIST, --workers LIST, --quick, --matrix-only)`)
+      return 2
+    }
+  }
+  const choice = matrixChoice(argv, process.env)
+  if (typeof choice === 'string') {
+    console.error(`bench: ${choice}`)
+    return 2
+  }
+  return main(choice, argv.includes('--matrix-only'))
 }
 
 const code = await chosenBench().catch((error: Error) => {

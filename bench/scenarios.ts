@@ -19,7 +19,7 @@ type Plan = Scenario['plan']
 export function getBook(set: DataSet): Plan {
   return { method: 'GET', path: '/api/v1/books/{n}', randomMax: set.books, expectStatus: 200 }
 }
-const postBook = {
+export const postBook = {
   method: 'POST',
   path: '/api/v1/books',
   body: '{"data":{"type":"book","attributes":{"name":"Bench book {seq}","author_id":{n}}}}',

@@ -1,4 +1,5 @@
 import type { Subprocess } from 'bun'
+import { identify, processTree, stillRunning } from './process-tree'
 
 /** A server under test, running in its own process on 127.0.0.1. */
 export interface RunningServer {
@@ -31,8 +32,8 @@ function drain(stream: ReadableStream<Uint8Array>): () => number {
 }
 
 /**
- * Starts `bun <script>` from the repository root with extra environment variables. `prefix` is a
- * command to run it under (taskset, to pin it to a core); it must exec, so the pid stays the server's.
+ * Starts `bun <script> [args]` from the repository root with extra environment variables. `prefix`
+ * is a command to run it under (taskset, to pin it to a core); it must exec, so the pid stays the server's.
  */
 export function startServer(
   name: string,
@@ -40,8 +41,9 @@ export function startServer(
   port: number,
   env: Record<string, string>,
   prefix: readonly string[] = [],
+  args: readonly string[] = [],
 ): RunningServer {
-  const child = Bun.spawn([...prefix, 'bun', script], {
+  const child = Bun.spawn([...prefix, 'bun', script, ...args], {
     cwd: repoRoot,
     env: { ...process.env, PORT: String(port), ...env },
     stdin: 'ignore',
@@ -65,13 +67,24 @@ export async function waitUntilReady(server: RunningServer, path: string): Promi
   throw new Error(`${server.name} did not answer on ${server.origin} within 10 s`)
 }
 
-/** SIGTERM, as an operator would stop it; SIGKILL if it has not gone after 5 s. */
+/**
+ * SIGTERM, as an operator would stop it; SIGKILL if it has not gone after 5 s. Worker processes it
+ * started and left behind (they would hold the port) are killed too.
+ */
 export async function stopServer(server: RunningServer): Promise<void> {
   if (server.process.exitCode !== null || server.process.signalCode !== null) return
+  const below = identify(processTree(server.process.pid).slice(1))
   server.process.kill('SIGTERM')
   const stopped = await Promise.race([server.process.exited.then(() => true), Bun.sleep(5000).then(() => false)])
   if (!stopped) {
     server.process.kill('SIGKILL')
     await server.process.exited
+  }
+  for (const left of below.filter(stillRunning)) {
+    try {
+      process.kill(left.pid, 'SIGKILL')
+    } catch {
+      // Gone meanwhile.
+    }
   }
 }

@@ -1,0 +1,174 @@
+/**
+ * The reference server over PostgreSQL: what the compared routes cost with no framework, so the
+ * service's numbers on PostgreSQL can be read as a ratio. Plain Bun.serve and Bun's `SQL` client
+ * (tagged queries, which Bun prepares once per connection), a pool as large as the service's
+ * default (10), the service's schema and search functions (the database is seeded through the
+ * service's store), the same JSON bytes out (bench/reference-documents.ts). Each request is one
+ * statement, so one round trip, where the service may use several (a transaction for a book and
+ * its includes, the id counter locked before an insert):
+ *
+ * - GET /api/v1/books/:id: the book joined to its author and collection;
+ * - GET /api/v1/books as offset pages (optionally `filter[search]` of one word, ranked as the
+ *   service ranks it) and cursor pages in id order: the page and the total in one statement;
+ * - POST /api/v1/books: the author checked (and locked against deletion), the id taken from the
+ *   counter and the book inserted in one statement.
+ *
+ * Anything else is a 400 or 404 here: the bench sends it only what it compares. Names are taken
+ * as stored: the bench's never hold U+0000 or U+0001, which the service's store encodes.
+ *
+ * Run as its own process: PORT=<port> REFERENCE_DATABASE_URL=<postgres://…> [REFERENCE_WORKERS=n]
+ * bun bench/reference-postgres.ts
+ */
+import { SQL } from 'bun'
+import {
+  authorMissing,
+  type BookRow,
+  badRequest,
+  bookDocument,
+  createdDocument,
+  cursorPageDocument,
+  type ListRequest,
+  notFound,
+  offsetPageDocument,
+  parseListRequest,
+  parseNewBook,
+  pathId,
+  searchWords,
+} from './reference-documents'
+import { reusePort, runWorkers } from './reference-workers'
+
+const port = Number(process.env.PORT)
+const url = process.env.REFERENCE_DATABASE_URL
+if (!url || !Number.isInteger(port) || port <= 0) {
+  console.error('reference-postgres: set PORT and REFERENCE_DATABASE_URL')
+  process.exit(2)
+}
+
+const sql = new SQL(url, { max: 10 })
+
+/** bigint columns arrive as strings. */
+interface PgBook {
+  id: string
+  name: string
+  author_id: string
+  book_collection_id: string | null
+}
+const book = (row: PgBook): BookRow => ({
+  id: Number(row.id),
+  name: row.name,
+  author_id: Number(row.author_id),
+  book_collection_id: row.book_collection_id === null ? null : Number(row.book_collection_id),
+})
+
+async function showBook(id: number | null): Promise<Response> {
+  if (id === null) return notFound()
+  const [row] = (await sql`
+    SELECT b.id, b.name, b.author_id, b.book_collection_id, a.name AS author_name, c.name AS collection_name
+    FROM books b JOIN authors a ON a.id = b.author_id LEFT JOIN book_collections c ON c.id = b.book_collection_id
+    WHERE b.id = ${id}`) as (PgBook & { author_name: string; collection_name: string | null })[]
+  if (!row) return notFound()
+  const found = book(row)
+  const collection =
+    found.book_collection_id === null || row.collection_name === null
+      ? null
+      : { id: found.book_collection_id, name: row.collection_name }
+  return bookDocument(found, { id: found.author_id, name: row.author_name }, collection)
+}
+
+/** A page and the size of the whole list; the count comes as the one row of an empty page. */
+interface PageRow extends Omit<PgBook, 'id'> {
+  id: string | null
+  total: number
+}
+function pageOf(rows: readonly PageRow[]): { rows: BookRow[]; total: number } {
+  const total = Number(rows[0]?.total ?? 0)
+  return { rows: rows.filter((row): row is PageRow & PgBook => row.id !== null).map(book), total }
+}
+
+async function listBooks(request: Request): Promise<Response> {
+  const list = parseListRequest(request)
+  if (list instanceof Response) return list
+  return list.kind === 'cursor' ? cursorPage(list) : offsetPage(list)
+}
+
+async function offsetPage(list: Extract<ListRequest, { kind: 'offset' }>): Promise<Response> {
+  const offset = (list.number - 1) * list.size
+  if (list.search === null) {
+    const page = pageOf(
+      (await sql`
+        SELECT counted.total, page.* FROM (SELECT COUNT(*)::int AS total FROM books) AS counted
+        LEFT JOIN LATERAL (
+          SELECT id, name, author_id, book_collection_id FROM books ORDER BY id LIMIT ${list.size} OFFSET ${offset}
+        ) AS page ON TRUE`) as PageRow[],
+    )
+    return offsetPageDocument(list, page.rows, page.total)
+  }
+  const words = searchWords(list.search)
+  if (words.length !== 1) return badRequest('a search of several words')
+  const [word] = words
+  // The service's condition and relevance for one word (src/store/postgres-search.ts): the title,
+  // or the author's or collection's name, matched as a prefix; weights 10, 2 and 1.
+  const page = pageOf(
+    (await sql`
+      SELECT counted.total, page.* FROM (
+        SELECT COUNT(*)::int AS total FROM books WHERE search_vector(books.name) @@ search_prefix(${word})
+          OR books.author_id IN (SELECT id FROM authors WHERE search_vector(name) @@ search_prefix(${word}))
+          OR books.book_collection_id IN (SELECT id FROM book_collections WHERE search_vector(name) @@ search_prefix(${word}))
+      ) AS counted
+      LEFT JOIN LATERAL (
+        SELECT id, name, author_id, book_collection_id FROM books WHERE search_vector(books.name) @@ search_prefix(${word})
+          OR books.author_id IN (SELECT id FROM authors WHERE search_vector(name) @@ search_prefix(${word}))
+          OR books.book_collection_id IN (SELECT id FROM book_collections WHERE search_vector(name) @@ search_prefix(${word}))
+        ORDER BY 10 * ts_rank(search_vector(books.name), search_prefix(${word}))
+          + 2 * COALESCE((SELECT ts_rank(search_vector(name), search_prefix(${word})) FROM authors WHERE id = books.author_id), 0)
+          + 1 * COALESCE((SELECT ts_rank(search_vector(name), search_prefix(${word})) FROM book_collections WHERE id = books.book_collection_id), 0)
+          DESC, id ASC
+        LIMIT ${list.size} OFFSET ${offset}
+      ) AS page ON TRUE`) as PageRow[],
+  )
+  return offsetPageDocument(list, page.rows, page.total)
+}
+
+async function cursorPage(list: Extract<ListRequest, { kind: 'cursor' }>): Promise<Response> {
+  const after = list.after ?? 0
+  // One more than the page: whether another book follows it.
+  const page = pageOf(
+    (await sql`
+      SELECT counted.total, page.* FROM (SELECT COUNT(*)::int AS total FROM books) AS counted
+      LEFT JOIN LATERAL (
+        SELECT id, name, author_id, book_collection_id FROM books WHERE id > ${after} ORDER BY id LIMIT ${list.size + 1}
+      ) AS page ON TRUE`) as PageRow[],
+  )
+  const more = page.rows.length > list.size
+  return cursorPageDocument(list, page.rows.slice(0, list.size), page.total, more)
+}
+
+async function postBook(request: Request): Promise<Response> {
+  const wanted = await parseNewBook(request)
+  if (wanted instanceof Response) return wanted
+  if (wanted.authorId === null) return authorMissing()
+  // The author locked against deletion (FOR KEY SHARE), the counter moved only if it exists, as
+  // the service's transaction does: no id is used up by a book that is refused.
+  const [row] = (await sql`
+    WITH author AS (SELECT id FROM authors WHERE id = ${wanted.authorId} FOR KEY SHARE),
+      next AS (
+        UPDATE record_ids SET last_id = last_id + 1
+        WHERE table_name = 'books' AND EXISTS (SELECT 1 FROM author) RETURNING last_id
+      )
+    INSERT INTO books (id, name, author_id) SELECT last_id, ${wanted.name}, ${wanted.authorId} FROM next
+    RETURNING id, name, author_id, book_collection_id`) as PgBook[]
+  return row ? createdDocument(book(row)) : authorMissing()
+}
+
+const server = Bun.serve({
+  hostname: '127.0.0.1',
+  port,
+  reusePort,
+  routes: {
+    '/api/v1/books/:id': { GET: (request) => showBook(pathId(request.params.id)) },
+    '/api/v1/books': { GET: listBooks, POST: postBook },
+  },
+  fetch: notFound,
+})
+
+runWorkers(server, () => sql.close({ timeout: 5 }))
