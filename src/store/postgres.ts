@@ -86,25 +86,21 @@ export class PostgresStore implements Store {
   /** Connects, migrates (once across instances starting together) and returns the store. */
   static async open(url: string, registry: ResourceRegistry, options: PostgresOptions = {}): Promise<PostgresStore> {
     const migrations = options.migrations ?? postgresMigrations
-    const sql = new SQL(url, postgresClientOptions(options))
-    try {
-      await migratePostgres(sql, migrations)
-    } catch (error) {
-      await sql.close()
-      throw storeError(error)
-    }
+    // The start runs on a connection of its own without STATEMENT_TIMEOUT, which is for requests:
+    // waiting for another instance's migration or building an index may take longer, and even the
+    // BEGIN that would turn the timeout off could be cut by a very short one.
+    const starting = new SQL(url, { ...postgresClientOptions(options), max: 1, connection: { statement_timeout: 0 } })
     let oid: string
     try {
-      // Part of the start, as migrating is: not held to STATEMENT_TIMEOUT, which is for requests.
-      oid = await sql.begin(async (tx) => {
-        await tx`SET LOCAL statement_timeout = 0`
-        const [row] = await tx`SELECT oid::text AS oid FROM pg_database WHERE datname = current_database()`
-        return String(row?.oid)
-      })
+      await migratePostgres(starting, migrations)
+      const [row] = await starting`SELECT oid::text AS oid FROM pg_database WHERE datname = current_database()`
+      oid = String(row?.oid)
     } catch (error) {
-      await sql.close()
       throw storeError(error)
+    } finally {
+      await starting.close()
     }
+    const sql = new SQL(url, postgresClientOptions(options))
     return new PostgresStore(sql, registry, migrations.at(-1)?.version ?? 0, oid)
   }
 
