@@ -193,7 +193,7 @@ function matrixSection(choice: MatrixChoice, matrix: readonly MatrixResult[], me
   ].join('\n')
 }
 
-/** A URL for the report: no password. */
+/** The PostgreSQL server as the report names it: host and port, never the user or a password. */
 function shownAdmin(): string {
   const url = new URL(postgresAdminUrl)
   url.password = ''
