@@ -1,5 +1,5 @@
 import { Database } from 'bun:sqlite'
-import { afterAll, afterEach, describe, expect, it } from 'bun:test'
+import { afterAll, afterEach, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { existsSync, readdirSync, readlinkSync, statSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { join } from 'node:path'
@@ -7,6 +7,9 @@ import { resources } from '../src/resources/registry'
 import { SqliteStore } from '../src/store/sqlite'
 import { sqliteMigrations } from '../src/store/sqlite-migrations'
 import { type ChildProcess, removeTempDirs, spawnChild, stopChildren, tempDir, WAIT_MS } from './support/process'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 /*
  * How the real process starts and stops: many starts at once on one new file, a port already in

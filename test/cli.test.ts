@@ -1,9 +1,12 @@
 import { Database } from 'bun:sqlite'
-import { afterAll, afterEach, describe, expect, it } from 'bun:test'
+import { afterAll, afterEach, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { sqliteMigrations } from '../src/store/sqlite-migrations'
 import { type ChildProcess, removeTempDirs, spawnChild, stopChildren, tempDir, WAIT_MS } from './support/process'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 const CLI = join(import.meta.dir, '..', 'src', 'cli.ts')
 const REPO = join(import.meta.dir, '..')

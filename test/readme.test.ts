@@ -1,6 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { join } from 'node:path'
 import { type ChildProcess, removeTempDirs, spawnChild, stopChildren, tempDir } from './support/process'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 /*
  * The README's example session, run as pasted: every `$ curl ...` line (with its `\`

@@ -1,10 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 import { DOCS_PATH, SPEC_PATH } from '../../src/http/openapi'
 import { BUILD_TIMEOUT_MS, compiledExecutable } from '../support/executable'
 import { type ChildProcess, removeTempDirs, spawnChild, stopChildren, tempDir, WAIT_MS } from '../support/process'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 /*
  * The docs page as a browser shows it: Debian's Chromium, headless, against the compiled

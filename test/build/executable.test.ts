@@ -1,8 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'bun:test'
+import { afterAll, afterEach, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { existsSync, readdirSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { BUILD_TIMEOUT_MS, compiledExecutable } from '../support/executable'
 import { type ChildProcess, removeTempDirs, spawnChild, stopChildren, tempDir, WAIT_MS } from '../support/process'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 const JSON_API = 'application/vnd.api+json'
 

@@ -1,6 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { removeTempDirs, stopChildren } from '../support/process'
 import { type RunningService, startService } from '../support/service'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 /*
  * A client written as JSON:API's Cursor Pagination profile

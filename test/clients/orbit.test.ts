@@ -1,8 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { JSONAPISerializers, JSONAPISource } from '@orbit/jsonapi'
 import { type InitializedRecord, RecordKeyMap, RecordSchema } from '@orbit/records'
 import { removeTempDirs, stopChildren } from '../support/process'
 import { type RunningService, startService } from '../support/service'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 /*
  * Orbit (@orbit/jsonapi), a JSON:API client library, against the real service on a real port. Its

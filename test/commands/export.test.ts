@@ -1,4 +1,4 @@
-import { afterAll, afterEach, describe, expect, it } from 'bun:test'
+import { afterAll, afterEach, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { EXPORT_BATCH_SIZE } from '../../src/commands/export'
@@ -14,6 +14,9 @@ import {
   withStore,
 } from '../support/commands'
 import { removeTempDirs, spawnChild, stopChildren, WAIT_MS } from '../support/process'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 afterEach(stopChildren)
 afterAll(removeTempDirs)

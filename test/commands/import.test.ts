@@ -1,5 +1,5 @@
 import { Database } from 'bun:sqlite'
-import { afterAll, afterEach, describe, expect, it } from 'bun:test'
+import { afterAll, afterEach, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { IMPORT_BATCH_SIZE, MAX_REPORTED_LINES } from '../../src/commands/import'
@@ -17,6 +17,9 @@ import {
   withStore,
 } from '../support/commands'
 import { removeTempDirs, spawnChild, stopChildren, WAIT_MS } from '../support/process'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 afterEach(stopChildren)
 afterAll(removeTempDirs)

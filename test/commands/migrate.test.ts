@@ -1,8 +1,11 @@
-import { afterAll, describe, expect, it } from 'bun:test'
+import { afterAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
 import { sqliteMigrations } from '../../src/store/sqlite-migrations'
 import { readDatabase, runCli, tempDatabase } from '../support/commands'
 import { removeTempDirs, stopChildren, WAIT_MS } from '../support/process'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 afterAll(async () => {
   await stopChildren()

@@ -1,9 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SQL } from 'bun'
 import { runCli, type Service, startService, tempDatabase } from '../support/commands'
 import { type LogLine, removeTempDirs, stopChildren, WAIT_MS } from '../support/process'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 /*
  * `catalogue --workers 2`: a supervisor and two worker processes that share one port, over a real

@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'bun:test'
+import { afterAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import {
@@ -10,6 +10,9 @@ import {
   TokenSet,
 } from '../../src/http/api-tokens'
 import { removeTempDirs, tempDir } from '../support/process'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 const sha256 = (token: string) => new Bun.CryptoHasher('sha256').update(token).digest('hex')
 const HASH = sha256('cat_some-token')

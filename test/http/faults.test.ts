@@ -1,5 +1,5 @@
 import { Database } from 'bun:sqlite'
-import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { closeSync, mkdtempSync, openSync, rmSync, truncateSync, writeFileSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,6 +9,9 @@ import { resources } from '../../src/resources/registry'
 import { SqliteStore } from '../../src/store/sqlite'
 import type { Store } from '../../src/store/store'
 import { type Answer, JSON_API, openTestApp, type SqliteTestApp, type TestApp } from '../support/harness'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 /*
  * Faults of the database, made real: a tmpfs that fills up, an immutable WAL file, a lock another

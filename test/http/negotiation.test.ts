@@ -1,6 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
+import { afterEach, beforeEach, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { changesNothing, expectOneError, expectRecordNotFound, RESPONSE_CONTENT_TYPE } from '../support/expectations'
 import { type Answer, openTestApp, type TestApp } from '../support/harness'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 const ATOMIC = 'https://jsonapi.org/ext/atomic'
 const authorDocument = (name: string) => ({ data: { type: 'author', attributes: { name } } })

@@ -1,9 +1,12 @@
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'bun:test'
+import { afterAll, afterEach, beforeEach, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
 import { type App, createApp } from '../../src/http/app'
 import { createLogger } from '../../src/logger'
 import { resources } from '../../src/resources/registry'
 import { PostgresStore } from '../../src/store/postgres'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 // The service over PostgreSQL when the database goes away and comes back: every answer meanwhile
 // is a 200 or a 503 with a JSON:API error and Retry-After (never a 500), /ready says 503 while the

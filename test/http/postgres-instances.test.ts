@@ -1,7 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
 import { type Service, startService } from '../support/commands'
 import { removeTempDirs, stopChildren, WAIT_MS } from '../support/process'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 /*
  * Several instances of the service, each its own process, on one PostgreSQL database: what one

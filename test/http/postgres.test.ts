@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
 import { type App, createApp } from '../../src/http/app'
 import { createLogger } from '../../src/logger'
@@ -6,6 +6,9 @@ import { resources } from '../../src/resources/registry'
 import { PostgresStore } from '../../src/store/postgres'
 import { SqliteStore } from '../../src/store/sqlite'
 import type { Store } from '../../src/store/store'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 /** The server the tests use; POSTGRES_TEST_URL names another. Under CI a missing server fails the file. */
 const SERVER = process.env.POSTGRES_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test'

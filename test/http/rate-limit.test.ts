@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'bun:test'
+import { afterEach, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import http from 'node:http'
 import { clientOf } from '../../src/http/access-control'
 import { parseTokenFile, TokenSet } from '../../src/http/api-tokens'
@@ -6,6 +6,9 @@ import { RateLimiter, secondsLeft, WINDOW_MS } from '../../src/http/rate-limiter
 import { changesNothing, expectOneError } from '../support/expectations'
 import { openTestApp, type TestApp } from '../support/harness'
 import { WAIT_MS } from '../support/process'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 const sha256 = (token: string) => new Bun.CryptoHasher('sha256').update(token).digest('hex')
 const ALICE = 'cat_alice-token-0123456789abcdefghijklmnopqrstuvw'

@@ -1,8 +1,11 @@
 import { Database } from 'bun:sqlite'
-import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { type CrashRound, CrashRun, type Killed } from '../support/crash'
 import type { KnownRecord } from '../support/crash-ledger'
 import { removeTempDirs, stopChildren } from '../support/process'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 /*
  * The real service (`bun src/cli.ts`) SIGKILLed at random moments under concurrent writers, and

@@ -1,7 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
 import { postgresClientOptions } from '../../src/store/postgres'
 import { withTimeout } from '../support/process'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 // What the PostgreSQL store takes from Bun's client, set up as the store sets it up: each query
 // gets its own rows, transactions settle and roll back, and a connection answers after an error.

@@ -1,8 +1,11 @@
-import { afterAll } from 'bun:test'
+import { afterAll, setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
 import { resources } from '../../src/resources/registry'
 import { PostgresStore } from '../../src/store/postgres'
 import { describeStoreContract } from './contract'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 /** The server the tests use; POSTGRES_TEST_URL names another. A missing server fails the file, never skips it. */
 const SERVER = process.env.POSTGRES_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test'

@@ -1,8 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
 import { resources } from '../../src/resources/registry'
 import { PostgresStore } from '../../src/store/postgres'
 import type { Id, WriteResult } from '../../src/store/store'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 // What PostgreSQL adds to the store's version (what tags a streamed answer; see Store.version in
 // src/store/store.ts): it counts this database's commits only, whoever makes them, and counts them

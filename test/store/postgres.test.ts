@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'bun:test'
+import { afterAll, afterEach, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
 import { resources } from '../../src/resources/registry'
 import { StoreUnavailableError } from '../../src/store/faults'
@@ -6,6 +6,9 @@ import { PostgresStore } from '../../src/store/postgres'
 import { postgresMigrations } from '../../src/store/postgres-migrations'
 import { SqliteStore } from '../../src/store/sqlite'
 import type { Id, ImportCounts, ListQuery, NamedBook, Store, StoredRecord, WriteResult } from '../../src/store/store'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 const authors = resources.get('authors')
 const collections = resources.get('book_collections')

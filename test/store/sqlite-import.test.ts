@@ -1,10 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
+import { afterEach, beforeEach, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { resources } from '../../src/resources/registry'
 import { SqliteStore } from '../../src/store/sqlite'
 import { booksIn, countsIn } from '../support/commands'
+
+// Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
+setDefaultTimeout(30_000)
 
 const authors = resources.get('authors')
 const books = resources.get('books')
