@@ -83,7 +83,10 @@ export class PostgresSearch {
       const alternatives = this.columns.map((column) => {
         if (column.kind === 'attribute') return `search_vector(${this.table}.${column.column}) @@ ${query}`
         const names = column.targetColumns.map((c) => `search_vector(${c}) @@ ${query}`).join(' OR ')
-        return `${this.table}.${column.column} IN (SELECT "id" FROM ${column.targetTable} WHERE ${names})`
+        // = ANY(ARRAY(...)): the related ids are read once (an InitPlan) and the row's column is then
+        // matched by its index, OR'ed with the others' bitmap scans; `IN (SELECT ...)` inside an OR
+        // defeats the indexes and reads every row (60 ms against 1.8 ms on 10,000 books).
+        return `${this.table}.${column.column} = ANY(ARRAY(SELECT "id" FROM ${column.targetTable} WHERE ${names}))`
       })
       return `(${alternatives.join(' OR ')})`
     })
