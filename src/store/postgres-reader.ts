@@ -122,7 +122,7 @@ export class PostgresReader {
     return found
   }
 
-  /** A window of a list: `limit` records (none or negative: all) from `offset` or after a keyset position. */
+  /** A window of a list: `limit` records from `offset` or after a keyset position. */
   async list(q: Queryable, type: string, query: ListQuery): Promise<StoredRecord[]> {
     const table = this.table(type)
     const params = new Params()
@@ -156,8 +156,7 @@ export class PostgresReader {
     const where = this.conditions(table, filters, params)
     if (query.after) where.push(table.keyset(query.sort, query.after, params))
     let sql = `SELECT ${table.columns} FROM ${table.name}${whereClause(where)} ORDER BY ${order}`
-    const limit = query.limit as number | undefined
-    if (limit !== undefined && limit >= 0) sql += ` LIMIT ${params.add(limit)}::bigint`
+    sql += ` LIMIT ${params.add(query.limit)}::bigint`
     if ((query.offset ?? 0) > 0) sql += ` OFFSET ${params.add(query.offset)}::bigint`
     return sql
   }
