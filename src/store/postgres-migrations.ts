@@ -110,6 +110,111 @@ export const postgresMigrations: readonly PostgresMigration[] = [
       CREATE TRIGGER books_truncate AFTER TRUNCATE ON books EXECUTE FUNCTION count_data_commit();
     `,
   },
+  {
+    version: 3,
+    name: 'search_totals and bm25 functions: ranking as SQLite FTS5 bm25 does',
+    // What FTS5's bm25 reads from its index besides the row: the rows of a table and the tokens of
+    // all of them (a book's: its title's words, one for its author, one for a collection). Kept per
+    // slot as data_version is (a row per backend pid modulo 8, so that concurrent commits seldom
+    // wait for each other), by a trigger deferred to the commit. search_fold() is a search word as
+    // search_prefix() compares it, to count a row's words that begin with it; bm25_idf() and
+    // bm25_term() are FTS5's arithmetic (sqlite/ext/fts5/fts5_aux.c), in float8 as its C is, in the
+    // same order, so that equal inputs give bit-equal scores (src/store/postgres-search.ts).
+    sql: `
+      CREATE TABLE search_totals (
+        table_name text NOT NULL, slot smallint NOT NULL, records bigint NOT NULL, words bigint NOT NULL,
+        PRIMARY KEY (table_name, slot)
+      );
+      INSERT INTO search_totals (table_name, slot, records, words)
+        SELECT table_name, slot, 0, 0 FROM unnest(ARRAY['authors', 'book_collections', 'books']) AS table_name,
+          generate_series(0, 7) AS slot;
+      UPDATE search_totals SET records = (SELECT COUNT(*) FROM authors),
+        words = (SELECT COALESCE(SUM(cardinality(search_words(name))), 0) FROM authors)
+        WHERE table_name = 'authors' AND slot = 0;
+      UPDATE search_totals SET records = (SELECT COUNT(*) FROM book_collections),
+        words = (SELECT COALESCE(SUM(cardinality(search_words(name))), 0) FROM book_collections)
+        WHERE table_name = 'book_collections' AND slot = 0;
+      UPDATE search_totals SET records = (SELECT COUNT(*) FROM books),
+        words = (SELECT COALESCE(SUM(cardinality(search_words(name)) + 1 + (book_collection_id IS NOT NULL)::int), 0) FROM books)
+        WHERE table_name = 'books' AND slot = 0;
+
+      CREATE FUNCTION add_search_totals(tbl text, d_records int, d_words bigint) RETURNS void LANGUAGE sql AS $add$
+        UPDATE search_totals SET records = records + d_records, words = words + d_words
+          WHERE table_name = tbl AND slot = pg_catalog.pg_backend_pid() % 8
+      $add$;
+      CREATE FUNCTION count_name_words() RETURNS trigger LANGUAGE plpgsql AS $count$
+      DECLARE
+        d_records int := 0;
+        d_words bigint := 0;
+      BEGIN
+        IF TG_OP <> 'DELETE' THEN
+          d_records := 1;
+          d_words := cardinality(search_words(NEW.name));
+        END IF;
+        IF TG_OP <> 'INSERT' THEN
+          d_records := d_records - 1;
+          d_words := d_words - cardinality(search_words(OLD.name));
+        END IF;
+        IF d_records <> 0 OR d_words <> 0 THEN PERFORM add_search_totals(TG_TABLE_NAME, d_records, d_words); END IF;
+        RETURN NULL;
+      END
+      $count$;
+      CREATE FUNCTION count_book_words() RETURNS trigger LANGUAGE plpgsql AS $count$
+      DECLARE
+        d_records int := 0;
+        d_words bigint := 0;
+      BEGIN
+        IF TG_OP <> 'DELETE' THEN
+          d_records := 1;
+          d_words := cardinality(search_words(NEW.name)) + 1 + (NEW.book_collection_id IS NOT NULL)::int;
+        END IF;
+        IF TG_OP <> 'INSERT' THEN
+          d_records := d_records - 1;
+          d_words := d_words - cardinality(search_words(OLD.name)) - 1 - (OLD.book_collection_id IS NOT NULL)::int;
+        END IF;
+        IF d_records <> 0 OR d_words <> 0 THEN PERFORM add_search_totals(TG_TABLE_NAME, d_records, d_words); END IF;
+        RETURN NULL;
+      END
+      $count$;
+      CREATE FUNCTION clear_search_totals() RETURNS trigger LANGUAGE plpgsql AS $clear$
+      BEGIN
+        UPDATE search_totals SET records = 0, words = 0 WHERE table_name = TG_TABLE_NAME;
+        RETURN NULL;
+      END
+      $clear$;
+      CREATE CONSTRAINT TRIGGER authors_search_totals AFTER INSERT OR UPDATE OR DELETE ON authors
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION count_name_words();
+      CREATE CONSTRAINT TRIGGER book_collections_search_totals AFTER INSERT OR UPDATE OR DELETE ON book_collections
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION count_name_words();
+      CREATE CONSTRAINT TRIGGER books_search_totals AFTER INSERT OR UPDATE OR DELETE ON books
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION count_book_words();
+      CREATE TRIGGER authors_search_truncate AFTER TRUNCATE ON authors EXECUTE FUNCTION clear_search_totals();
+      CREATE TRIGGER book_collections_search_truncate AFTER TRUNCATE ON book_collections
+        EXECUTE FUNCTION clear_search_totals();
+      CREATE TRIGGER books_search_truncate AFTER TRUNCATE ON books EXECUTE FUNCTION clear_search_totals();
+
+      DO $migration$
+      DECLARE
+        ext text;
+      BEGIN
+        SELECT quote_ident(n.nspname) INTO ext FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+          WHERE e.extname = 'unaccent';
+        EXECUTE format(
+          'CREATE FUNCTION search_fold(text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS %L',
+          format($fold$SELECT pg_catalog.lower(%s.unaccent('%s.unaccent'::regdictionary, $1) COLLATE "und-x-icu") COLLATE "C"$fold$, ext, ext));
+      END
+      $migration$;
+      -- IDF = ln((N - n + 0.5) / (n + 0.5)), 1e-6 when not above 0 (N rows, n rows holding the phrase).
+      CREATE FUNCTION bm25_idf(total bigint, hits bigint) RETURNS float8 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+        RETURN (SELECT CASE WHEN idf <= 0::float8 THEN 1e-6::float8 ELSE idf END
+          FROM pg_catalog.ln(((total - hits)::float8 + 0.5::float8) / (hits::float8 + 0.5::float8)) AS idf);
+      -- One phrase's share: IDF × f × (k1 + 1) / (f + k1 × (1 - b + b × D / avgdl)), k1 = 1.2, b = 0.75.
+      CREATE FUNCTION bm25_term(idf float8, freq float8, length float8, avgdl float8) RETURNS float8
+        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+        RETURN idf * ((freq * (1.2::float8 + 1::float8))
+          / (freq + 1.2::float8 * ((1::float8 - 0.75::float8) + (0.75::float8 * length) / avgdl)));
+    `,
+  },
 ]
 
 /** Any number fits: the key of the advisory lock that makes the instances starting together migrate one at a time. */

@@ -1,7 +1,7 @@
 import type { SQL } from 'bun'
 import type { ResourceDescription } from '../resources/description'
 import { type ResourceRegistry, searchOf } from '../resources/registry'
-import { Params, PostgresSearch } from './postgres-search'
+import { Params, PostgresSearch, type Ranking } from './postgres-search'
 import { decodeText, encodeText } from './postgres-text'
 import { followAsync, followPlan, type GraphAnswer, GraphBuilder, type GraphRead } from './record-graph'
 import { quote, type Row, Table, whereClause } from './sqlite-table'
@@ -60,6 +60,9 @@ export class PostgresTable extends Table {
     return `(${range} AND ${compare(0)})`
   }
 }
+
+/** A list in its sort keys' order alone adds nothing to its statement. */
+const UNRANKED: Ranking = { with: '', join: '', score: '' }
 
 /** Parameters typed by what they stand for, so that PostgreSQL never has to guess. */
 function idArray(ids: readonly Id[], params: Params): string {
@@ -152,10 +155,10 @@ export class PostgresReader {
   }
 
   private windowSql(table: PostgresTable, query: ListQuery, params: Params): string {
-    const { order, filters } = this.ordered(table.resource.type, query, params)
+    const { order, filters, ranking } = this.ordered(table.resource.type, query, params)
     const where = this.conditions(table, filters, params)
     if (query.after) where.push(table.keyset(query.sort, query.after, params))
-    let sql = `SELECT ${table.columns} FROM ${table.name}${whereClause(where)} ORDER BY ${order}`
+    let sql = `${ranking.with}SELECT ${table.columns} FROM ${table.name}${ranking.join}${whereClause(where)} ORDER BY ${order}`
     sql += ` LIMIT ${params.add(query.limit)}::bigint`
     if ((query.offset ?? 0) > 0) sql += ` OFFSET ${params.add(query.offset)}::bigint`
     return sql
@@ -165,12 +168,12 @@ export class PostgresReader {
   async matchingIds(q: Queryable, type: string, query: SearchOrder): Promise<Id[]> {
     const table = this.table(type)
     const params = new Params()
-    const { order, filters } = this.ordered(type, query, params)
+    const { order, filters, ranking } = this.ordered(type, query, params)
     const where = this.conditions(table, filters, params)
     // One row holding the array: 100,000 ids as one value, not 100,000 rows.
     const [row] = await this.rows(
       q,
-      `SELECT COALESCE(array_agg(${table.name}."id" ORDER BY ${order}), '{}') AS ids FROM ${table.name}${whereClause(where)}`,
+      `${ranking.with}SELECT COALESCE(array_agg(${table.name}."id" ORDER BY ${order}), '{}') AS ids FROM ${table.name}${ranking.join}${whereClause(where)}`,
       params.values,
     )
     return ((row?.ids ?? []) as unknown as (string | number)[]).map(Number)
@@ -242,12 +245,13 @@ export class PostgresReader {
     type: string,
     query: SearchOrder,
     params: Params,
-  ): { order: string; filters: readonly StoreFilter[] } {
+  ): { order: string; filters: readonly StoreFilter[]; ranking: Ranking } {
     const keys = this.table(type).orderTerms(query.sort).join(', ')
     const filter = query.ranked ? query.filters.find((f) => f.kind === 'search') : undefined
     const search = this.searches.get(type)
-    if (!filter || !search) return { order: keys, filters: query.filters }
-    return { order: `${search.rank(search.words(filter.text), params)} DESC, ${keys}`, filters: query.filters }
+    if (!filter || !search) return { order: keys, filters: query.filters, ranking: UNRANKED }
+    const ranking = search.ranking(search.words(filter.text), params)
+    return { order: `${ranking.score} DESC, ${keys}`, filters: query.filters, ranking }
   }
 
   /** SQL conditions for list filters; their parameters are added in order. */

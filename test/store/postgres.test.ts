@@ -451,34 +451,33 @@ describe('PostgresStore', () => {
       }
     })
 
-    it('ranks a match in the title above one in the author, and that above one in the collection', async () => {
-      const store = await open(await freshDatabase())
-      await fill(store)
-      const ranked = await store.list(books, {
-        filters: [{ kind: 'search', text: 'darkness' }],
-        sort: [{ field: 'id', descending: false }],
-        ranked: true,
-        limit: 10,
-      })
-      // Two titles say "darkness", then the book whose collection does.
-      expect(ranked.map((r) => r.attributes.name).at(-1)).toBe('Hand in Hand')
-      const zola = await store.list(books, {
-        filters: [{ kind: 'search', text: 'zola' }],
-        sort: [{ field: 'id', descending: true }],
-        ranked: true,
-        limit: 10,
-      })
-      expect(zola.map((r) => r.attributes.name)).toEqual(['Zola and Ursula', 'Hand in Hand'])
-      // A search with no words matches nothing, ranked or not (no ORDER BY of a column position).
-      for (const text of ['', '***']) {
-        expect(
-          await store.list(books, {
-            filters: [{ kind: 'search', text }],
-            sort: [{ field: 'id', descending: false }],
-            ranked: true,
-            limit: 10,
-          }),
-        ).toEqual([])
+    it('ranks as the SQLite store does (FTS5 bm25): a rare match in a collection above a common one in titles', async () => {
+      const postgres = await open(await freshDatabase())
+      const sqlite = SqliteStore.open(':memory:', resources)
+      try {
+        await fill(postgres)
+        await fill(sqlite)
+        const ranked = async (store: Store, text: string) =>
+          (
+            await store.list(books, {
+              filters: [{ kind: 'search', text }],
+              sort: [{ field: 'id', descending: false }],
+              ranked: true,
+              limit: 10,
+            })
+          ).map((r) => r.attributes.name)
+        // One book of five is in the "Darkness Series", two titles say "darkness": the rarer phrase weighs more.
+        expect(await ranked(postgres, 'darkness')).toEqual([
+          'Hand in Hand',
+          'Darkness Visible',
+          'The Left Hand of Darkness',
+        ])
+        for (const text of queries)
+          expect({ text, ranked: await ranked(postgres, text) }).toEqual({ text, ranked: await ranked(sqlite, text) })
+        // A search with no words matches nothing, ranked or not (no ORDER BY of a column position).
+        for (const text of ['', '***']) expect(await ranked(postgres, text)).toEqual([])
+      } finally {
+        await sqlite.close()
       }
     })
   })
