@@ -5,6 +5,7 @@ import { AtomicAbort, runAtomicAsync, type TransactionWriter } from './atomic'
 import { StoreUnavailableError } from './faults'
 import { sqlState, storeError } from './postgres-faults'
 import { PostgresBookImport } from './postgres-import'
+import { JoinedFind } from './postgres-joined'
 import { migratePostgres, type PostgresMigration, postgresMigrations } from './postgres-migrations'
 import { PostgresReader, type Queryable } from './postgres-reader'
 import { quote } from './sqlite-table'
@@ -71,6 +72,7 @@ export class PostgresStore implements Store {
   private readonly reader: PostgresReader
   private readonly registry: ResourceRegistry
   private readonly opening = Bun.randomUUIDv7()
+  private readonly joinedFinds = new WeakMap<IncludePlan, { resource: ResourceDescription; find: JoinedFind | null }>()
 
   private constructor(
     private readonly sql: SQL,
@@ -163,9 +165,19 @@ export class PostgresStore implements Store {
     id: Id,
     plan: IncludePlan,
   ): Promise<{ record: StoredRecord; graph: RecordGraph } | null> {
-    // One query when there is nothing to follow: no transaction needed.
-    if (plan.size === 0) return this.read((q) => this.reader.findWithRelated(q, resource.type, id, plan))
+    // One statement when the plan follows only to-one relationships: one snapshot, no transaction.
+    const joined = this.joinedFind(resource, plan)
+    if (joined) return this.read((q) => joined.run(q, id))
     return this.snapshot((q) => this.reader.findWithRelated(q, resource.type, id, plan))
+  }
+
+  /** The joined statement of a plan, made once per plan object (a resource's default plan is reused). */
+  private joinedFind(resource: ResourceDescription, plan: IncludePlan): JoinedFind | null {
+    const made = this.joinedFinds.get(plan)
+    if (made !== undefined && made.resource === resource) return made.find
+    const find = JoinedFind.of(this.registry, (type) => this.reader.table(type), resource, plan)
+    this.joinedFinds.set(plan, { resource, find })
+    return find
   }
 
   missingReferences(resource: ResourceDescription, toOne: RecordInput['toOne']): Promise<string[]> {

@@ -243,6 +243,26 @@ export function describeListContract(t: ContractContext): void {
       expect(linkOnly?.graph.included).toEqual([])
     })
 
+    it('reads a book with its author and collection, a null collection as null linkage and nothing included', async () => {
+      const a = await author('A')
+      const c = await collection('C')
+      const inCollection = await book('In', a.id, c.id)
+      const alone = await book('Alone', a.id)
+      const plan: IncludePlan = new Map([
+        ['author', { include: true, children: noPlan }],
+        ['book_collection', { include: true, children: noPlan }],
+      ])
+      const both = await t.store().findWithRelated(books, inCollection.id, plan)
+      expect(both?.record).toEqual(inCollection)
+      expect(both?.graph.included.map((r) => r.record)).toEqual([a, c])
+      expect(both?.graph.linkage('books', inCollection.id, 'book_collection')).toBe(c.id)
+      const one = await t.store().findWithRelated(books, alone.id, plan)
+      expect(one?.record).toEqual(alone)
+      expect(one?.graph.included.map((r) => `${r.resource.type}:${r.record.id}`)).toEqual([`authors:${a.id}`])
+      expect(one?.graph.linkage('books', alone.id, 'book_collection')).toBeNull()
+      expect(await t.store().findWithRelated(books, 999, plan)).toBeNull()
+    })
+
     it('gives the members of a to-many relationship for many owners, in id order, owners with none absent', async () => {
       const a = await author('A')
       const b = await author('B')

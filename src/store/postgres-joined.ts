@@ -1,0 +1,102 @@
+import type { ResourceDescription } from '../resources/description'
+import type { ResourceRegistry } from '../resources/registry'
+import type { PostgresTable, Queryable } from './postgres-reader'
+import { followPlan, followSync, GraphBuilder, type GraphRead } from './record-graph'
+import { quote, type Row } from './sqlite-table'
+import type { Id, IncludePlan, RecordGraph, StoredRecord } from './store'
+
+/** A table in the joined statement: its alias, and the columns read from it. */
+interface Joined {
+  readonly alias: string
+  readonly table: PostgresTable
+  readonly columns: readonly string[]
+}
+
+/**
+ * A record and the to-one targets its include plan reaches, read by one statement of LEFT JOINs:
+ * one round trip, and one snapshot without a transaction (a single statement sees one). The
+ * traversal (record-graph.ts) then runs over what the statement returned, so that the graph is
+ * built exactly as from reads one relationship at a time.
+ */
+export class JoinedFind {
+  private constructor(
+    private readonly registry: ResourceRegistry,
+    private readonly resource: ResourceDescription,
+    private readonly plan: IncludePlan,
+    private readonly sql: string,
+    private readonly joined: readonly Joined[],
+  ) {}
+
+  /**
+   * Null when the plan follows a to-many relationship (even for linkage only): its members are
+   * many rows, read apart in a snapshot.
+   */
+  static of(
+    registry: ResourceRegistry,
+    tableOf: (type: string) => PostgresTable,
+    resource: ResourceDescription,
+    plan: IncludePlan,
+  ): JoinedFind | null {
+    const joined: Joined[] = []
+    const joins: string[] = []
+    const add = (table: PostgresTable): string => {
+      const alias = `t${joined.length}`
+      joined.push({ alias, table, columns: table.columnNames() })
+      return alias
+    }
+    const walk = (parent: string, from: ResourceDescription, nodes: IncludePlan): boolean => {
+      for (const [name, node] of nodes) {
+        const relationship = from.relationships[name]
+        if (!relationship) continue
+        if (relationship.kind !== 'to-one') return false
+        // Linkage only: the traversal reads it from the record itself.
+        if (!node.include && node.children.size === 0) continue
+        const target = registry.get(relationship.target)
+        const alias = add(tableOf(target.type))
+        joins.push(
+          ` LEFT JOIN ${tableOf(target.type).name} AS ${alias} ON ${alias}."id" = ${parent}.${quote(relationship.column)}`,
+        )
+        if (!walk(alias, target, node.children)) return false
+      }
+      return true
+    }
+    const root = add(tableOf(resource.type))
+    if (!walk(root, resource, plan)) return null
+    const selected = joined.flatMap(({ alias, columns }) =>
+      columns.map((c) => `${alias}.${quote(c)} AS "${alias}.${c}"`),
+    )
+    const sql = `SELECT ${selected.join(', ')} FROM ${tableOf(resource.type).name} AS ${root}${joins.join('')} WHERE ${root}."id" = $1`
+    return new JoinedFind(registry, resource, plan, sql, joined)
+  }
+
+  async run(q: Queryable, id: Id): Promise<{ record: StoredRecord; graph: RecordGraph } | null> {
+    const [row] = (await q.unsafe(this.sql, [id])) as Row[]
+    if (!row) return null
+    const found = new Map<string, Map<Id, StoredRecord>>()
+    let record: StoredRecord | undefined
+    for (const { alias, table, columns } of this.joined) {
+      const own: Row = {}
+      for (const column of columns) own[column] = row[`${alias}.${column}`] ?? null
+      // A LEFT JOIN that found nothing: a null to-one, or (never on the primary) a dangling id.
+      if (own.id === null) continue
+      const reached = table.toRecord(own)
+      record ??= reached
+      const type = table.resource.type
+      let byId = found.get(type)
+      if (!byId) {
+        byId = new Map()
+        found.set(type, byId)
+      }
+      byId.set(reached.id, reached)
+    }
+    if (!record) return null
+    const graph = new GraphBuilder(this.resource.type, [id])
+    const answer = (read: GraphRead): StoredRecord[] => {
+      if (read.kind !== 'records') throw new Error('a joined find follows no to-many relationship')
+      const byId = found.get(read.type)
+      return read.ids.flatMap((target) => byId?.get(target) ?? [])
+    }
+    followSync(followPlan(this.registry, this.resource, [record], this.plan, graph), answer)
+    return { record, graph }
+  }
+}
