@@ -2,7 +2,9 @@ import type { Subprocess } from 'bun'
 import type { Config } from '../config'
 import { createLogger } from '../logger'
 import { resources } from '../resources/registry'
-import { openStore, shownDatabaseUrl } from '../store/open'
+import { openStore, servedByReadWorkers, shownDatabaseUrl } from '../store/open'
+import { isWriteRequest } from '../store/write-messages'
+import { answerWrite } from '../store/write-owner'
 import { fail, listenFailure } from './start-failure'
 
 /*
@@ -15,6 +17,8 @@ import { fail, listenFailure } from './start-failure'
 /** What tells a copy it is worker `number` and which port to share (PORT=0 is settled by then). */
 const WORKER_ENV = 'CATALOGUE_WORKER'
 const PORT_ENV = 'CATALOGUE_WORKER_PORT'
+/** Set when this supervisor owns the writes: the workers send theirs to it (remote-writes.ts). */
+export const REMOTE_WRITES_ENV = 'CATALOGUE_REMOTE_WRITES'
 
 export interface WorkerSlot {
   /** 1 to WORKERS, carried by every log line as `worker`. */
@@ -107,7 +111,11 @@ export async function runSupervisor(
   }).catch((error: Error) =>
     fail(`cannot open the database at ${shownDatabaseUrl(config.databaseUrl)}: ${error.message}`),
   )
-  await store.close()
+  // A SQLite file: this process keeps it open and does every worker's writes, so that one group
+  // commit (one fsync) serves the writes of all of them, rather than the workers' commits taking
+  // turns with half a batch each. PostgreSQL batches nothing per process: each worker writes itself.
+  const ownsWrites = servedByReadWorkers(config.database)
+  if (!ownsWrites) await store.close()
 
   const out = Bun.stdout.writer()
   const command = ownCommand(args)
@@ -119,11 +127,22 @@ export async function runSupervisor(
 
   function spawn(number: number, quickDeaths: number): Worker {
     const proc = Bun.spawn(command, {
-      env: { ...env, [WORKER_ENV]: String(number), [PORT_ENV]: String(port) },
+      env: {
+        ...env,
+        [WORKER_ENV]: String(number),
+        [PORT_ENV]: String(port),
+        ...(ownsWrites ? { [REMOTE_WRITES_ENV]: '1' } : {}),
+      },
       stdin: 'ignore',
       stdout: 'pipe',
       stderr: 'pipe',
-      ipc: (message: { kind?: string }) => {
+      ipc: (message: { kind?: string }, child) => {
+        if (ownsWrites && isWriteRequest(message)) {
+          answerWrite(store, resources, message, (reply) => {
+            if (child.exitCode === null && child.signalCode === null) child.send(reply)
+          })
+          return
+        }
         if (message.kind !== 'ready') return
         worker.ready = true
         if (!started && workers.every((w) => w.ready)) readyAll()
@@ -199,7 +218,15 @@ export async function runSupervisor(
     if (stopping) return
     stopping = true
     logger.log('info', 'stopping', { signal, workers: config.workers })
-    const clean = await stopAll(signal === 'SIGHUP' ? 'SIGTERM' : signal)
+    let clean = await stopAll(signal === 'SIGHUP' ? 'SIGTERM' : signal)
+    if (ownsWrites) {
+      try {
+        await store.close()
+      } catch (error) {
+        logger.log('error', 'cannot close the database', { error: (error as Error).message })
+        clean = false
+      }
+    }
     logger.log(clean ? 'info' : 'error', 'stopped', clean ? {} : { error: 'a worker did not stop cleanly' })
     logger.flush()
     out.flush()
@@ -220,6 +247,7 @@ export async function runSupervisor(
   if (first !== null) {
     stopping = true
     await stopAll('SIGTERM')
+    if (ownsWrites) await store.close()
     await first.drained
     // The worker's own line (`catalogue: cannot listen ...`) says why; one line, as with one process.
     const reason = first.heldErrors.find((line) => line.startsWith('catalogue: '))

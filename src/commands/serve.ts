@@ -5,8 +5,9 @@ import { stopServer } from '../http/shutdown'
 import { createLogger, withFields } from '../logger'
 import { resources } from '../resources/registry'
 import { openStore, servedByReadWorkers, shownDatabaseUrl } from '../store/open'
+import { RemoteWritesStore } from '../store/remote-writes'
 import type { Command } from './command'
-import { runSupervisor, workerSlot } from './serve-supervisor'
+import { REMOTE_WRITES_ENV, runSupervisor, workerSlot } from './serve-supervisor'
 import { fail, listenFailure } from './start-failure'
 
 /** Whether `host` is reachable only from this machine. */
@@ -48,7 +49,7 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     : createLogger(config.logLevel)
   const tokens = loadTokens(config.apiTokensFile)
 
-  const store = await openStore(config.database, resources, {
+  const opened = await openStore(config.database, resources, {
     busyTimeoutMs: config.busyTimeoutMs,
     poolSize: config.databasePoolSize,
     connectTimeoutSeconds: config.databaseConnectTimeout,
@@ -56,6 +57,20 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
   }).catch((error: Error) =>
     fail(`cannot open the database at ${shownDatabaseUrl(config.databaseUrl)}: ${error.message}`),
   )
+  // A worker whose supervisor owns the writes sends them there (docs/workers.md); its reads stay here.
+  const remote =
+    slot && env[REMOTE_WRITES_ENV] === '1'
+      ? new RemoteWritesStore(
+          opened,
+          resources,
+          {
+            send: (message) => process.send?.(message),
+            onMessage: (listener) => process.on('message', listener),
+          },
+          config.busyTimeoutMs + 5_000,
+        )
+      : null
+  const store = remote ?? opened
   let stopping = false
   const app = createApp({
     store,
@@ -111,7 +126,11 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
   process.on('SIGINT', () => void shutdown('SIGINT'))
   // A worker whose supervisor is gone (killed, say) stops too, rather than hold the port alone.
-  if (slot) process.on('disconnect', () => void shutdown('supervisor gone'))
+  if (slot)
+    process.on('disconnect', () => {
+      remote?.ownerGone()
+      void shutdown('supervisor gone')
+    })
   // SIGHUP reads the token file again; a file that cannot be used leaves the tokens as they were.
   // Without a token file SIGHUP keeps its default action (it stops the process).
   if (tokens && config.apiTokensFile !== null) {

@@ -1,8 +1,9 @@
+import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SQL } from 'bun'
-import { runCli, type Service, startService, tempDatabase } from '../support/commands'
+import { readDatabase, runCli, type Service, startService, tempDatabase } from '../support/commands'
 import { type LogLine, removeTempDirs, stopChildren, WAIT_MS } from '../support/process'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
@@ -151,6 +152,62 @@ describe('catalogue --workers 2 on SQLite', () => {
       expect(service.child.logs.at(-1)).toMatchObject({ msg: 'stopped' })
       expect(service.child.logs.at(-1)?.worker).toBeUndefined()
       expect(running.filter(isRunning)).toEqual([])
+    },
+    TEST_MS,
+  )
+})
+
+describe('catalogue --workers 2 on SQLite, whose supervisor does the writes', () => {
+  afterAll(stopChildren)
+
+  it(
+    'answers a read right after each write, on the same connection, with what was written',
+    async () => {
+      const service = await startWorkers({ DATABASE_URL: tempDatabase().url })
+      // One client after another: each reads on the connection (and so the worker) it wrote through.
+      for (let n = 0; n < 40; n++) {
+        const id = await createAuthor(service.api, `Written ${n}`)
+        expect(await nameOf(service.api, id)).toBe(`Written ${n}`)
+      }
+      const workers = new Set(
+        service.child.logs
+          .filter((line) => line.msg === 'request' && line.method === 'POST')
+          .map((line) => line.worker),
+      )
+      expect(workers.size).toBeGreaterThan(0)
+    },
+    TEST_MS,
+  )
+
+  it(
+    'answers 503 with Retry-After, not 500, when the writer cannot take the lock, and writes again once it can',
+    async () => {
+      const database = tempDatabase()
+      const service = await startWorkers({ DATABASE_URL: database.url, BUSY_TIMEOUT: '200' })
+      const holder = new Database(database.path)
+      holder.run('BEGIN IMMEDIATE')
+      try {
+        const refused = await Promise.all(
+          Array.from({ length: 4 }, (_, n) =>
+            send(service.api, 'POST', '/authors', { data: { type: 'authors', attributes: { name: `Held ${n}` } } }),
+          ),
+        )
+        for (const response of refused) {
+          expect(response.status).toBe(503)
+          expect(response.headers.get('retry-after')).toBe('1')
+          const body = (await response.json()) as { errors: { status: string }[] }
+          expect(body.errors[0]?.status).toBe('503')
+        }
+      } finally {
+        holder.run('ROLLBACK')
+        holder.close()
+      }
+      const id = await createAuthor(service.api, 'After the lock')
+      expect(await nameOf(service.api, id)).toBe('After the lock')
+      const held = readDatabase(database.path, (db) =>
+        db.query<{ n: number }, []>("SELECT count(*) AS n FROM authors WHERE name LIKE 'Held %'").get(),
+      )
+      expect(held?.n).toBe(0)
     },
     TEST_MS,
   )
