@@ -21,10 +21,15 @@ export interface LoadPlan {
   readonly durationMs: number
 }
 
+/** Latencies as [milliseconds, how many requests took that long] pairs, in any order. */
+export type LatencyCounts = readonly (readonly [number, number])[]
+
 /** One run of a plan: raw samples, so that several rounds can be merged before taking percentiles. */
 export interface LoadRound {
-  /** Latency of each request started in the measured window and answered as expected. */
-  readonly latenciesMs: number[]
+  /** Requests started in the measured window and answered as expected. */
+  readonly requests: number
+  /** Their latencies. */
+  readonly latenciesMs: LatencyCounts
   /** From the end of the warm-up to the last measured answer. */
   readonly seconds: number
   readonly errors: number
@@ -49,22 +54,29 @@ export interface LoadSummary {
 /** A safety stop for each connection's loop, far above what a few seconds on loopback can reach. */
 const MAX_REQUESTS_PER_CONNECTION = 1_000_000
 
-/** Nearest-rank percentile of sorted values. */
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return Number.NaN
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] as number
+/** Nearest-rank percentile of counted values sorted by value. */
+function percentile(sorted: LatencyCounts, total: number, p: number): number {
+  if (total === 0) return Number.NaN
+  const rank = Math.min(total, Math.max(1, Math.ceil(p * total)))
+  let seen = 0
+  for (const [value, count] of sorted) {
+    seen += count
+    if (seen >= rank) return value
+  }
+  return Number.NaN
 }
 
 /** Pools rounds: requests over total measured time, percentiles over every sample. */
 export function summarize(rounds: readonly LoadRound[]): LoadSummary {
-  const sorted = Float64Array.from(rounds.flatMap((r) => r.latenciesMs)).sort()
+  const sorted = rounds.flatMap((r) => r.latenciesMs).sort((a, b) => a[0] - b[0])
+  const requests = rounds.reduce((sum, r) => sum + r.requests, 0)
   const seconds = rounds.reduce((sum, r) => sum + r.seconds, 0)
   const firstError = rounds.find((r) => r.firstError !== undefined)?.firstError
   return {
-    requests: sorted.length,
-    perSecond: seconds > 0 ? sorted.length / seconds : 0,
-    p50Ms: percentile(sorted, 0.5),
-    p99Ms: percentile(sorted, 0.99),
+    requests,
+    perSecond: seconds > 0 ? requests / seconds : 0,
+    p50Ms: percentile(sorted, requests, 0.5),
+    p99Ms: percentile(sorted, requests, 0.99),
     errors: rounds.reduce((sum, r) => sum + r.errors, 0),
     ...(firstError === undefined ? {} : { firstError }),
     answered: rounds.reduce((sum, r) => sum + r.answered, 0),
@@ -126,7 +138,8 @@ export async function runLoad(plan: LoadPlan): Promise<LoadRound> {
   await Promise.all(Array.from({ length: plan.concurrency }, (_, index) => connection(index)))
   const cpu = process.cpuUsage(cpuBefore)
   return {
-    latenciesMs,
+    requests: latenciesMs.length,
+    latenciesMs: latenciesMs.map((ms) => [ms, 1] as const),
     seconds: (lastAnswer - measureFrom) / 1000,
     errors,
     ...(firstError === undefined ? {} : { firstError }),

@@ -2,7 +2,7 @@
  * The backend × workers part of `bun run bench`: the service on SQLite and on PostgreSQL, as one
  * process and as `--workers N`, each next to the matching reference (bench/reference.ts or
  * bench/reference-postgres.ts, as many processes sharing the port), on the same 10,000 books:
- * GET one book, a page of 20, a search page and POST, at moderate load (c=16).
+ * GET one book, a page of 20, a search page and POST, at 32 connections (the issue's workers target).
  */
 import { copyFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -10,7 +10,7 @@ import { helpText } from '../src/config'
 import { compareAnswers } from './compare'
 import { pinning, runScenario, warmUp } from './measure'
 import { createDatabase } from './postgres-databases'
-import { MODERATE_CONCURRENCY, type ScenarioResult } from './report'
+import { type ScenarioResult, WORKERS_CONCURRENCY } from './report'
 import { getBook, postBook, type Scenario } from './scenarios'
 import { SEED } from './seed'
 import { seedPostgres } from './seed-postgres'
@@ -76,7 +76,7 @@ export const matrixScenarios: readonly Scenario[] = [
 ].map(
   ([name, plan]): Scenario => ({
     name: name as string,
-    concurrency: MODERATE_CONCURRENCY,
+    concurrency: WORKERS_CONCURRENCY,
     withReference: true,
     ratioTarget: false,
     p99Target: false,

@@ -1,6 +1,7 @@
 import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { type LoadPlan, type LoadRound, summarize } from './load'
+import { runWrk, wrkPath } from './load-wrk'
 import { cpuSeconds } from './process-tree'
 import { MODERATE_CONCURRENCY, type ScenarioResult } from './report'
 import { getBook, type Scenario } from './scenarios'
@@ -41,14 +42,24 @@ export const pinning = (() => {
   }
 })()
 
-interface Measured {
-  readonly round: LoadRound
-  readonly cpuSeconds?: number
-}
+/**
+ * The load generator: `--load wrk|bun` (BENCH_LOAD); wrk where it is installed, else bench/load.ts.
+ * Both send the same requests; wrk costs the shared cores far less per request.
+ */
+export const LOAD_GENERATOR: 'wrk' | 'bun' = (() => {
+  const at = Bun.argv.indexOf('--load')
+  const chosen = at === -1 ? process.env.BENCH_LOAD : Bun.argv[at + 1]
+  if (chosen === 'bun' || chosen === 'wrk') {
+    if (chosen === 'wrk' && !wrkPath) throw new Error('--load wrk: wrk is not installed (apt-get install wrk)')
+    return chosen
+  }
+  if (chosen !== undefined) throw new Error(`--load takes wrk or bun (got "${chosen}")`)
+  return wrkPath ? 'wrk' : 'bun'
+})()
 
-/** One round against one server: a fresh load-generator process, and the server's CPU meanwhile. */
-async function measureRound(server: RunningServer, plan: LoadPlan): Promise<Measured> {
-  const cpuBefore = cpuSeconds(server.process.pid)
+/** A round of `plan` from a fresh load-generator process on the client's core. */
+async function generateLoad(plan: LoadPlan): Promise<LoadRound> {
+  if (LOAD_GENERATOR === 'wrk') return runWrk(plan, pinning.client)
   const child = Bun.spawn([...pinning.client, 'bun', join(import.meta.dir, 'load.ts'), JSON.stringify(plan)], {
     stdout: 'pipe',
     stderr: 'inherit',
@@ -60,8 +71,19 @@ async function measureRound(server: RunningServer, plan: LoadPlan): Promise<Meas
   clearTimeout(watchdog)
   if (child.signalCode === 'SIGKILL') throw new Error(`the load generator hung on ${plan.method} ${plan.path}`)
   if (code !== 0) throw new Error(`the load generator failed on ${plan.method} ${plan.path}`)
+  return JSON.parse(output) as LoadRound
+}
+
+interface Measured {
+  readonly round: LoadRound
+  readonly cpuSeconds?: number
+}
+
+/** One round against one server, and the server's CPU meanwhile. */
+async function measureRound(server: RunningServer, plan: LoadPlan): Promise<Measured> {
+  const cpuBefore = cpuSeconds(server.process.pid)
+  const round = await generateLoad(plan)
   const cpuAfter = cpuSeconds(server.process.pid)
-  const round = JSON.parse(output) as LoadRound
   return cpuBefore === undefined || cpuAfter === undefined ? { round } : { round, cpuSeconds: cpuAfter - cpuBefore }
 }
 
@@ -98,9 +120,9 @@ export async function runScenario(
         durationMs: measureMs / rounds,
       }
       const result = await measureRound(server, plan)
-      const { latenciesMs, errors, firstError } = result.round
+      const { requests, errors, firstError } = result.round
       process.stderr.write(
-        `  ${server.name.padEnd(9)} ${scenario.name} c=${scenario.concurrency} round ${round + 1}/${rounds}: ${Math.round(latenciesMs.length / result.round.seconds)} req/s${errors > 0 ? `, ${errors} errors (${firstError})` : ''}\n`,
+        `  ${server.name.padEnd(9)} ${scenario.name} c=${scenario.concurrency} round ${round + 1}/${rounds}: ${Math.round(requests / result.round.seconds)} req/s${errors > 0 ? `, ${errors} errors (${firstError})` : ''}\n`,
       )
       measured.get(server)?.push(result)
     }

@@ -23,10 +23,29 @@ import {
   runMatrix,
   serviceTakesWorkers,
 } from './matrix'
-import { LARGE_MEASURE_MS, MEASURE_MS, pinning, QUICK, ROUNDS, runScenario, WARMUP_MS, warmUp } from './measure'
+import {
+  LARGE_MEASURE_MS,
+  LOAD_GENERATOR,
+  MEASURE_MS,
+  pinning,
+  QUICK,
+  ROUNDS,
+  runScenario,
+  WARMUP_MS,
+  warmUp,
+} from './measure'
 import { MEMORY_RUNS, type MemoryResult, measureListMemory } from './memory'
 import { dropDatabases, postgresAdminUrl } from './postgres-databases'
-import { cpuTable, matrixTable, memoryTable, referenceNote, type ScenarioResult, table, targets } from './report'
+import {
+  cpuTable,
+  matrixTable,
+  memoryTable,
+  referenceNote,
+  type ScenarioResult,
+  table,
+  targets,
+  workersTable,
+} from './report'
 import { getBook, type LargeInputs, largeScenarios, type Scenario, scenarios } from './scenarios'
 import { AUTHOR_SURNAME, type DataSet, LARGE, SEARCH_WORD, SEED, seed } from './seed'
 import { freePort, type RunningServer, startServer, stopServer, waitUntilReady } from './servers'
@@ -36,6 +55,11 @@ const DEEP_PAGE = { number: 2000, size: 20 }
 
 const count = (n: number) => n.toLocaleString('en-US')
 
+const loadGeneratorNote =
+  LOAD_GENERATOR === 'wrk'
+    ? 'wrk (one thread, bench/wrk-plan.lua), a fresh process per round, over c keep-alive connections to 127.0.0.1'
+    : 'bench/load.ts, a separate Bun process per round, Bun fetch over c keep-alive connections to 127.0.0.1'
+
 function describeRun(loggedLines: number, seconds: number): string {
   const cores = cpus()
   const data = (set: DataSet) =>
@@ -44,9 +68,9 @@ function describeRun(loggedLines: number, seconds: number): string {
     `Bun ${Bun.version}, ${cores.length} CPU cores (${cores[0]?.model.trim() ?? 'unknown'}), ${new Date().toISOString().slice(0, 10)}; the whole run took ${Math.round(seconds)} s.`,
     '',
     `- Data: two sets, each seeded through SqliteStore (writes in chunks of 1,000 that share a group commit) into a temporary SQLite file (WAL, synchronous=FULL, foreign_keys=ON): ${data(SEED)}, titled "Book <n>: a bench title"; and ${data(LARGE)}, titled "<word> of <word>" from 400 words (a word is in about 500 titles), every tenth author with a searchable name.`,
-    `- Service: \`bun src/cli.ts\` with LOG_LEVEL=info, so it writes one JSON log line per request, as operators run it; its stdout is a pipe the bench reads and discards (${count(loggedLines)} lines this run).`,
+    `- Service: \`bun src/cli.ts\` with LOG_LEVEL=info, so it writes one JSON log line per request, as operators run it; its stdout goes to a file the bench counts and removes (${count(loggedLines)} lines this run).`,
     '- Reference: bench/reference.ts, plain Bun.serve + prepared bun:sqlite statements, no framework, no logging, on a copy of the same file with the same pragmas and the same SQL; it has GET one book, POST a book, offset and cursor pages of books (with full-text search on offset pages) and an author with its books; its answers were checked byte for byte against the service before measuring.',
-    `- Load: bench/load.ts, a separate Bun process per round, Bun fetch over c keep-alive connections to 127.0.0.1; measured per scenario and server for ${MEASURE_MS / 1000} s at ${count(SEED.books)} books and ${LARGE_MEASURE_MS / 1000} s at ${count(LARGE.books)} books, in ${ROUNDS} alternating rounds where there is a reference, each after ${WARMUP_MS / 1000} s of warm-up; latency is from sending to the last body byte.`,
+    `- Load: ${loadGeneratorNote}; measured per scenario and server for ${MEASURE_MS / 1000} s at ${count(SEED.books)} books and ${LARGE_MEASURE_MS / 1000} s at ${count(LARGE.books)} books, in ${ROUNDS} alternating rounds where there is a reference, each after ${WARMUP_MS / 1000} s of warm-up; latency is from sending to the last body byte.`,
     `- Memory: for each data set, ${MEMORY_RUNS} fresh service processes (started before any load, one request each); VmRSS from /proc/<pid>/status once it is up and idle, then VmHWM reset to it (write "5" to /proc/<pid>/clear_refs), one unpaginated GET /api/v1/books whose body the bench reads to the end counting bytes, and VmHWM read as the peak.`,
     `- Placement: ${pinning.note}. The load generator gets one core, so where it shows ~1 core busy it, not the server, limits req/s (see the CPU tables).`,
   ].join('\n')
@@ -180,6 +204,9 @@ async function runAll(
 /** The backend × workers section of the report. */
 function matrixSection(choice: MatrixChoice, matrix: readonly MatrixResult[], measureMs: number): string {
   const workers = choice.workers.join(' and ')
+  const cells = matrix.flatMap(({ backend, workers, results }) =>
+    results.map((result) => ({ backend, workers, result })),
+  )
   return [
     `### Backends and workers at ${count(SEED.books)} books (${measureMs / 1000} s per scenario and server)`,
     '',
@@ -187,9 +214,10 @@ function matrixSection(choice: MatrixChoice, matrix: readonly MatrixResult[], me
     '',
     `Placement: one worker pinned to core 0 as above; several spread over every core, sharing them with the load generator (core 1). PostgreSQL's own processes are not pinned and not in the CPU columns (the server's process tree only).${serviceTakesWorkers ? '' : ' This build of the service has no `--workers` yet: one worker only.'}`,
     '',
-    matrixTable(
-      matrix.flatMap(({ backend, workers, results }) => results.map((result) => ({ backend, workers, result }))),
-    ),
+    matrixTable(cells),
+    ...(choice.workers.includes(1) && choice.workers.includes(2)
+      ? ['', '`--workers 2` against one worker, for the same backend and scenario:', '', workersTable(cells)]
+      : []),
   ].join('\n')
 }
 
@@ -212,7 +240,7 @@ async function main(choice: MatrixChoice, matrixOnly: boolean): Promise<number> 
     report = [
       '## Benchmark: the service on each backend and worker count, against references',
       '',
-      `Bun ${Bun.version}, ${cpus().length} CPU cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${new Date().toISOString().slice(0, 10)}; the whole run took ${Math.round((performance.now() - started) / 1000)} s. Load as in \`bun run bench\`: ${ROUNDS} alternating rounds, each after ${WARMUP_MS / 1000} s of warm-up.`,
+      `Bun ${Bun.version}, ${cpus().length} CPU cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${new Date().toISOString().slice(0, 10)}; the whole run took ${Math.round((performance.now() - started) / 1000)} s. Load: ${loadGeneratorNote}; ${ROUNDS} alternating rounds, each after ${WARMUP_MS / 1000} s of warm-up.`,
       '',
       matrixSection(choice, matrix, LARGE_MEASURE_MS),
       '',
@@ -318,6 +346,7 @@ async function main(choice: MatrixChoice, matrixOnly: boolean): Promise<number> 
  * - `--backends sqlite,postgres` (BENCH_BACKENDS): the backends of the backend × workers part;
  * - `--workers 1,2` (BENCH_WORKERS): its worker counts (default 1,2 where the service takes
  *   `--workers`, else 1);
+ * - `--load wrk|bun` (BENCH_LOAD): the load generator, wrk where it is installed (bench/load-wrk.ts);
  * - `--quick` (BENCH_QUICK=1): 1 s per scenario instead of 5, results.md left as it is;
  * - `--matrix-only`: only the backend × workers part (seeds 10,000 books; about a minute a pair).
  */
@@ -330,11 +359,13 @@ async function chosenBench(): Promise<number> {
     console.error(`bench: no bench "${chosen}"; run it without an argument, or with "crash" or "hostile"`)
     return 2
   }
-  const known = new Set(['--backends', '--workers', '--quick', '--matrix-only'])
+  const known = new Set(['--backends', '--workers', '--load', '--quick', '--matrix-only'])
   for (const [i, arg] of argv.entries()) {
-    const isValue = argv[i - 1] === '--backends' || argv[i - 1] === '--workers'
+    const isValue = argv[i - 1] === '--backends' || argv[i - 1] === '--workers' || argv[i - 1] === '--load'
     if (!isValue && !known.has(arg)) {
-      console.error(`bench: unknown option "${arg}" (--backends LIST, --workers LIST, --quick, --matrix-only)`)
+      console.error(
+        `bench: unknown option "${arg}" (--backends LIST, --workers LIST, --load wrk|bun, --quick, --matrix-only)`,
+      )
       return 2
     }
   }

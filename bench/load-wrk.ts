@@ -1,0 +1,111 @@
+/**
+ * The load generator as wrk (Debian's package `wrk`) rather than bench/load.ts: the same plan, the
+ * same requests (bench/wrk-plan.lua), the same LoadRound. wrk spends about a fifth of the CPU per
+ * request that Bun's fetch does, which matters on a 2-core machine where the generator shares the
+ * cores with a server of two workers: with Bun's fetch the generator, not the server, sets the pace.
+ */
+import { join } from 'node:path'
+import type { LatencyCounts, LoadPlan, LoadRound } from './load'
+
+/** Whether wrk is installed: the bench uses it where it is, bench/load.ts otherwise. */
+export const wrkPath = Bun.which('wrk')
+
+const SCRIPT = join(import.meta.dir, 'wrk-plan.lua')
+/** wrk's own limit for one request; far above what a request takes here, so only a hang reaches it. */
+const WRK_TIMEOUT = '10s'
+
+interface WrkOutput {
+  readonly requests: number
+  readonly durationUs: number
+  readonly socketErrors: number
+  readonly timeouts: number
+  readonly mismatches: number
+  readonly firstMismatch: string
+  readonly latencyUs: readonly (readonly [number, number])[]
+}
+
+/** One wrk run of `seconds` (wrk takes whole seconds); its output and the CPU it used. */
+async function wrkRun(
+  plan: LoadPlan,
+  seconds: number,
+  placement: readonly string[],
+): Promise<{ output: WrkOutput; cpuUs: number }> {
+  if (!wrkPath) throw new Error('wrk is not installed')
+  const child = Bun.spawn(
+    [
+      ...placement,
+      wrkPath,
+      '-t1',
+      `-c${plan.concurrency}`,
+      `-d${seconds}s`,
+      `--timeout`,
+      WRK_TIMEOUT,
+      '-s',
+      SCRIPT,
+      plan.origin,
+      '--',
+      plan.method,
+      plan.path,
+      plan.body ?? '',
+      String(plan.randomMax),
+      String(plan.expectStatus),
+    ],
+    { stdout: 'pipe', stderr: 'pipe' },
+  )
+  const [text, errorText, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ])
+  const line = text.split('\n').find((l) => l.startsWith('wrk-plan '))
+  if (code !== 0 || line === undefined) {
+    throw new Error(`wrk failed on ${plan.method} ${plan.path} (exit ${code}): ${errorText.trim() || text.trim()}`)
+  }
+  const usage = child.resourceUsage()
+  return {
+    output: JSON.parse(line.slice('wrk-plan '.length)) as WrkOutput,
+    cpuUs: usage ? Number(usage.cpuTime.user + usage.cpuTime.system) : 0,
+  }
+}
+
+/** Runs `plan` with wrk: a warm-up run (its answers counted in `answered` only), then the measured one. */
+export async function runWrk(plan: LoadPlan, placement: readonly string[]): Promise<LoadRound> {
+  if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(plan.origin)) {
+    throw new Error(`load: refusing a non-loopback target ${plan.origin}`)
+  }
+  const started = performance.now()
+  let answered = 0
+  let cpuUs = 0
+  if (plan.warmupMs > 0) {
+    const warm = await wrkRun(plan, Math.max(1, Math.round(plan.warmupMs / 1000)), placement)
+    answered += warm.output.requests
+    cpuUs += warm.cpuUs
+  }
+  if (plan.durationMs === 0) {
+    return { requests: 0, latenciesMs: [], seconds: 0, errors: 0, answered, clientCores: 0 }
+  }
+  const { output, cpuUs: measuredCpuUs } = await wrkRun(
+    plan,
+    Math.max(1, Math.round(plan.durationMs / 1000)),
+    placement,
+  )
+  cpuUs += measuredCpuUs
+  answered += output.requests
+  const errors = output.mismatches + output.socketErrors + output.timeouts
+  const latenciesMs: LatencyCounts = output.latencyUs.map(([us, count]) => [us / 1000, count] as const)
+  const firstError =
+    output.firstMismatch !== ''
+      ? `${plan.method} ${plan.path}: ${output.firstMismatch}`
+      : errors > 0
+        ? `${plan.method} ${plan.path}: ${output.socketErrors} socket errors, ${output.timeouts} timeouts`
+        : undefined
+  return {
+    requests: output.requests - output.mismatches,
+    latenciesMs,
+    seconds: output.durationUs / 1e6,
+    errors,
+    ...(firstError === undefined ? {} : { firstError }),
+    answered,
+    clientCores: cpuUs / 1000 / (performance.now() - started),
+  }
+}
