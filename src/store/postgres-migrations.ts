@@ -215,6 +215,22 @@ export const postgresMigrations: readonly PostgresMigration[] = [
           / (freq + 1.2::float8 * ((1::float8 - 0.75::float8) + (0.75::float8 * length) / avgdl)));
     `,
   },
+  {
+    version: 4,
+    name: 'data_generation: what version() gives besides the count, the same for every instance',
+    // version() tags streamed answers. It was this process's own opening and the count, so each
+    // instance (and each worker) gave its own tag for the same data, and a revalidation reaching
+    // another one got 200, not 304. The generation is the database's instead: every instance reads
+    // the same. Each start of an instance draws a new one (PostgresStore.open), so that a database
+    // restored from a dump, whose counts went back, never gives again a tag given before.
+    sql: `
+      CREATE TABLE data_generation (
+        only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+        generation text NOT NULL
+      );
+      INSERT INTO data_generation (generation) VALUES (gen_random_uuid()::text);
+    `,
+  },
 ]
 
 /** Any number fits: the key of the advisory lock that makes the instances starting together migrate one at a time. */

@@ -8,6 +8,7 @@ import { PostgresBookImport } from './postgres-import'
 import { JoinedFind } from './postgres-joined'
 import { migratePostgres, type PostgresMigration, postgresMigrations } from './postgres-migrations'
 import { PostgresReader, type Queryable } from './postgres-reader'
+import { postgresSchemaMismatch } from './postgres-schema'
 import { quote } from './sqlite-table'
 import type {
   AtomicOperation,
@@ -71,7 +72,6 @@ const retried = new Set(['23503', '40P01'])
 export class PostgresStore implements Store {
   private readonly reader: PostgresReader
   private readonly registry: ResourceRegistry
-  private readonly opening = Bun.randomUUIDv7()
   private readonly joinedFinds = new WeakMap<IncludePlan, { resource: ResourceDescription; find: JoinedFind | null }>()
 
   private constructor(
@@ -93,8 +93,12 @@ export class PostgresStore implements Store {
     // BEGIN that would turn the timeout off could be cut by a very short one.
     const starting = new SQL(url, { ...postgresClientOptions(options), max: 1, connection: { statement_timeout: 0 } })
     let oid: string
+    let mismatch: string | null
     try {
       await migratePostgres(starting, migrations)
+      mismatch = await postgresSchemaMismatch(starting, registry)
+      // A new generation at each start (migration 4): tags given before a restore never match again.
+      if (mismatch === null) await starting`UPDATE data_generation SET generation = gen_random_uuid()::text`
       const [row] = await starting`SELECT oid::text AS oid FROM pg_database WHERE datname = current_database()`
       oid = String(row?.oid)
     } catch (error) {
@@ -102,20 +106,26 @@ export class PostgresStore implements Store {
     } finally {
       await starting.close()
     }
+    // Not a fault of the database (no 503, no retry): this build and its schema disagree.
+    if (mismatch !== null) throw new Error(mismatch)
     const sql = new SQL(url, postgresClientOptions(options))
     return new PostgresStore(sql, registry, migrations.at(-1)?.version ?? 0, oid)
   }
 
   /**
-   * This opening and the commits that changed this database's data (data_version, counted by a
-   * trigger in the committing transaction itself): it changes exactly when the data does, whoever
-   * wrote, and after a restart.
+   * The database's generation (drawn anew at each instance's start) and the commits that changed
+   * its data (data_version, counted by a trigger in the committing transaction itself): it changes
+   * exactly when the data does, whoever wrote, and is the same whichever instance reads it.
    */
   async version(): Promise<string | null> {
     const [row] = await this.read((q) =>
-      this.reader.rows(q, 'SELECT COALESCE(SUM(commits), 0)::text AS commits FROM data_version'),
+      this.reader.rows(
+        q,
+        `SELECT (SELECT generation FROM data_generation) || '.' || COALESCE(SUM(commits), 0)::text AS version
+           FROM data_version`,
+      ),
     )
-    return `${this.opening}.${row?.commits}`
+    return String(row?.version)
   }
 
   list(resource: ResourceDescription, query: ListQuery): Promise<StoredRecord[]> {

@@ -140,4 +140,50 @@ export const sqliteMigrations: readonly Migration[] = [
       CREATE INDEX books_book_collection_name ON books (book_collection_id, name, id);
     `,
   },
+  {
+    version: 4,
+    name: 'data_version: a generation and a count of changes, the same for every connection, for version()',
+    // version() tags streamed answers. SQLite's own PRAGMA data_version is per connection, so each
+    // process of --workers (and each instance) gave its own tag for the same data and a client's
+    // revalidation landing on another process got 200, not 304. This row is what every connection
+    // reads alike: triggers add one to \`changes\` with every row written to the data tables, in the
+    // writing transaction itself (so a reader sees the new count exactly with the new data), and each
+    // start of the service draws a new \`generation\` (a file put back from a backup comes back with an
+    // old count: the new generation keeps its tags from matching those given before).
+    sql: `
+      CREATE TABLE data_version (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        generation TEXT NOT NULL,
+        changes INTEGER NOT NULL
+      );
+      INSERT INTO data_version (id, generation, changes) VALUES (1, lower(hex(randomblob(8))), 0);
+      CREATE TRIGGER authors_count_insert AFTER INSERT ON authors BEGIN
+        UPDATE data_version SET changes = changes + 1;
+      END;
+      CREATE TRIGGER authors_count_update AFTER UPDATE ON authors BEGIN
+        UPDATE data_version SET changes = changes + 1;
+      END;
+      CREATE TRIGGER authors_count_delete AFTER DELETE ON authors BEGIN
+        UPDATE data_version SET changes = changes + 1;
+      END;
+      CREATE TRIGGER book_collections_count_insert AFTER INSERT ON book_collections BEGIN
+        UPDATE data_version SET changes = changes + 1;
+      END;
+      CREATE TRIGGER book_collections_count_update AFTER UPDATE ON book_collections BEGIN
+        UPDATE data_version SET changes = changes + 1;
+      END;
+      CREATE TRIGGER book_collections_count_delete AFTER DELETE ON book_collections BEGIN
+        UPDATE data_version SET changes = changes + 1;
+      END;
+      CREATE TRIGGER books_count_insert AFTER INSERT ON books BEGIN
+        UPDATE data_version SET changes = changes + 1;
+      END;
+      CREATE TRIGGER books_count_update AFTER UPDATE ON books BEGIN
+        UPDATE data_version SET changes = changes + 1;
+      END;
+      CREATE TRIGGER books_count_delete AFTER DELETE ON books BEGIN
+        UPDATE data_version SET changes = changes + 1;
+      END;
+    `,
+  },
 ]

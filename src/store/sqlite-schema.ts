@@ -5,7 +5,8 @@ import { Table } from './sqlite-table'
 
 /**
  * Refuses to start on a database whose tables do not hold what the resource descriptions say:
- * every described column, and a search index of exactly the searched attributes. Without this, a
+ * every described column, the triggers that count its changes for version(), and a search index of
+ * exactly the searched attributes. Without this, a
  * description ahead of its migration answered wrong data (SQLite takes an unknown double-quoted
  * column name for a string literal).
  */
@@ -33,6 +34,18 @@ export function checkSchema(db: Database, registry: ResourceRegistry): void {
       throw new Error(
         `the search index ${index} holds (${indexed.join(', ')}), but ${resource.type} searches (${wanted.join(', ')})`,
       )
+    }
+  }
+  // version() counts the changes of every data table: a table its migration left out of the count
+  // would let a streamed answer keep a tag its data no longer has.
+  for (const resource of registry.all) {
+    for (const event of ['insert', 'update', 'delete']) {
+      const trigger = `${resource.table}_count_${event}`
+      if (!db.query('SELECT 1 FROM sqlite_master WHERE type = ? AND name = ?').get('trigger', trigger)) {
+        throw new Error(
+          `the database has no trigger ${trigger}, so changes to ${resource.table} would not reach version()`,
+        )
+      }
     }
   }
 }

@@ -96,24 +96,20 @@ export class SqliteStore implements Store {
   /** One import at a time: a dry run's temporary tables belong to the connection. */
   private importing = false
   private readonly registry: ResourceRegistry
-  /** For version(): this store's commits so far, and what tells this opening from any other. */
-  private commits = 0
-  private readonly opening = Bun.randomUUIDv7()
-  /** Changes when another connection commits (SQLite's own counter); null on a read-only store. */
-  private readonly dataVersion: Statement<{ data_version: number }> | null
+  /** For version(): the row every connection to the file reads alike (migration 4). */
+  private readonly dataVersion: Statement<{ generation: string; changes: number }>
 
   private constructor(
     private readonly db: Database,
     /** Every read, on this connection: those of requests and those that writes make. */
     private readonly local: SqliteReader,
-    readOnly: boolean,
     /** The version of the last migration this build knows: the schema is at it once open. */
     private readonly schemaVersion: number,
     /** How long a write or a read waits for a lock another connection holds, without blocking the event loop. */
     private readonly busyTimeoutMs: number,
   ) {
     this.registry = local.registry
-    this.dataVersion = readOnly ? null : db.prepare('PRAGMA data_version')
+    this.dataVersion = db.prepare('SELECT generation, changes FROM data_version')
     // A write takes the write lock up front so that its reads and its writes see one state.
     this.beginWrite = db.prepare('BEGIN IMMEDIATE')
     this.commit = db.prepare('COMMIT')
@@ -146,7 +142,7 @@ export class SqliteStore implements Store {
         db.close()
         throw storeError(error)
       }
-      return new SqliteStore(db, new SqliteReader(db, registry), true, latestVersion(options.migrations), busyTimeoutMs)
+      return new SqliteStore(db, new SqliteReader(db, registry), latestVersion(options.migrations), busyTimeoutMs)
     }
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
     const db = new Database(path, { create: true, strict: true })
@@ -163,22 +159,26 @@ export class SqliteStore implements Store {
       db.close()
       throw error
     }
+    // A new generation each start: tags given before it (for a file since put back from a backup,
+    // say, whose count of changes went back) never match again.
+    db.run('UPDATE data_version SET generation = lower(hex(randomblob(8)))')
     // From here on SQLite never waits for a lock itself: its busy handler sleeps in the thread, which
     // would stop every request of this process while another process writes. The store retries on
     // timers instead (see commitPending and read); only the start above may block.
     db.run('PRAGMA busy_timeout = 0')
-    return new SqliteStore(db, new SqliteReader(db, registry), false, latestVersion(options.migrations), busyTimeoutMs)
+    return new SqliteStore(db, new SqliteReader(db, registry), latestVersion(options.migrations), busyTimeoutMs)
   }
 
   /**
-   * This opening, the commits it has made and SQLite's data_version (which counts the commits of
-   * other connections to the file, an operator's command say) together: none of them goes back,
-   * and a restart changes the first.
+   * The generation of the last start and the count of changes ever made to the data (migration
+   * 4's row, kept by triggers in each writing transaction): the same for every connection to the
+   * file, whichever process holds it, so a worker or an instance tags the same data alike.
    */
   async version(): Promise<string | null> {
-    const dataVersion = this.dataVersion
-    if (!dataVersion) return null
-    return this.read(() => `${this.opening}.${this.commits}.${dataVersion.get()?.data_version}`)
+    return this.read(() => {
+      const row = this.dataVersion.get()
+      return row ? `${row.generation}.${row.changes}` : null
+    })
   }
 
   async list(resource: ResourceDescription, query: ListQuery): Promise<StoredRecord[]> {
@@ -474,8 +474,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     // The commit under way (perhaps waiting for the lock), then the writes queued after it.
     while (this.committing || this.pending.length > 0) await this.flush()
-    const prepared = [this.beginWrite, this.commit, this.rollback, ...Object.values(this.savepoint)]
-    if (this.dataVersion) prepared.push(this.dataVersion)
+    const prepared = [this.beginWrite, this.commit, this.rollback, this.dataVersion, ...Object.values(this.savepoint)]
     for (const statement of prepared) statement.finalize()
     this.local.close()
     this.db.close(true)
@@ -577,7 +576,6 @@ export class SqliteStore implements Store {
         this.savepoint.release.run()
       }
       this.commit.run()
-      this.commits++
     } catch (error) {
       // The batch failed as a whole (disk full, I/O error): nothing of it is stored.
       this.undo()

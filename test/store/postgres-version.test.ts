@@ -116,11 +116,48 @@ describe('PostgresStore.version', () => {
     }
   })
 
-  it('lets many writes commit side by side without one failing on the counter', async () => {
+  it('is the same for every instance on the database, before and after a write', async () => {
+    const other = await PostgresStore.open(urlOf(database), resources, { poolSize: 1 })
+    try {
+      // Opening the other instance drew a new generation, which both now read.
+      const now = await store.version()
+      expect(await other.version()).toBe(now)
+      created(await other.create(authors, { attributes: { name: 'Bea' }, toOne: {} }))
+      const after = await other.version()
+      expect(after).not.toBe(now)
+      expect(await store.version()).toBe(after)
+    } finally {
+      await other.close()
+    }
+  })
+
+  it('takes a new generation at each start: counts put back by a restore never give a tag given before', async () => {
     const before = await store.version()
+    const [generation, commits] = (before ?? '').split('.')
+    // A restore puts the counts back where a dump left them: here, as they are now.
+    const dumped = await direct`SELECT slot, commits FROM data_version ORDER BY slot`
+    created(await store.create(authors, { attributes: { name: 'Lost' }, toOne: {} }))
+    const tagged = await store.version()
+    for (const row of dumped) await direct`UPDATE data_version SET commits = ${row.commits} WHERE slot = ${row.slot}`
+    const restarted = await PostgresStore.open(urlOf(database), resources, { poolSize: 1 })
+    try {
+      created(await restarted.create(authors, { attributes: { name: 'Other' }, toOne: {} }))
+      const now = await restarted.version()
+      expect(now?.split('.')[1]).toBe(tagged?.split('.')[1])
+      expect(now).not.toBe(tagged)
+      expect(now?.split('.')[0]).not.toBe(generation)
+      expect(Number(commits)).toBeGreaterThanOrEqual(0)
+    } finally {
+      await restarted.close()
+    }
+  })
+
+  it('lets many writes commit side by side without one failing on the counter', async () => {
     const others = await Promise.all(
       Array.from({ length: 4 }, () => PostgresStore.open(urlOf(database), resources, { poolSize: 3 })),
     )
+    // After the others' starts, which drew a new generation.
+    const before = await store.version()
     try {
       const ids = await Promise.all(
         Array.from({ length: 40 }, (_, i) =>

@@ -138,4 +138,25 @@ describe('SqliteStore.open read-only', () => {
       'the search index books_search holds (name, author_name, collection_name), but books searches (name, author_id, book_collection_id)',
     )
   })
+
+  it('refuses a database whose data tables lack the triggers that count changes for version()', async () => {
+    const old = new Database(dbPath, { create: true })
+    migrate(old, sqliteMigrations.slice(0, 3))
+    old.close()
+    const error = await refusal(() => SqliteStore.open(dbPath, resources, { readOnly: true }))
+    expect(error.message).toBe(
+      'the database has no trigger authors_count_insert, so changes to authors would not reach version()',
+    )
+  })
+
+  it('refuses a database where one of the count triggers was dropped, naming it', async () => {
+    await migrated()
+    const tables = new Database(dbPath)
+    tables.run('DROP TRIGGER books_count_delete')
+    tables.close()
+    const error = await refusal(() => SqliteStore.open(dbPath, resources))
+    expect(error.message).toBe(
+      'the database has no trigger books_count_delete, so changes to books would not reach version()',
+    )
+  })
 })

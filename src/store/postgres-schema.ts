@@ -1,0 +1,63 @@
+import type { SQL } from 'bun'
+import { type ResourceRegistry, searchOf } from '../resources/registry'
+import { Table } from './sqlite-table'
+
+/**
+ * Refuses to start on a database whose schema does not hold what the resource descriptions need,
+ * as checkSchema does for SQLite (src/store/sqlite-schema.ts): every described column; the triggers
+ * that count a table's commits for version(), TRUNCATE included; and for a searched type, an index
+ * on search_vector() of each searched attribute and the trigger that keeps its bm25 totals. A
+ * description ahead of its migration would otherwise answer wrong data or fail on every request.
+ * Returns the first mismatch as a sentence, or null.
+ */
+export async function postgresSchemaMismatch(sql: SQL, registry: ResourceRegistry): Promise<string | null> {
+  const columns = await sql`
+    SELECT table_name::text AS table_name, column_name::text AS column_name FROM information_schema.columns
+      WHERE table_schema = current_schema()`
+  const triggers = await sql`
+    SELECT c.relname::text AS table_name, t.tgname::text AS trigger_name
+      FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+      WHERE c.relnamespace = current_schema()::regnamespace AND NOT t.tgisinternal`
+  const indexes = await sql`
+    SELECT tablename::text AS table_name, indexdef::text AS definition FROM pg_indexes
+      WHERE schemaname = current_schema()`
+  const columnsOf = new Map<string, Set<string>>()
+  for (const { table_name, column_name } of columns as { table_name: string; column_name: string }[]) {
+    const set = columnsOf.get(table_name) ?? new Set<string>()
+    set.add(column_name)
+    columnsOf.set(table_name, set)
+  }
+  const hasTrigger = (table: string, name: string) =>
+    (triggers as { table_name: string; trigger_name: string }[]).some(
+      (t) => t.table_name === table && t.trigger_name === name,
+    )
+  const definitions = indexes as { table_name: string; definition: string }[]
+  for (const resource of registry.all) {
+    const table = resource.table
+    const present = columnsOf.get(table)
+    if (!present) return `the database has no table ${table} for ${resource.type}`
+    const absent = new Table(resource).columnNames().filter((c) => !present.has(c))
+    if (absent.length > 0) {
+      return `table ${table} lacks the column(s) ${absent.join(', ')} that ${resource.type} describes`
+    }
+    for (const trigger of [`${table}_commit`, `${table}_truncate`]) {
+      if (!hasTrigger(table, trigger)) {
+        return `the database has no trigger ${trigger}, so changes to ${table} would not reach version()`
+      }
+    }
+    const search = searchOf(resource)
+    if (!search) continue
+    for (const field of search.fields) {
+      if (!('attribute' in field)) continue
+      const column = resource.attributes[field.attribute]?.column ?? field.attribute
+      const indexed = definitions.some(
+        (d) => d.table_name === table && d.definition.includes(`search_vector(${column})`),
+      )
+      if (!indexed) return `the database has no search index on ${table}.${column}, which ${resource.type} searches`
+    }
+    if (!hasTrigger(table, `${table}_search_totals`)) {
+      return `the database has no trigger ${table}_search_totals, so the search ranking of ${resource.type} would be wrong`
+    }
+  }
+  return null
+}
