@@ -277,7 +277,10 @@ export interface Store {
    * commits, and every commit another connection or process makes to the same database. Read
    * before a read that is not one snapshot (a streamed list), it stands for what that read saw:
    * while it stays the same, nothing has been written since, so the answer would be the same.
-   * Null where the store cannot tell (a read-only connection: a read worker's).
+   * It is the database's, not the connection's: every process and instance reading the same data
+   * gives the same token (so a revalidation may reach any of them), and a start of the service
+   * changes it (so a database put back from a backup never repeats a token given before).
+   * Null where the store cannot tell.
    */
   version(): Promise<string | null>
   /**

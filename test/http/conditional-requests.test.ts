@@ -451,6 +451,34 @@ describe('streamed answers (over 64 KB)', () => {
     }
   })
 
+  it("answer 304 to a tag another worker or instance gave: the tag is the database's, not the process's", async () => {
+    // A second app on its own store of the same database, as another worker of --workers or another
+    // instance on one PostgreSQL would be. Its start drew a new generation, so both tag after it.
+    const store = await big.openStore()
+    const other = createApp({ store, logger: createLogger('silent') })
+    const getOther = (path: string, headers: Record<string, string> = {}) =>
+      other.handle(new Request(`http://localhost${path}`, { headers: { accept: JSON_API, ...headers } }))
+    try {
+      for (const path of ['/api/v1/books', '/api/v1/authors/1']) {
+        const tag = await streamedTag(path)
+        const there = await getOther(path, { 'if-none-match': tag })
+        expect(there.status).toBe(304)
+        expect(there.headers.get('etag')).toBe(tag)
+        // And the other way round.
+        const its = (await getOther(path)).headers.get('etag') as string
+        expect(its).toBe(tag)
+        expectNotModified(await big.get(path, { 'if-none-match': its }), its)
+      }
+      // A write through either changes the tag both give.
+      const tag = await streamedTag('/api/v1/books')
+      await store.update(resources.get('books'), 9, { attributes: { name: 'Changed there' }, toOne: {} })
+      expect((await big.get('/api/v1/books', { 'if-none-match': tag })).status).toBe(200)
+      expect((await getOther('/api/v1/books', { 'if-none-match': tag })).status).toBe(200)
+    } finally {
+      await store.close()
+    }
+  })
+
   it('carry a tag of their own URL, which another list does not answer 304 to', async () => {
     const tag = await streamedTag('/api/v1/books')
     const other = await big.get('/api/v1/books?sort=name', { 'if-none-match': tag })
