@@ -222,15 +222,19 @@ export class PostgresReader {
     toOne: RecordInput['toOne'],
     lock = '',
   ): Promise<string[]> {
-    const missing: string[] = []
+    // Sent together, in the relationships' order (so locks are taken in that one order), and
+    // answered in one round trip: Bun's client pipelines the statements of one connection.
+    const checks: Promise<string | null>[] = []
     for (const [name, relationship] of Object.entries(resource.relationships)) {
       if (relationship.kind !== 'to-one' || !(name in toOne)) continue
       const id = toOne[name]
-      const found =
-        id === null || id === undefined ? !relationship.required : await this.exists(q, relationship.target, id, lock)
-      if (!found) missing.push(name)
+      checks.push(
+        id === null || id === undefined
+          ? Promise.resolve(relationship.required ? name : null)
+          : this.exists(q, relationship.target, id, lock).then((found) => (found ? null : name)),
+      )
     }
-    return missing
+    return (await Promise.all(checks)).filter((name) => name !== null)
   }
 
   /** Answers a read of the include traversal (record-graph.ts) through `q`. */

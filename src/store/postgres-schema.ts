@@ -18,9 +18,23 @@ export async function postgresSchemaMismatch(sql: SQL, registry: ResourceRegistr
     SELECT c.relname::text AS table_name, t.tgname::text AS trigger_name
       FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
       WHERE c.relnamespace = current_schema()::regnamespace AND NOT t.tgisinternal`
+  // The columns that an expression index of search_vector() covers, from the catalogs alone: the
+  // dependencies PostgreSQL records for an expression index (on the column, on the function).
+  // pg_get_indexdef() would wait for a lock that an operator's LOCK TABLE holds, and this runs at
+  // start on a connection without STATEMENT_TIMEOUT.
   const indexes = await sql`
-    SELECT tablename::text AS table_name, indexdef::text AS definition FROM pg_indexes
-      WHERE schemaname = current_schema()`
+    SELECT t.relname::text AS table_name, a.attname::text AS column_name
+      FROM pg_index x
+      JOIN pg_class t ON t.oid = x.indrelid
+      JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = x.indexrelid
+        AND d.refclassid = 'pg_class'::regclass AND d.refobjid = x.indrelid AND d.refobjsubid > 0
+      JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = d.refobjsubid
+      WHERE t.relnamespace = current_schema()::regnamespace AND x.indexprs IS NOT NULL
+        AND EXISTS (
+          SELECT 1 FROM pg_depend f JOIN pg_proc p ON p.oid = f.refobjid
+            WHERE f.classid = 'pg_class'::regclass AND f.objid = x.indexrelid
+              AND f.refclassid = 'pg_proc'::regclass AND p.proname = 'search_vector'
+        )`
   const columnsOf = new Map<string, Set<string>>()
   for (const { table_name, column_name } of columns as { table_name: string; column_name: string }[]) {
     const set = columnsOf.get(table_name) ?? new Set<string>()
@@ -31,7 +45,7 @@ export async function postgresSchemaMismatch(sql: SQL, registry: ResourceRegistr
     (triggers as { table_name: string; trigger_name: string }[]).some(
       (t) => t.table_name === table && t.trigger_name === name,
     )
-  const definitions = indexes as { table_name: string; definition: string }[]
+  const searchIndexed = indexes as { table_name: string; column_name: string }[]
   for (const resource of registry.all) {
     const table = resource.table
     const present = columnsOf.get(table)
@@ -50,9 +64,7 @@ export async function postgresSchemaMismatch(sql: SQL, registry: ResourceRegistr
     for (const field of search.fields) {
       if (!('attribute' in field)) continue
       const column = resource.attributes[field.attribute]?.column ?? field.attribute
-      const indexed = definitions.some(
-        (d) => d.table_name === table && d.definition.includes(`search_vector(${column})`),
-      )
+      const indexed = searchIndexed.some((i) => i.table_name === table && i.column_name === column)
       if (!indexed) return `the database has no search index on ${table}.${column}, which ${resource.type} searches`
     }
     if (!hasTrigger(table, `${table}_search_totals`)) {

@@ -196,8 +196,14 @@ export class PostgresStore implements Store {
 
   create(resource: ResourceDescription, input: RecordInput): Promise<WriteResult> {
     return this.write(async (tx) => {
-      await this.lockCounters(tx, [resource.table])
-      return this.createNow(tx, resource, input)
+      // The counter's lock and the references' checks in one round trip, sent in the one lock
+      // order (counters, then records): the counter is held until the commit, so every round trip
+      // after it is time other creates of the table wait.
+      const [, missing] = await Promise.all([
+        this.lockCounters(tx, [resource.table]),
+        this.reader.missing(tx, resource, input.toOne, ' FOR KEY SHARE'),
+      ])
+      return this.createNow(tx, resource, input, missing)
     })
   }
 
@@ -371,11 +377,17 @@ export class PostgresStore implements Store {
     await this.sql.close({ timeout: 5 })
   }
 
-  private async createNow(tx: Queryable, resource: ResourceDescription, input: RecordInput): Promise<WriteResult> {
+  /** `checked`: the references already checked (and locked) in this transaction, by create(). */
+  private async createNow(
+    tx: Queryable,
+    resource: ResourceDescription,
+    input: RecordInput,
+    checked?: readonly string[],
+  ): Promise<WriteResult> {
     const table = this.reader.table(resource.type)
     // FOR KEY SHARE: the records referred to cannot be deleted before this write commits.
-    const missing = await this.reader.missing(tx, resource, input.toOne, ' FOR KEY SHARE')
-    if (missing.length > 0) return { ok: false, missing }
+    const missing = checked ?? (await this.reader.missing(tx, resource, input.toOne, ' FOR KEY SHARE'))
+    if (missing.length > 0) return { ok: false, missing: [...missing] }
     const set = table.assignments(input)
     // The next id, from the table's counter row (see the migrations): locked until this commits.
     const columns = ['"id"', ...set.map(([c]) => quote(c))].join(', ')
