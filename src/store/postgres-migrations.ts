@@ -231,6 +231,144 @@ export const postgresMigrations: readonly PostgresMigration[] = [
       INSERT INTO data_generation (generation) VALUES (gen_random_uuid()::text);
     `,
   },
+  {
+    version: 5,
+    name: 'search_totals counted a statement at a time: a bulk write adds its change once',
+    // Migration 3's row trigger added each changed row to the slot's totals at the commit: a
+    // transaction changing many rows updated one row many times, each update following the row's
+    // growing version chain (a 1,000-book import batch committed in 98 ms instead of 4 ms). Now each
+    // statement sums its change from its transition tables into a transaction-local setting (undone
+    // with a savepoint rolled back, as the rows are), and a deferred trigger writes the sums once, at
+    // the commit, after every other lock of the transaction, as data_version counts once.
+    sql: `
+      DROP TRIGGER authors_search_totals ON authors;
+      DROP TRIGGER book_collections_search_totals ON book_collections;
+      DROP TRIGGER books_search_totals ON books;
+      DROP FUNCTION count_name_words();
+      DROP FUNCTION count_book_words();
+
+      -- Adds a change to the table's sums waiting for the commit: "records words", two integers.
+      CREATE FUNCTION pend_search_totals(tbl text, d_records bigint, d_words bigint) RETURNS void
+        LANGUAGE plpgsql AS $pend$
+      DECLARE
+        pending text := pg_catalog.current_setting('catalogue.search_pending_' || tbl, true);
+        records bigint := 0;
+        words bigint := 0;
+      BEGIN
+        IF pending IS NOT NULL AND pending <> '' THEN
+          records := pg_catalog.split_part(pending, ' ', 1)::bigint;
+          words := pg_catalog.split_part(pending, ' ', 2)::bigint;
+        END IF;
+        PERFORM pg_catalog.set_config('catalogue.search_pending_' || tbl,
+          (records + d_records)::text || ' ' || (words + d_words)::text, true);
+      END
+      $pend$;
+
+      -- The words a row adds to its table's total: a name's; a book's title, author and collection.
+      CREATE FUNCTION name_words_added() RETURNS trigger LANGUAGE plpgsql AS $added$
+      BEGIN
+        PERFORM pend_search_totals(TG_TABLE_NAME, COUNT(*), COALESCE(SUM(cardinality(search_words(name))), 0))
+          FROM new_rows;
+        RETURN NULL;
+      END
+      $added$;
+      CREATE FUNCTION name_words_removed() RETURNS trigger LANGUAGE plpgsql AS $removed$
+      BEGIN
+        PERFORM pend_search_totals(TG_TABLE_NAME, -COUNT(*), -COALESCE(SUM(cardinality(search_words(name))), 0))
+          FROM old_rows;
+        RETURN NULL;
+      END
+      $removed$;
+      CREATE FUNCTION name_words_changed() RETURNS trigger LANGUAGE plpgsql AS $changed$
+      BEGIN
+        PERFORM pend_search_totals(TG_TABLE_NAME, 0,
+          (SELECT COALESCE(SUM(cardinality(search_words(name))), 0) FROM new_rows)
+          - (SELECT COALESCE(SUM(cardinality(search_words(name))), 0) FROM old_rows));
+        RETURN NULL;
+      END
+      $changed$;
+      CREATE FUNCTION book_words_added() RETURNS trigger LANGUAGE plpgsql AS $added$
+      BEGIN
+        PERFORM pend_search_totals(TG_TABLE_NAME, COUNT(*),
+          COALESCE(SUM(cardinality(search_words(name)) + 1 + (book_collection_id IS NOT NULL)::int), 0))
+          FROM new_rows;
+        RETURN NULL;
+      END
+      $added$;
+      CREATE FUNCTION book_words_removed() RETURNS trigger LANGUAGE plpgsql AS $removed$
+      BEGIN
+        PERFORM pend_search_totals(TG_TABLE_NAME, -COUNT(*),
+          -COALESCE(SUM(cardinality(search_words(name)) + 1 + (book_collection_id IS NOT NULL)::int), 0))
+          FROM old_rows;
+        RETURN NULL;
+      END
+      $removed$;
+      CREATE FUNCTION book_words_changed() RETURNS trigger LANGUAGE plpgsql AS $changed$
+      BEGIN
+        PERFORM pend_search_totals(TG_TABLE_NAME, 0,
+          (SELECT COALESCE(SUM(cardinality(search_words(name)) + 1 + (book_collection_id IS NOT NULL)::int), 0) FROM new_rows)
+          - (SELECT COALESCE(SUM(cardinality(search_words(name)) + 1 + (book_collection_id IS NOT NULL)::int), 0) FROM old_rows));
+        RETURN NULL;
+      END
+      $changed$;
+
+      -- At the commit, once a transaction: the sums of the three tables into this backend's slots.
+      CREATE FUNCTION flush_search_totals() RETURNS trigger LANGUAGE plpgsql AS $flush$
+      DECLARE
+        tbl text;
+        pending text;
+      BEGIN
+        FOREACH tbl IN ARRAY ARRAY['authors', 'book_collections', 'books'] LOOP
+          pending := pg_catalog.current_setting('catalogue.search_pending_' || tbl, true);
+          IF pending IS NOT NULL AND pending <> '' THEN
+            PERFORM pg_catalog.set_config('catalogue.search_pending_' || tbl, '', true);
+            IF pending <> '0 0' THEN
+              UPDATE search_totals
+                SET records = records + pg_catalog.split_part(pending, ' ', 1)::bigint,
+                  words = words + pg_catalog.split_part(pending, ' ', 2)::bigint
+                WHERE table_name = tbl AND slot = pg_catalog.pg_backend_pid() % 8;
+            END IF;
+          END IF;
+        END LOOP;
+        RETURN NULL;
+      END
+      $flush$;
+
+      -- A TRUNCATE clears the table's totals at once: what earlier statements left waiting goes too.
+      CREATE OR REPLACE FUNCTION clear_search_totals() RETURNS trigger LANGUAGE plpgsql AS $clear$
+      BEGIN
+        PERFORM pg_catalog.set_config('catalogue.search_pending_' || TG_TABLE_NAME, '', true);
+        UPDATE search_totals SET records = 0, words = 0 WHERE table_name = TG_TABLE_NAME;
+        RETURN NULL;
+      END
+      $clear$;
+
+      CREATE TRIGGER authors_search_added AFTER INSERT ON authors REFERENCING NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION name_words_added();
+      CREATE TRIGGER authors_search_removed AFTER DELETE ON authors REFERENCING OLD TABLE AS old_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION name_words_removed();
+      CREATE TRIGGER authors_search_changed AFTER UPDATE ON authors
+        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION name_words_changed();
+      CREATE TRIGGER book_collections_search_added AFTER INSERT ON book_collections REFERENCING NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION name_words_added();
+      CREATE TRIGGER book_collections_search_removed AFTER DELETE ON book_collections REFERENCING OLD TABLE AS old_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION name_words_removed();
+      CREATE TRIGGER book_collections_search_changed AFTER UPDATE ON book_collections
+        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION name_words_changed();
+      CREATE TRIGGER books_search_added AFTER INSERT ON books REFERENCING NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION book_words_added();
+      CREATE TRIGGER books_search_removed AFTER DELETE ON books REFERENCING OLD TABLE AS old_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION book_words_removed();
+      CREATE TRIGGER books_search_changed AFTER UPDATE ON books
+        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION book_words_changed();
+      CREATE CONSTRAINT TRIGGER authors_search_totals AFTER INSERT OR UPDATE OR DELETE ON authors
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION flush_search_totals();
+      CREATE CONSTRAINT TRIGGER book_collections_search_totals AFTER INSERT OR UPDATE OR DELETE ON book_collections
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION flush_search_totals();
+      CREATE CONSTRAINT TRIGGER books_search_totals AFTER INSERT OR UPDATE OR DELETE ON books
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION flush_search_totals();
+    `,
+  },
 ]
 
 /** Any number fits: the key of the advisory lock that makes the instances starting together migrate one at a time. */

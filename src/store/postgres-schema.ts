@@ -67,8 +67,11 @@ export async function postgresSchemaMismatch(sql: SQL, registry: ResourceRegistr
       const indexed = searchIndexed.some((i) => i.table_name === table && i.column_name === column)
       if (!indexed) return `the database has no search index on ${table}.${column}, which ${resource.type} searches`
     }
-    if (!hasTrigger(table, `${table}_search_totals`)) {
-      return `the database has no trigger ${table}_search_totals, so the search ranking of ${resource.type} would be wrong`
+    // Migration 5: each statement's change summed, and written once at the commit.
+    for (const trigger of ['added', 'removed', 'changed', 'totals'].map((part) => `${table}_search_${part}`)) {
+      if (!hasTrigger(table, trigger)) {
+        return `the database has no trigger ${trigger}, so the search ranking of ${resource.type} would be wrong`
+      }
     }
   }
   return null

@@ -535,6 +535,88 @@ describe('PostgresStore', () => {
     })
   })
 
+  describe('search totals (what bm25 reads as N and avgdl)', () => {
+    /** The totals as stored, against a recount of the rows themselves. */
+    async function totalsAndRecount(url: string) {
+      const sql = new SQL(url, { max: 1 })
+      try {
+        const stored = await sql`
+          SELECT table_name, SUM(records)::int AS records, SUM(words)::int AS words
+            FROM search_totals GROUP BY table_name ORDER BY table_name`
+        const recount = await sql`
+          SELECT 'authors' AS table_name, COUNT(*)::int AS records,
+              COALESCE(SUM(cardinality(search_words(name))), 0)::int AS words FROM authors
+          UNION ALL SELECT 'book_collections', COUNT(*)::int,
+              COALESCE(SUM(cardinality(search_words(name))), 0)::int FROM book_collections
+          UNION ALL SELECT 'books', COUNT(*)::int,
+              COALESCE(SUM(cardinality(search_words(name)) + 1 + (book_collection_id IS NOT NULL)::int), 0)::int FROM books
+          ORDER BY table_name`
+        return { stored: [...stored], recount: [...recount] }
+      } finally {
+        await sql.close()
+      }
+    }
+
+    it('match a recount after imports, renames, deletes, a savepoint rolled back, a failed batch and a TRUNCATE', async () => {
+      const url = await freshDatabase()
+      const store = await open(url)
+      const importer = store.openImport({ dryRun: false })
+      await importer.add(
+        Array.from({ length: 300 }, (_, i) => ({
+          title: `Title ${i} of the long night`,
+          author: `Author ${i % 7}`,
+          collection: i % 3 === 0 ? null : `Shelf ${i % 5}`,
+        })),
+      )
+      await importer.close()
+      const check = async () => {
+        const { stored, recount } = await totalsAndRecount(url)
+        expect(stored).toEqual(recount)
+      }
+      await check()
+      await store.update(books, 3, { attributes: { name: 'A much longer title than it was before' }, toOne: {} })
+      await store.update(books, 4, { attributes: {}, toOne: { book_collection: null } })
+      await store.update(authors, 1, { attributes: { name: 'Renamed author with many words' }, toOne: {} })
+      expect((await store.delete(books, 5)).status).toBe('deleted')
+      expect((await store.delete(collections, 1)).status).toBe('deleted')
+      await check()
+      const failed = await store.atomic([
+        {
+          kind: 'create',
+          resource: books,
+          lid: 'a',
+          input: { attributes: { name: 'Never stored' }, toOne: { author: { id: 1 } } },
+        },
+        { kind: 'delete', resource: books, target: { id: 999_999 } },
+      ])
+      expect(failed.ok).toBe(false)
+      await check()
+      const sql = new SQL(url, { max: 1 })
+      try {
+        // Written by hand: many rows in one statement, a savepoint undone, then one TRUNCATE.
+        await sql.begin(async (tx) => {
+          await tx`UPDATE books SET name = name || ' again' WHERE id <= 100`
+          await tx
+            .savepoint(async (sp) => {
+              await sp`DELETE FROM books WHERE id > 200`
+              throw new Error('undone')
+            })
+            .catch(() => {})
+          await tx`INSERT INTO authors (id, name) VALUES (1000, 'Hand written')`
+        })
+        await check()
+        await sql.begin(async (tx) => {
+          // (A TRUNCATE must come before any change of the same table in its transaction.)
+          await tx`INSERT INTO book_collections (id, name) VALUES (1000, 'Kept beside the truncate')`
+          await tx`TRUNCATE books`
+        })
+        await check()
+      } finally {
+        await sql.close()
+      }
+    })
+  })
+
   describe('migrations', () => {
     it('migrates once when five stores start together on an empty database, STATEMENT_TIMEOUT not applying to it', async () => {
       const url = await freshDatabase()
