@@ -275,6 +275,7 @@ export function workersTable(cells: readonly MatrixCell[]): string {
     'target',
     'p99 (ms), 2 workers',
     'CPU µs/req, 1 → 2 workers',
+    'gain on 2 free cores',
     'verdict',
   ]
   const rows: string[][] = []
@@ -296,7 +297,15 @@ export function workersTable(cells: readonly MatrixCell[]): string {
     // A request that needs more than 2 * WORKERS_P99_MS / c of CPU cannot meet the p99 target at all.
     const cpuMs = (two.result.serviceCpuUs ?? 0) / 1000
     const p99Applies = cpuMs < (2 * WORKERS_P99_MS) / two.result.concurrency
-    if (!p99Applies) unbounded.push(`${one.result.name} on ${one.backend}`)
+    // The targets are SQLite's (issue 9): over PostgreSQL the database's own processes share the
+    // same two cores, so a second worker has no core of its own to gain from.
+    const targeted = one.backend === 'sqlite'
+    // What two cores of its own would give a server bound by its CPU: twice one worker's rate, less
+    // what the second worker adds to each request's CPU (the supervisor's share, caches shared).
+    const oneCpu = one.result.serviceCpuUs
+    const twoCpu = two.result.serviceCpuUs
+    const freeCoresGain = oneCpu !== undefined && twoCpu !== undefined && twoCpu > 0 ? (2 * oneCpu) / twoCpu : undefined
+    if (targeted && !p99Applies) unbounded.push(`${one.result.name} on ${one.backend}`)
     const ok = gain >= target && (!p99Applies || p99 < WORKERS_P99_MS)
     rows.push([
       `${one.result.name} (c=${two.result.concurrency})`,
@@ -305,14 +314,15 @@ export function workersTable(cells: readonly MatrixCell[]): string {
       rate(two.result.service.perSecond),
       Number.isFinite(gain) ? gain.toFixed(2) : '—',
       referenceGain === undefined || !Number.isFinite(referenceGain) ? '—' : referenceGain.toFixed(2),
-      `>= ${target.toFixed(1)}${p99Applies ? `, p99 < ${WORKERS_P99_MS}` : ''}`,
+      targeted ? `>= ${target.toFixed(1)}${p99Applies ? `, p99 < ${WORKERS_P99_MS}` : ''}` : 'none',
       p99Of(two.result.service),
       `${cpu(one.result.serviceCpuUs)} → ${cpu(two.result.serviceCpuUs)}`,
-      ok ? 'PASS' : 'MISS',
+      freeCoresGain === undefined ? '—' : freeCoresGain.toFixed(2),
+      targeted ? (ok ? 'PASS' : 'MISS') : '—',
     ])
   }
   const notes = [
-    `Targets: reads at least ${WORKERS_READ_GAIN}x one worker's req/s, writes at least ${WORKERS_WRITE_GAIN}x, p99 under ${WORKERS_P99_MS} ms at two workers. The load generator runs on the same two cores: its own CPU per request is what keeps a read's gain under 2, for the reference (as many plain Bun.serve processes) as for the service. The CPU per request of the service's process tree at one and at two workers shows what the second worker costs.`,
+    `Targets (SQLite's, issue 9): reads at least ${WORKERS_READ_GAIN}x one worker's req/s, writes at least ${WORKERS_WRITE_GAIN}x, p99 under ${WORKERS_P99_MS} ms at two workers. Over PostgreSQL the database's processes run on the same two cores, so no target applies there. The load generator runs on the same two cores: its own CPU per request is what keeps a read's gain under 2, for the reference (as many plain Bun.serve processes) as for the service. The CPU per request of the service's process tree at one and at two workers shows what the second worker costs; "gain on 2 free cores" is 2 × the first over the second, what a server bound by its CPU would gain with the load generator on another machine (not a target: an estimate).`,
   ]
   if (unbounded.length > 0) {
     notes.push(
