@@ -108,6 +108,7 @@ export async function runSupervisor(
     poolSize: 1,
     connectTimeoutSeconds: config.databaseConnectTimeout,
     statementTimeoutMs: config.statementTimeoutMs,
+    newGeneration: true,
   }).catch((error: Error) =>
     fail(`cannot open the database at ${shownDatabaseUrl(config.databaseUrl)}: ${error.message}`),
   )

@@ -54,6 +54,8 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     poolSize: config.databasePoolSize,
     connectTimeoutSeconds: config.databaseConnectTimeout,
     statementTimeoutMs: config.statementTimeoutMs,
+    // A worker's supervisor drew it already; a worker started again must not void the tags.
+    newGeneration: slot === null,
   }).catch((error: Error) =>
     fail(`cannot open the database at ${shownDatabaseUrl(config.databaseUrl)}: ${error.message}`),
   )

@@ -78,6 +78,8 @@ export interface StoreOptions {
   readonly connectTimeoutSeconds?: number
   /** PostgreSQL: milliseconds a statement may run (0: no limit). */
   readonly statementTimeoutMs?: number
+  /** A start of the service, which draws a new generation for Store.version() (see SqliteOptions). */
+  readonly newGeneration?: boolean
 }
 
 export async function openStore(
@@ -90,12 +92,14 @@ export async function openStore(
       return SqliteStore.open(location.path, registry, {
         busyTimeoutMs: options.busyTimeoutMs,
         readOnly: options.readOnly,
+        newGeneration: options.newGeneration,
       })
     case 'postgres':
       return PostgresStore.open(location.url, registry, {
         poolSize: options.poolSize,
         connectTimeoutSeconds: options.connectTimeoutSeconds,
         statementTimeoutMs: options.statementTimeoutMs,
+        newGeneration: options.newGeneration,
       })
   }
 }

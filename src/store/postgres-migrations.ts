@@ -239,7 +239,9 @@ export const postgresMigrations: readonly PostgresMigration[] = [
     // growing version chain (a 1,000-book import batch committed in 98 ms instead of 4 ms). Now each
     // statement sums its change from its transition tables into a transaction-local setting (undone
     // with a savepoint rolled back, as the rows are), and a deferred trigger writes the sums once, at
-    // the commit, after every other lock of the transaction, as data_version counts once.
+    // the commit, after every other lock of the transaction, as data_version counts once. (Hand-written
+    // SQL that sets these constraints IMMEDIATE would flush before its statement's own sum: the
+    // service never does.)
     sql: `
       DROP TRIGGER authors_search_totals ON authors;
       DROP TRIGGER book_collections_search_totals ON book_collections;

@@ -5,7 +5,7 @@ import { Table } from './sqlite-table'
 /**
  * Refuses to start on a database whose schema does not hold what the resource descriptions need,
  * as checkSchema does for SQLite (src/store/sqlite-schema.ts): every described column; the triggers
- * that count a table's commits for version(), TRUNCATE included; and for a searched type, an index
+ * that count a table's commits for version(), TRUNCATE included, and enabled; and for a searched type, an index
  * on search_vector() of each searched attribute and the trigger that keeps its bm25 totals. A
  * description ahead of its migration would otherwise answer wrong data or fail on every request.
  * Returns the first mismatch as a sentence, or null.
@@ -17,7 +17,8 @@ export async function postgresSchemaMismatch(sql: SQL, registry: ResourceRegistr
   const triggers = await sql`
     SELECT c.relname::text AS table_name, t.tgname::text AS trigger_name
       FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-      WHERE c.relnamespace = current_schema()::regnamespace AND NOT t.tgisinternal`
+      WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
+        AND NOT t.tgisinternal AND t.tgenabled <> 'D'`
   // The columns that an expression index of search_vector() covers, from the catalogs alone: the
   // dependencies PostgreSQL records for an expression index (on the column, on the function).
   // pg_get_indexdef() would wait for a lock that an operator's LOCK TABLE holds, and this runs at
@@ -29,7 +30,8 @@ export async function postgresSchemaMismatch(sql: SQL, registry: ResourceRegistr
       JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = x.indexrelid
         AND d.refclassid = 'pg_class'::regclass AND d.refobjid = x.indrelid AND d.refobjsubid > 0
       JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = d.refobjsubid
-      WHERE t.relnamespace = current_schema()::regnamespace AND x.indexprs IS NOT NULL
+      WHERE t.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
+        AND x.indexprs IS NOT NULL
         AND EXISTS (
           SELECT 1 FROM pg_depend f JOIN pg_proc p ON p.oid = f.refobjid
             WHERE f.classid = 'pg_class'::regclass AND f.objid = x.indexrelid

@@ -40,6 +40,13 @@ export interface PostgresOptions {
   /** Milliseconds one statement may run before the server cancels it (0: no limit). */
   readonly statementTimeoutMs?: number
   readonly migrations?: readonly PostgresMigration[]
+  /**
+   * This opening is a start of the service (one process, or a --workers supervisor), not a worker
+   * or an operator's command: it draws a new generation for version(), so that a database put back
+   * from a backup never repeats a tag given before. Commands and workers leave it alone, so that a
+   * nightly export or a restarted worker does not void every client's cached tags.
+   */
+  readonly newGeneration?: boolean
 }
 
 /**
@@ -97,8 +104,12 @@ export class PostgresStore implements Store {
     try {
       await migratePostgres(starting, migrations)
       mismatch = await postgresSchemaMismatch(starting, registry)
-      // A new generation at each start (migration 4): tags given before a restore never match again.
-      if (mismatch === null) await starting`UPDATE data_generation SET generation = gen_random_uuid()::text`
+      // A new generation at each start of the service (migration 4): tags given before a restore
+      // never match again. The row is made again if someone deleted it.
+      if (mismatch === null && options.newGeneration) {
+        await starting`INSERT INTO data_generation (only_row, generation) VALUES (true, gen_random_uuid()::text)
+          ON CONFLICT (only_row) DO UPDATE SET generation = EXCLUDED.generation`
+      }
       const [row] = await starting`SELECT oid::text AS oid FROM pg_database WHERE datname = current_database()`
       oid = String(row?.oid)
     } catch (error) {
@@ -125,7 +136,8 @@ export class PostgresStore implements Store {
            FROM data_version`,
       ),
     )
-    return String(row?.version)
+    // No generation row (deleted by hand): no tag at all, rather than one that never changes.
+    return row?.version == null ? null : String(row.version)
   }
 
   list(resource: ResourceDescription, query: ListQuery): Promise<StoredRecord[]> {
@@ -228,6 +240,7 @@ export class PostgresStore implements Store {
     let answers: Row[][] | undefined
     for (let attempt = 1; answers === undefined; attempt++) {
       let connection: ReservedSQL | undefined
+      let reusable = true
       try {
         connection = await this.sql.reserve()
         const q = connection
@@ -250,11 +263,16 @@ export class PostgresStore implements Store {
         // Ends a transaction that a statement never sent left open (after an error PostgreSQL
         // skipped the rest and COMMIT rolled back: then this only warns), before the connection
         // goes back to the pool.
-        await connection?.unsafe('ROLLBACK').catch(() => {})
+        reusable = await (connection?.unsafe('ROLLBACK').then(
+          () => true,
+          () => false,
+        ) ?? true)
         if (attempt < 3 && retried.has(sqlState(error) ?? '')) continue
         throw storeError(error)
       } finally {
-        connection?.release()
+        // A connection whose state is not known (its ROLLBACK failed) is closed, not pooled.
+        if (reusable) connection?.release()
+        else connection?.close().catch(() => {})
       }
     }
     const [row] = answers[answers.length - 2] ?? []

@@ -44,6 +44,13 @@ export interface SqliteOptions {
    * the schema as the writer left it.
    */
   readonly readOnly?: boolean
+  /**
+   * This opening is a start of the service (one process, or a --workers supervisor), not a worker
+   * or an operator's command: it draws a new generation for version(), so that a database put back
+   * from a backup never repeats a tag given before. Commands and workers leave it alone, so that a
+   * nightly export or a restarted worker does not void every client's cached tags.
+   */
+  readonly newGeneration?: boolean
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000
@@ -155,13 +162,17 @@ export class SqliteStore implements Store {
     try {
       migrate(db, options.migrations ?? sqliteMigrations)
       checkSchema(db, registry)
+      // A new generation at each start of the service: tags given before it (for a file since put
+      // back from a backup, say, whose count of changes went back) never match again. The row is
+      // made again if someone deleted it (its count then starts over, under the new generation).
+      if (options.newGeneration) {
+        db.run(`INSERT INTO data_version (id, generation, changes) VALUES (1, lower(hex(randomblob(8))), 0)
+          ON CONFLICT (id) DO UPDATE SET generation = excluded.generation`)
+      }
     } catch (error) {
       db.close()
       throw error
     }
-    // A new generation each start: tags given before it (for a file since put back from a backup,
-    // say, whose count of changes went back) never match again.
-    db.run('UPDATE data_version SET generation = lower(hex(randomblob(8)))')
     // From here on SQLite never waits for a lock itself: its busy handler sleeps in the thread, which
     // would stop every request of this process while another process writes. The store retries on
     // timers instead (see commitPending and read); only the start above may block.

@@ -453,7 +453,7 @@ describe('streamed answers (over 64 KB)', () => {
 
   it("answer 304 to a tag another worker or instance gave: the tag is the database's, not the process's", async () => {
     // A second app on its own store of the same database, as another worker of --workers or another
-    // instance on one PostgreSQL would be. Its start drew a new generation, so both tag after it.
+    // instance on one PostgreSQL would be.
     const store = await big.openStore()
     const other = createApp({ store, logger: createLogger('silent') })
     const getOther = (path: string, headers: Record<string, string> = {}) =>

@@ -92,6 +92,14 @@ describe('PostgresStore.open schema check', () => {
     )
   })
 
+  it('refuses a count trigger that was disabled, as one that is gone', async () => {
+    await direct?.unsafe('ALTER TABLE authors DISABLE TRIGGER authors_commit')
+    const error = await refusal(resources)
+    expect(error.message).toBe(
+      'the database has no trigger authors_commit, so changes to authors would not reach version()',
+    )
+  })
+
   it('refuses a searched attribute without its search index', async () => {
     await direct?.unsafe('DROP INDEX authors_search')
     const error = await refusal(resources)

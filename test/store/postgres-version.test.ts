@@ -119,7 +119,6 @@ describe('PostgresStore.version', () => {
   it('is the same for every instance on the database, before and after a write', async () => {
     const other = await PostgresStore.open(urlOf(database), resources, { poolSize: 1 })
     try {
-      // Opening the other instance drew a new generation, which both now read.
       const now = await store.version()
       expect(await other.version()).toBe(now)
       created(await other.create(authors, { attributes: { name: 'Bea' }, toOne: {} }))
@@ -139,7 +138,7 @@ describe('PostgresStore.version', () => {
     created(await store.create(authors, { attributes: { name: 'Lost' }, toOne: {} }))
     const tagged = await store.version()
     for (const row of dumped) await direct`UPDATE data_version SET commits = ${row.commits} WHERE slot = ${row.slot}`
-    const restarted = await PostgresStore.open(urlOf(database), resources, { poolSize: 1 })
+    const restarted = await PostgresStore.open(urlOf(database), resources, { poolSize: 1, newGeneration: true })
     try {
       created(await restarted.create(authors, { attributes: { name: 'Other' }, toOne: {} }))
       const now = await restarted.version()
@@ -149,6 +148,24 @@ describe('PostgresStore.version', () => {
       expect(Number(commits)).toBeGreaterThanOrEqual(0)
     } finally {
       await restarted.close()
+    }
+  })
+
+  it('keeps its generation for an opening that is not a start of the service, and gives no tag without its row', async () => {
+    const before = await store.version()
+    const command = await PostgresStore.open(urlOf(database), resources, { poolSize: 1 })
+    await command.close()
+    expect(await store.version()).toBe(before)
+    await direct`DELETE FROM data_generation`
+    expect(await store.version()).toBeNull()
+    // The next start of the service makes it again.
+    const started = await PostgresStore.open(urlOf(database), resources, { poolSize: 1, newGeneration: true })
+    try {
+      const now = await started.version()
+      expect(now).not.toBeNull()
+      expect(await store.version()).toBe(now)
+    } finally {
+      await started.close()
     }
   })
 

@@ -97,7 +97,7 @@ describe('SqliteStore.version', () => {
     const backup = new Database(path)
     backup.run(`VACUUM INTO '${copy}'`)
     backup.close()
-    store = SqliteStore.open(path, resources)
+    store = SqliteStore.open(path, resources, { newGeneration: true })
     const written = await store.create(authors, { attributes: { name: 'Lost' }, toOne: {} })
     expect(written.ok).toBe(true)
     const tagged = await store.version()
@@ -106,11 +106,34 @@ describe('SqliteStore.version', () => {
     rmSync(`${path}-wal`, { force: true })
     rmSync(`${path}-shm`, { force: true })
     Bun.spawnSync(['cp', copy, path])
-    store = SqliteStore.open(path, resources)
+    store = SqliteStore.open(path, resources, { newGeneration: true })
     const rewritten = await store.create(authors, { attributes: { name: 'Other' }, toOne: {} })
     expect(rewritten.ok).toBe(true)
     // The count of changes is back where it was when the lost write was tagged; the tag is not.
     expect((await store.version())?.split('.')[1]).toBe(tagged?.split('.')[1])
     expect(await store.version()).not.toBe(tagged)
+  })
+
+  it('keeps its generation for an opening that is not a start of the service: a command, a worker', async () => {
+    const before = await store.version()
+    const command = SqliteStore.open(join(dir, 'catalogue.db'), resources)
+    await command.close()
+    expect(await store.version()).toBe(before)
+  })
+
+  it('makes its row again at a start if it was deleted, and gives no tag meanwhile', async () => {
+    const other = new Database(join(dir, 'catalogue.db'))
+    try {
+      other.run('DELETE FROM data_version')
+    } finally {
+      other.close()
+    }
+    expect(await store.version()).toBeNull()
+    const started = SqliteStore.open(join(dir, 'catalogue.db'), resources, { newGeneration: true })
+    try {
+      expect(await started.version()).toMatch(/^[0-9a-f]{16}\.0$/)
+    } finally {
+      await started.close()
+    }
   })
 })
