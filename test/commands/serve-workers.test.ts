@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bu
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SQL } from 'bun'
-import { readDatabase, runCli, type Service, startService, tempDatabase } from '../support/commands'
+import { resources } from '../../src/resources/registry'
+import { readDatabase, runCli, type Service, startService, tempDatabase, withStore } from '../support/commands'
 import { type LogLine, removeTempDirs, stopChildren, WAIT_MS } from '../support/process'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
@@ -210,6 +211,83 @@ describe('catalogue --workers 2 on SQLite, whose supervisor does the writes', ()
       expect(held?.n).toBe(0)
     },
     TEST_MS,
+  )
+})
+
+describe('catalogue --workers 2 and the weak ETag of a streamed list', () => {
+  afterAll(stopChildren)
+
+  /** GET /authors on a connection of its own each time, so that the kernel spreads them over both workers. */
+  async function getAuthors(api: string, headers: Record<string, string> = {}): Promise<Response> {
+    return fetch(`${api}/authors`, {
+      headers: { accept: JSON_API, 'accept-encoding': 'identity', ...headers },
+      keepalive: false,
+      signal: AbortSignal.timeout(WAIT_MS),
+    })
+  }
+
+  /** The workers that answered `status` to GET /authors, from the request lines. */
+  function workersAnswering(service: Service, status: number): Set<unknown> {
+    return new Set(
+      service.child.logs
+        .filter((line) => line.msg === 'request' && line.path === '/api/v1/authors' && line.status === status)
+        .map((line) => line.worker),
+    )
+  }
+
+  it(
+    'gives the same tag from both workers, 304 from either, after a worker is started again too, and a new tag after a write',
+    async () => {
+      const database = tempDatabase()
+      // Over 64 KB of authors: the list streams, and its tag is the weak one made from the store's version.
+      await withStore(database.path, async (store) => {
+        const authors = resources.get('authors')
+        await Promise.all(
+          Array.from({ length: 1500 }, (_, n) =>
+            store.create(authors, { attributes: { name: `Author number ${n} of the streamed list` }, toOne: {} }),
+          ),
+        )
+      })
+      const service = await startWorkers({ DATABASE_URL: database.url })
+      const first = await getAuthors(service.api)
+      expect((await first.text()).length).toBeGreaterThan(64 * 1024)
+      const tag = first.headers.get('etag') as string
+      expect(tag).toMatch(/^W\//)
+
+      const revalidate = async () => {
+        for (let n = 0; n < 16; n++) {
+          const again = await getAuthors(service.api, { 'if-none-match': tag })
+          expect(again.status).toBe(304)
+          expect(again.headers.get('etag')).toBe(tag)
+        }
+      }
+      await revalidate()
+      await service.child.waitForLog((line) => line.msg === 'request' && line.status === 304 && line.worker === 1)
+      await service.child.waitForLog((line) => line.msg === 'request' && line.status === 304 && line.worker === 2)
+      expect(workersAnswering(service, 304)).toEqual(new Set([1, 2]))
+
+      // A worker killed and started again keeps answering 304 to the tag: it draws no generation of its own.
+      const killed = Number(workerLines(service).find((line) => line.worker === 2)?.pid)
+      process.kill(killed, 'SIGKILL')
+      await service.child.waitForLog(
+        (line) => line.msg === 'worker listening' && line.worker === 2 && line.pid !== killed,
+      )
+      const before = service.child.logs.length
+      await revalidate()
+      await service.child.waitForLog(
+        (line) => line.msg === 'request' && line.status === 304 && line.worker === 2 && line.pid !== killed,
+      )
+      expect(service.child.logs.length).toBeGreaterThan(before)
+
+      await createAuthor(service.api, 'One more')
+      for (let n = 0; n < 4; n++) {
+        const changed = await getAuthors(service.api, { 'if-none-match': tag })
+        expect(changed.status).toBe(200)
+        expect(changed.headers.get('etag')).not.toBe(tag)
+        await changed.arrayBuffer()
+      }
+    },
+    TEST_MS * 2,
   )
 })
 
