@@ -3,9 +3,9 @@ import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import { AtomicAbort, runAtomicAsync, type TransactionWriter } from './atomic'
 import { StoreUnavailableError } from './faults'
+import { JoinedFind } from './joined-find'
 import { sqlState, storeError } from './postgres-faults'
 import { PostgresBookImport } from './postgres-import'
-import { JoinedFind } from './postgres-joined'
 import { migratePostgres, type PostgresMigration, postgresMigrations } from './postgres-migrations'
 import { PostgresReader, type Queryable } from './postgres-reader'
 import { postgresSchemaMismatch } from './postgres-schema'
@@ -189,7 +189,7 @@ export class PostgresStore implements Store {
   ): Promise<{ record: StoredRecord; graph: RecordGraph } | null> {
     // One statement when the plan follows only to-one relationships: one snapshot, no transaction.
     const joined = this.joinedFind(resource, plan)
-    if (joined) return this.read((q) => joined.run(q, id))
+    if (joined) return this.read(async (q) => joined.answer(((await q.unsafe(joined.sql, [id])) as Row[])[0], id))
     return this.snapshot((q) => this.reader.findWithRelated(q, resource.type, id, plan))
   }
 
@@ -197,7 +197,7 @@ export class PostgresStore implements Store {
   private joinedFind(resource: ResourceDescription, plan: IncludePlan): JoinedFind | null {
     const made = this.joinedFinds.get(plan)
     if (made !== undefined && made.resource === resource) return made.find
-    const find = JoinedFind.of(this.registry, (type) => this.reader.table(type), resource, plan)
+    const find = JoinedFind.of(this.registry, (type) => this.reader.table(type), resource, plan, '$1')
     this.joinedFinds.set(plan, { resource, find })
     return find
   }

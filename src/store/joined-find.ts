@@ -1,29 +1,33 @@
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
-import type { PostgresTable, Queryable } from './postgres-reader'
 import { followPlan, followSync, GraphBuilder, type GraphRead } from './record-graph'
-import { quote, type Row } from './sqlite-table'
+import { quote, type Row, type Table } from './sqlite-table'
 import type { Id, IncludePlan, RecordGraph, StoredRecord } from './store'
 
 /** A table in the joined statement: its alias, and the columns read from it. */
 interface Joined {
   readonly alias: string
-  readonly table: PostgresTable
+  readonly table: Table
   readonly columns: readonly string[]
 }
 
 /**
  * A record and the to-one targets its include plan reaches, read by one statement of LEFT JOINs:
- * one round trip, and one snapshot without a transaction (a single statement sees one). The
- * traversal (record-graph.ts) then runs over what the statement returned, so that the graph is
- * built exactly as from reads one relationship at a time.
+ * one query (one round trip on PostgreSQL), and one snapshot without a transaction (a single
+ * statement sees one). The traversal (record-graph.ts) then runs over what the statement returned,
+ * so that the graph is built exactly as from reads one relationship at a time. Standard SQL: a
+ * backend runs `sql` with the record's id as its one parameter and hands the row to `answer`.
+ * PostgreSQL uses it (one round trip instead of five). SQLite does not: there the same join took
+ * 11-13 µs against 6 µs for BEGIN, the record, each related record and COMMIT as separate
+ * prepared statements (bun:sqlite, SQLite 3.54, 10,000 books).
  */
 export class JoinedFind {
   private constructor(
     private readonly registry: ResourceRegistry,
     private readonly resource: ResourceDescription,
     private readonly plan: IncludePlan,
-    private readonly sql: string,
+    /** The statement; its one parameter, the record's id, is written as `placeholder` said. */
+    readonly sql: string,
     private readonly joined: readonly Joined[],
   ) {}
 
@@ -33,13 +37,15 @@ export class JoinedFind {
    */
   static of(
     registry: ResourceRegistry,
-    tableOf: (type: string) => PostgresTable,
+    tableOf: (type: string) => Table,
     resource: ResourceDescription,
     plan: IncludePlan,
+    /** The backend's parameter: `$1` (PostgreSQL), `?` (SQLite). */
+    placeholder: string,
   ): JoinedFind | null {
     const joined: Joined[] = []
     const joins: string[] = []
-    const add = (table: PostgresTable): string => {
+    const add = (table: Table): string => {
       const alias = `t${joined.length}`
       joined.push({ alias, table, columns: table.columnNames() })
       return alias
@@ -65,12 +71,12 @@ export class JoinedFind {
     const selected = joined.flatMap(({ alias, columns }) =>
       columns.map((c) => `${alias}.${quote(c)} AS "${alias}.${c}"`),
     )
-    const sql = `SELECT ${selected.join(', ')} FROM ${tableOf(resource.type).name} AS ${root}${joins.join('')} WHERE ${root}."id" = $1`
+    const sql = `SELECT ${selected.join(', ')} FROM ${tableOf(resource.type).name} AS ${root}${joins.join('')} WHERE ${root}."id" = ${placeholder}`
     return new JoinedFind(registry, resource, plan, sql, joined)
   }
 
-  async run(q: Queryable, id: Id): Promise<{ record: StoredRecord; graph: RecordGraph } | null> {
-    const [row] = (await q.unsafe(this.sql, [id])) as Row[]
+  /** The record and its graph from the statement's row (none: no record with that id). */
+  answer(row: Row | null | undefined, id: Id): { record: StoredRecord; graph: RecordGraph } | null {
     if (!row) return null
     const found = new Map<string, Map<Id, StoredRecord>>()
     let record: StoredRecord | undefined
