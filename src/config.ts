@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os'
 import { type CorsOrigins, parseCorsOrigins } from './http/cors'
 import { DEFAULT_LIMITS, type RequestLimits } from './jsonapi/limits'
 import { type LogLevel, logLevels } from './logger'
-import { type DatabaseLocation, parseDatabaseUrl } from './store/open'
+import { type DatabaseLocation, type Durability, durabilities, parseDatabaseUrl } from './store/open'
 
 /** The settings; the request limits are settings too, one each. */
 export interface Config extends RequestLimits {
@@ -15,6 +15,8 @@ export interface Config extends RequestLimits {
   readonly maxPageSize: number
   readonly maxOperations: number
   readonly busyTimeoutMs: number
+  /** SQLite: when a write is answered (src/store/open.ts). */
+  readonly durability: Durability
   /** PostgreSQL: connections in the pool, seconds to connect, milliseconds a statement may run (0: no limit). */
   readonly databasePoolSize: number
   readonly databaseConnectTimeout: number
@@ -78,6 +80,12 @@ const settings = {
     env: 'BUSY_TIMEOUT',
     fallback: '5000',
     help: 'milliseconds a write waits for a lock another connection holds (503 after it)',
+  },
+  durability: {
+    flag: '--durability',
+    env: 'DURABILITY',
+    fallback: 'full',
+    help: 'SQLite: full (a write is answered once on disk: survives power loss) or normal (survives a crash of the service, not of the machine; faster writes)',
   },
   databasePoolSize: {
     flag: '--database-pool-size',
@@ -252,6 +260,10 @@ export function parseConfig(
   const maxPageSize = integer(settings.maxPageSize.env, read(settings.maxPageSize), 1, 100_000)
   const maxOperations = integer(settings.maxOperations.env, read(settings.maxOperations), 1, 10_000)
   const busyTimeoutMs = integer(settings.busyTimeoutMs.env, read(settings.busyTimeoutMs), 0, 600_000)
+  const durability = read(settings.durability) as Durability
+  if (!durabilities.includes(durability)) {
+    throw new ConfigError(`DURABILITY must be one of ${durabilities.join(', ')} (got "${durability}")`)
+  }
   const databasePoolSize = integer(settings.databasePoolSize.env, read(settings.databasePoolSize), 1, 1000)
   const databaseConnectTimeout = integer(
     settings.databaseConnectTimeout.env,
@@ -289,6 +301,7 @@ export function parseConfig(
     maxPageSize,
     maxOperations,
     busyTimeoutMs,
+    durability,
     databasePoolSize,
     databaseConnectTimeout,
     statementTimeoutMs,

@@ -209,11 +209,11 @@ describe('catalogue serving over HTTP', () => {
     db.close()
   })
 
-  it('logs the listening address and the database URL', async () => {
+  it('logs the listening address, the database URL and the durability in force', async () => {
     const { url } = tempDatabase()
-    const { cli, base } = await startService({ DATABASE_URL: url })
+    const { cli, base } = await startService({ DATABASE_URL: url, DURABILITY: 'normal' })
     const listening = await cli.waitForLog((line) => line.msg === 'listening')
-    expect(listening).toMatchObject({ level: 'info', database: url })
+    expect(listening).toMatchObject({ level: 'info', database: url, durability: 'normal' })
     expect(String(listening.url)).toStartWith('http://127.0.0.1:')
     expect(new URL(String(listening.url)).port).toBe(new URL(base).port)
   })

@@ -267,6 +267,23 @@ describe('parseConfig BUSY_TIMEOUT', () => {
   })
 })
 
+describe('parseConfig DURABILITY', () => {
+  it('answers a write once it is on disk by default (full)', () => {
+    expect(configOf([]).durability).toBe('full')
+  })
+
+  it('reads DURABILITY and --durability, the flag winning', () => {
+    expect(configOf([], { DURABILITY: 'normal' }).durability).toBe('normal')
+    expect(configOf(['--durability', 'full'], { DURABILITY: 'normal' }).durability).toBe('full')
+    expect(helpText).toContain('--durability')
+  })
+
+  it('rejects any other value, naming the two it takes', () => {
+    expect(errorOf([], { DURABILITY: 'off' }).message).toBe('DURABILITY must be one of full, normal (got "off")')
+    expect(errorOf(['--durability=FULL']).message).toBe('DURABILITY must be one of full, normal (got "FULL")')
+  })
+})
+
 describe('parseConfig SHUTDOWN_TIMEOUT', () => {
   it('waits 10 seconds by default, and reads SHUTDOWN_TIMEOUT and --shutdown-timeout', () => {
     expect(configOf([]).shutdownTimeout).toBe(10)

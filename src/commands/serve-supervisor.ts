@@ -109,6 +109,7 @@ export async function runSupervisor(
     connectTimeoutSeconds: config.databaseConnectTimeout,
     statementTimeoutMs: config.statementTimeoutMs,
     newGeneration: true,
+    durability: config.durability,
   }).catch((error: Error) =>
     fail(`cannot open the database at ${shownDatabaseUrl(config.databaseUrl)}: ${error.message}`),
   )
@@ -266,6 +267,7 @@ export async function runSupervisor(
     url,
     database: shownDatabaseUrl(config.databaseUrl),
     workers: config.workers,
+    durability: config.durability,
     pid: process.pid,
   })
 

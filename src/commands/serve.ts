@@ -56,6 +56,7 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     statementTimeoutMs: config.statementTimeoutMs,
     // A worker's supervisor drew it already; a worker started again must not void the tags.
     newGeneration: slot === null,
+    durability: config.durability,
   }).catch((error: Error) =>
     fail(`cannot open the database at ${shownDatabaseUrl(config.databaseUrl)}: ${error.message}`),
   )
@@ -172,7 +173,11 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     logger.log('info', 'worker listening', { url: app.server?.url.href })
     process.send?.({ kind: 'ready' })
   } else {
-    logger.log('info', 'listening', { url: app.server?.url.href, database: shownDatabaseUrl(config.databaseUrl) })
+    logger.log('info', 'listening', {
+      url: app.server?.url.href,
+      database: shownDatabaseUrl(config.databaseUrl),
+      durability: config.durability,
+    })
   }
   if (tokens) {
     if (tokens.size === 0) {

@@ -80,7 +80,19 @@ export interface StoreOptions {
   readonly statementTimeoutMs?: number
   /** A start of the service, which draws a new generation for Store.version() (see SqliteOptions). */
   readonly newGeneration?: boolean
+  /** SQLite: when a write is answered (see Durability). */
+  readonly durability?: Durability
 }
+
+/**
+ * When a write is answered, on SQLite. `full`: once its commit is on disk (synchronous=FULL), so
+ * it survives a power loss. `normal`: once its commit is in the WAL file (synchronous=NORMAL), so
+ * it survives a crash of the service (a SIGKILL loses nothing), but a power loss or a crash of the
+ * machine may undo the last commits (never half of one: the file stays sound). PostgreSQL's
+ * durability is the server's own (`synchronous_commit`), set there.
+ */
+export const durabilities = ['full', 'normal'] as const
+export type Durability = (typeof durabilities)[number]
 
 export async function openStore(
   location: DatabaseLocation,
@@ -93,6 +105,7 @@ export async function openStore(
         busyTimeoutMs: options.busyTimeoutMs,
         readOnly: options.readOnly,
         newGeneration: options.newGeneration,
+        durability: options.durability,
       })
     case 'postgres':
       return PostgresStore.open(location.url, registry, {

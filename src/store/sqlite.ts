@@ -5,6 +5,7 @@ import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import { AtomicAbort, runAtomic, type SyncWriter } from './atomic'
 import { StoreUnavailableError } from './faults'
+import type { Durability } from './open'
 import { sqliteFault, storeError } from './sqlite-faults'
 import { SqliteBookImport } from './sqlite-import'
 import { migrate, useWal } from './sqlite-migrate'
@@ -51,6 +52,8 @@ export interface SqliteOptions {
    * nightly export or a restarted worker does not void every client's cached tags.
    */
   readonly newGeneration?: boolean
+  /** `full` by default (see Durability in open.ts). */
+  readonly durability?: Durability
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000
@@ -157,7 +160,8 @@ export class SqliteStore implements Store {
     db.run(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
     useWal(db)
     // FULL: a commit reaches the disk before the 2xx goes out, so it survives a crash or power loss.
-    db.run('PRAGMA synchronous = FULL')
+    // NORMAL (in WAL): the commit is in the WAL file, which survives the process, not the machine.
+    db.run(`PRAGMA synchronous = ${options.durability === 'normal' ? 'NORMAL' : 'FULL'}`)
     db.run('PRAGMA foreign_keys = ON')
     try {
       migrate(db, options.migrations ?? sqliteMigrations)

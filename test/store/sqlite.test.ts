@@ -194,6 +194,17 @@ describe('SqliteStore connection settings', () => {
     expect(db.query<{ foreign_keys: number }, []>('PRAGMA foreign_keys').get()?.foreign_keys).toBe(1)
     expect(db.query<{ synchronous: number }, []>('PRAGMA synchronous').get()?.synchronous).toBe(2)
   })
+
+  it('turns synchronous = NORMAL on at durability normal, FULL at full', () => {
+    const synchronousOf = (durability: 'full' | 'normal') => {
+      const store = SqliteStore.open(dbPath, resources, { durability })
+      opened.push(store)
+      const db = (store as unknown as { db: Database }).db
+      return db.query<{ synchronous: number }, []>('PRAGMA synchronous').get()?.synchronous
+    }
+    expect(synchronousOf('normal')).toBe(1)
+    expect(synchronousOf('full')).toBe(2)
+  })
 })
 
 describe('SqliteStore delete (what SQLite itself does)', () => {
