@@ -14,7 +14,8 @@
  * The documents and the request handling it shares with the PostgreSQL reference are in
  * bench/reference-documents.ts.
  *
- * Run as its own process: PORT=<port> REFERENCE_DB=<path> [REFERENCE_WORKERS=n] bun bench/reference.ts
+ * Run as its own process:
+ *   PORT=<port> REFERENCE_DB=<path> [REFERENCE_WORKERS=n] [REFERENCE_DURABILITY=normal] bun bench/reference.ts
  */
 import { Database } from 'bun:sqlite'
 import {
@@ -45,7 +46,8 @@ if (!path || !Number.isInteger(port) || port <= 0) {
 
 const db = new Database(path, { strict: true })
 db.run('PRAGMA journal_mode = WAL')
-db.run('PRAGMA synchronous = FULL')
+// The service's DURABILITY, as REFERENCE_DURABILITY: full (synchronous=FULL) or normal (NORMAL).
+db.run(`PRAGMA synchronous = ${process.env.REFERENCE_DURABILITY === 'normal' ? 'NORMAL' : 'FULL'}`)
 db.run('PRAGMA foreign_keys = ON')
 db.run('PRAGMA busy_timeout = 5000')
 

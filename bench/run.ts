@@ -14,6 +14,7 @@ import { encodeCursor } from '../src/jsonapi/cursor'
 import { removeTempDirs, stopChildren } from '../test/support/process'
 import { compareAnswers } from './compare'
 import { crashBench } from './crash'
+import { type DurabilityResult, durabilityTargets, runDurability } from './durability'
 import { runHostile } from './hostile'
 import {
   MATRIX_SEARCH,
@@ -229,12 +230,43 @@ function shownAdmin(): string {
   return url.host
 }
 
-async function main(choice: MatrixChoice, matrixOnly: boolean): Promise<number> {
+/** The writes at each DURABILITY, as a section of the report. */
+function durabilitySection(runs: readonly DurabilityResult[], measureMs: number): string {
+  const results = runs.flatMap((run) => run.results)
+  return [
+    `### Writes at each DURABILITY (${measureMs / 1000} s per scenario and server)`,
+    '',
+    'The service started with `DURABILITY=full`, then `normal`, each beside the reference at the same setting (synchronous=FULL, then NORMAL, in WAL), which commits each write alone; fresh copies of the 10,000 books for each.',
+    '',
+    table(results),
+    '',
+    '```',
+    durabilityTargets(runs),
+    '```',
+    '',
+    'Server CPU time (user + system) per request, warm-up included:',
+    '',
+    cpuTable(results),
+  ].join('\n')
+}
+
+async function main(choice: MatrixChoice, matrixOnly: boolean, durabilityOnly = false): Promise<number> {
   const started = performance.now()
   const small = await seedSet('10k', SEED)
   let report: string
   let all: ScenarioResult[]
-  if (matrixOnly) {
+  if (durabilityOnly) {
+    const runs = await runDurability(small.pristine, dir, MEASURE_MS, (server) => servers.push(server))
+    all = runs.flatMap((run) => run.results)
+    report = [
+      '## Benchmark: writes at each DURABILITY',
+      '',
+      `Bun ${Bun.version}, ${cpus().length} CPU cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${new Date().toISOString().slice(0, 10)}; the whole run took ${Math.round((performance.now() - started) / 1000)} s. Load: ${loadGeneratorNote}; ${ROUNDS} alternating rounds, each after ${WARMUP_MS / 1000} s of warm-up.`,
+      '',
+      durabilitySection(runs, MEASURE_MS),
+      '',
+    ].join('\n')
+  } else if (matrixOnly) {
     const matrix = await runMatrix(choice, small.pristine, dir, LARGE_MEASURE_MS, (server) => servers.push(server))
     all = matrix.flatMap((m) => m.results)
     report = [
@@ -276,10 +308,11 @@ async function main(choice: MatrixChoice, matrixOnly: boolean): Promise<number> 
     const largeLines = largePair.service.loggedLines()
     await stopPair(largePair)
 
+    const durability = await runDurability(small.pristine, dir, MEASURE_MS, (server) => servers.push(server))
     const matrix = await runMatrix(choice, small.pristine, dir, LARGE_MEASURE_MS, (server) => servers.push(server))
     const matrixLines = matrix.reduce((sum, m) => sum + m.loggedLines, 0)
 
-    all = [...results, ...largeResults, ...matrix.flatMap((m) => m.results)]
+    all = [...results, ...largeResults, ...durability.flatMap((d) => d.results), ...matrix.flatMap((m) => m.results)]
     report = [
       '## Benchmark: the service against a framework-free reference',
       '',
@@ -310,6 +343,8 @@ async function main(choice: MatrixChoice, matrixOnly: boolean): Promise<number> 
       '',
       cpuTable(largeResults),
       '',
+      durabilitySection(durability, MEASURE_MS),
+      '',
       matrixSection(choice, matrix, LARGE_MEASURE_MS),
       '',
       '### Memory of one full-list request (`GET /api/v1/books`, streamed)',
@@ -329,7 +364,7 @@ async function main(choice: MatrixChoice, matrixOnly: boolean): Promise<number> 
   }
   console.log(`\n${report}`)
   // A quick or partial run is for trying the bench out: the published results stay as they were.
-  if (!QUICK && !matrixOnly) writeFileSync(join(import.meta.dir, 'results.md'), report)
+  if (!QUICK && !matrixOnly && !durabilityOnly) writeFileSync(join(import.meta.dir, 'results.md'), report)
   const failed = all.filter((r) => r.service.errors > 0 || (r.reference?.errors ?? 0) > 0)
   if (failed.length > 0) {
     console.error(`requests failed in: ${failed.map((r) => `${r.name} c=${r.concurrency}`).join(', ')}`)
@@ -348,7 +383,8 @@ async function main(choice: MatrixChoice, matrixOnly: boolean): Promise<number> 
  *   `--workers`, else 1);
  * - `--load wrk|bun` (BENCH_LOAD): the load generator, wrk where it is installed (bench/load-wrk.ts);
  * - `--quick` (BENCH_QUICK=1): 1 s per scenario instead of 5, results.md left as it is;
- * - `--matrix-only`: only the backend × workers part (seeds 10,000 books; about a minute a pair).
+ * - `--matrix-only`: only the backend × workers part (seeds 10,000 books; about a minute a pair);
+ * - `--durability-only`: only the writes at each DURABILITY, beside the reference at the same setting.
  */
 async function chosenBench(): Promise<number> {
   const argv = Bun.argv.slice(2)
@@ -359,12 +395,12 @@ async function chosenBench(): Promise<number> {
     console.error(`bench: no bench "${chosen}"; run it without an argument, or with "crash" or "hostile"`)
     return 2
   }
-  const known = new Set(['--backends', '--workers', '--load', '--quick', '--matrix-only'])
+  const known = new Set(['--backends', '--workers', '--load', '--quick', '--matrix-only', '--durability-only'])
   for (const [i, arg] of argv.entries()) {
     const isValue = argv[i - 1] === '--backends' || argv[i - 1] === '--workers' || argv[i - 1] === '--load'
     if (!isValue && !known.has(arg)) {
       console.error(
-        `bench: unknown option "${arg}" (--backends LIST, --workers LIST, --load wrk|bun, --quick, --matrix-only)`,
+        `bench: unknown option "${arg}" (--backends LIST, --workers LIST, --load wrk|bun, --quick, --matrix-only, --durability-only)`,
       )
       return 2
     }
@@ -374,7 +410,7 @@ async function chosenBench(): Promise<number> {
     console.error(`bench: ${choice}`)
     return 2
   }
-  return main(choice, argv.includes('--matrix-only'))
+  return main(choice, argv.includes('--matrix-only'), argv.includes('--durability-only'))
 }
 
 const code = await chosenBench().catch((error: Error) => {
