@@ -56,19 +56,35 @@ function reportingFailure(
   report: (error: unknown) => void,
 ): ReadableStream<Uint8Array> {
   const reader = stream.getReader()
+  // Set when the consumer goes away (a HEAD, whose body Bun never sends; a client that hung up):
+  // a read still under way then has nowhere to go, and that is no failure of the list.
+  let cancelled = false
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
+      let chunk: Awaited<ReturnType<typeof reader.read>>
       try {
-        const { done, value } = await reader.read()
-        if (done) controller.close()
-        else controller.enqueue(value)
+        chunk = await reader.read()
       } catch (error) {
+        if (cancelled) return
         report(error)
         // Without a reason: Bun would print any reason on stderr, and the failure is logged already.
         controller.error()
+        return
+      }
+      if (cancelled) return
+      try {
+        if (chunk.done) controller.close()
+        else controller.enqueue(chunk.value)
+      } catch {
+        // Closed by the consumer without a cancel: stop reading the list all the same.
+        cancelled = true
+        await reader.cancel().catch(() => {})
       }
     },
-    cancel: (reason) => reader.cancel(reason),
+    cancel: (reason) => {
+      cancelled = true
+      return reader.cancel(reason)
+    },
   })
 }
 

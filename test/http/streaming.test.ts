@@ -245,6 +245,31 @@ describe('sparse fieldsets on a streamed list', () => {
   })
 })
 
+describe('HEAD of a streamed list over a real port', () => {
+  it("answers 200 with the GET's headers and no body, and logs no error: the list stops being read", async () => {
+    const heads = await openTestApp({ readWorkers: 1, logLevel: 'warn' })
+    try {
+      await seed(heads)
+      heads.app.listen({ port: 0, hostname: '127.0.0.1' })
+      const base = `http://127.0.0.1:${heads.app.server?.port}`
+      for (const path of ['/api/v1/books', '/api/v1/books?include=author', '/api/v1/authors/1']) {
+        const got = await fetch(base + path, { headers: { accept: JSON_API } })
+        expect((await got.text()).length).toBeGreaterThan(64 * 1024)
+        const head = await fetch(base + path, { method: 'HEAD', headers: { accept: JSON_API } })
+        expect(head.status).toBe(200)
+        expect(await head.text()).toBe('')
+        expect(head.headers.get('etag')).toBe(got.headers.get('etag'))
+      }
+      // A cut-off HEAD was logged as a failed list ("response cut off", level error) after the answer.
+      await Bun.sleep(200)
+      expect(heads.logs.filter((line) => JSON.parse(line).level === 'error')).toEqual([])
+    } finally {
+      await heads.app.stop(true)
+      await heads.close()
+    }
+  })
+})
+
 describe('read workers', () => {
   // Read workers read SQLite files. The same catalogue behind an app with two and one that reads on
   // its main thread: ids match, as both files are fresh.
