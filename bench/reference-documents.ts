@@ -121,13 +121,22 @@ export type ListRequest =
       readonly search: string | null
     }
   | { readonly kind: 'cursor'; readonly url: URL; readonly size: number; readonly after: number | undefined }
+  /** Unpaginated: every book, or (`author_id`) every book of one author, in id order. */
+  | { readonly kind: 'all'; readonly authorId: number | null }
 
 export function parseListRequest(request: Request): ListRequest | Response {
   const url = new URL(request.url)
   const params = url.searchParams
-  const known = ['filter[search]', 'page[number]', 'page[size]', 'page[after]']
+  const known = ['filter[search]', 'page[number]', 'page[size]', 'page[after]', 'author_id']
   for (const name of params.keys()) {
     if (!known.includes(name) || params.getAll(name).length > 1) return badRequest(name)
+  }
+  const names = [...params.keys()]
+  if (names.length === 0) return { kind: 'all', authorId: null }
+  if (params.has('author_id')) {
+    const authorId = positive(params.get('author_id'))
+    if (names.length > 1 || authorId === null) return badRequest('author_id')
+    return { kind: 'all', authorId }
   }
   const size = params.has('page[size]') ? positive(params.get('page[size]')) : 20
   if (size === null || size > MAX_PAGE_SIZE) return badRequest('page[size]')
@@ -140,10 +149,15 @@ export function parseListRequest(request: Request): ListRequest | Response {
     if (after === null) return badRequest('page[after]')
     return { kind: 'cursor', url, size, after }
   }
-  if (!params.has('page[number]') && !params.has('page[size]')) return badRequest('an unpaginated list')
+  if (!params.has('page[number]') && !params.has('page[size]')) return badRequest('filter[search] without a page')
   const number = params.has('page[number]') ? positive(params.get('page[number]')) : 1
   if (number === null) return badRequest('page[number]')
   return { kind: 'offset', url, size, number, search }
+}
+
+/** An unpaginated list of books, written whole. */
+export function listDocument(rows: readonly BookRow[]): Response {
+  return json(200, { data: rows.map(listed) })
 }
 
 /** An offset page: its books, the total and the links; a page ranked by relevance has no item cursors. */

@@ -88,6 +88,8 @@ function pageOf(rows: readonly PageRow[]): { rows: BookRow[]; total: number } {
 async function listBooks(request: Request): Promise<Response> {
   const list = parseListRequest(request)
   if (list instanceof Response) return list
+  // The backend × workers part compares pages only: unpaginated lists are SQLite's scenarios.
+  if (list.kind === 'all') return badRequest('an unpaginated list')
   return list.kind === 'cursor' ? cursorPage(list) : offsetPage(list)
 }
 

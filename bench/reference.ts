@@ -4,11 +4,12 @@
  * the same SQL as the service, the same JSON bytes out. It has:
  *
  * - GET /api/v1/books/:id (with the author and the collection included) and POST /api/v1/books;
- * - GET /api/v1/books as pages only: `page[number]`/`page[size]` (optionally `filter[search]`,
- *   ranked as the service ranks it) and `page[size]`/`page[after]` cursor pages in id order;
+ * - GET /api/v1/books: every book or (`author_id=N`) an author's, unpaginated and written whole
+ *   (the service streams them); `page[number]`/`page[size]` (optionally `filter[search]`, ranked
+ *   as the service ranks it) and `page[size]`/`page[after]` cursor pages in id order;
  * - GET /api/v1/authors/:id with its books included (the default, or `include=books`).
  *
- * Anything else (an unpaginated list, sort, other filters, `page[before]`) is a 400 here: the
+ * Anything else (sort, other filters, `page[before]`) is a 400 here: the
  * bench sends it only what it compares.
  *
  * The documents and the request handling it shares with the PostgreSQL reference are in
@@ -27,6 +28,7 @@ import {
   createdDocument,
   cursorPageDocument,
   type ListRequest,
+  listDocument,
   type NamedRow,
   notFound,
   offsetPageDocument,
@@ -84,6 +86,7 @@ const countSearch = db.query<{ count: number }, [string]>(
   'SELECT COUNT(*) AS count FROM books WHERE id IN (SELECT rowid FROM books_search WHERE books_search MATCH ?)',
 )
 const booksOfAuthor = db.query<BookRow, [number]>(`SELECT ${BOOK_COLUMNS} FROM books WHERE author_id = ? ORDER BY id`)
+const allBooks = db.query<BookRow, []>(`SELECT ${BOOK_COLUMNS} FROM books ORDER BY id`)
 
 function showBook(id: number | null): Response {
   const book = id === null ? null : bookById.get(id)
@@ -115,6 +118,8 @@ function matchExpression(words: readonly string[]): string {
 function listBooks(request: Request): Response {
   const list = parseListRequest(request)
   if (list instanceof Response) return list
+  if (list.kind === 'all')
+    return listDocument(list.authorId === null ? allBooks.all() : booksOfAuthor.all(list.authorId))
   return list.kind === 'cursor' ? cursorPage(list) : offsetPage(list)
 }
 

@@ -53,18 +53,15 @@ function reported(name: string, plan: Plan): Scenario {
   }
 }
 
-function serviceOnly(name: string, plan: Plan, p99Target: boolean): Scenario {
-  return { name, concurrency: MODERATE_CONCURRENCY, withReference: false, ratioTarget: false, p99Target, plan }
-}
-
 // POST runs last so that the list scenarios see exactly the seeded books.
 export const scenarios: readonly Scenario[] = [
   compared('GET one book', MODERATE_CONCURRENCY, getBook(SEED)),
   compared('GET one book', HEAVY_CONCURRENCY, getBook(SEED)),
-  // The issue holds GET one book and POST to the targets; the lists are reported beside them.
-  serviceOnly(`GET books by author (~${SEED.books / SEED.authors} each)`, byAuthor, false),
-  // A 1.8 MB answer: reported, but not held to a latency meant for single records.
-  serviceOnly(`GET all ${SEED.books.toLocaleString('en-US')} books`, allBooks, false),
+  // The issue holds GET one book and POST to the targets; the lists are reported beside them,
+  // against the reference's lists written whole (the service streams them).
+  reported(`GET books by author (~${SEED.books / SEED.authors} each)`, byAuthor),
+  // A 1.8 MB answer, at 8 connections as issue 10 measures it.
+  { ...reported(`GET all ${SEED.books.toLocaleString('en-US')} books`, allBooks), concurrency: 8 },
   compared('POST a book', MODERATE_CONCURRENCY, postBook),
   compared('POST a book', HEAVY_CONCURRENCY, postBook),
 ]
