@@ -11,7 +11,7 @@ import { pinning, runScenario, warmUp } from './measure'
 import { MODERATE_CONCURRENCY, type ScenarioResult } from './report'
 import { postBook, type Scenario } from './scenarios'
 import { SEED } from './seed'
-import { freePort, type RunningServer, startServer, stopServer, waitUntilReady } from './servers'
+import { type RunningServer, startPair, stopPair } from './servers'
 
 export const DURABILITY_SETTINGS: readonly Durability[] = ['full', 'normal']
 
@@ -47,29 +47,8 @@ export async function runDurability(
     const reference = join(dir, `durability-${durability}-reference.db`)
     copyFileSync(pristine, service)
     copyFileSync(pristine, reference)
-    const pair = {
-      service: startServer(
-        'service',
-        'src/cli.ts',
-        freePort(),
-        { HOST: '127.0.0.1', DATABASE_URL: `sqlite://${service}`, LOG_LEVEL: 'info', DURABILITY: durability },
-        pinning.server,
-      ),
-      reference: startServer(
-        'reference',
-        'bench/reference.ts',
-        freePort(),
-        { REFERENCE_DB: reference, REFERENCE_DURABILITY: durability },
-        pinning.server,
-      ),
-    }
-    track(pair.service)
-    track(pair.reference)
+    const pair = await startPair({ service, reference }, pinning.server, track, durability)
     try {
-      await Promise.all([
-        waitUntilReady(pair.service, '/api/v1/books/1'),
-        waitUntilReady(pair.reference, '/api/v1/books/1'),
-      ])
       await compareAnswers(pair.service, pair.reference, SEED, { post: true })
       await warmUp(pair.service)
       await warmUp(pair.reference)
@@ -79,7 +58,7 @@ export async function runDurability(
       }
       all.push({ durability, results })
     } finally {
-      await Promise.all([stopServer(pair.service), stopServer(pair.reference)])
+      await stopPair(pair)
     }
   }
   return all

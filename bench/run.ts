@@ -49,7 +49,7 @@ import {
 } from './report'
 import { getBook, type LargeInputs, largeScenarios, type Scenario, scenarios } from './scenarios'
 import { AUTHOR_SURNAME, type DataSet, LARGE, SEARCH_WORD, SEED, seed } from './seed'
-import { freePort, type RunningServer, startServer, stopServer, waitUntilReady } from './servers'
+import { type RunningServer, type ServerPair, startPair, stopPair, stopServer } from './servers'
 
 const CURSOR_PAGES_IN = 5
 const DEEP_PAGE = { number: 2000, size: 20 }
@@ -112,34 +112,11 @@ async function seedSet(
   return paths
 }
 
-async function startPair(
-  paths: { service: string; reference: string },
-  set: DataSet,
-): Promise<{ service: RunningServer; reference: RunningServer }> {
-  const service = startServer(
-    'service',
-    'src/cli.ts',
-    freePort(),
-    { HOST: '127.0.0.1', DATABASE_URL: `sqlite://${paths.service}`, LOG_LEVEL: 'info' },
-    pinning.server,
-  )
-  servers.push(service)
-  const reference = startServer(
-    'reference',
-    'bench/reference.ts',
-    freePort(),
-    { REFERENCE_DB: paths.reference },
-    pinning.server,
-  )
-  servers.push(reference)
-  await Promise.all([waitUntilReady(service, '/api/v1/books/1'), waitUntilReady(reference, '/api/v1/books/1')])
+/** The pair of a data set, stopped before the next set's starts, so that it has core 0 to itself. */
+async function startSetPair(paths: { service: string; reference: string }, set: DataSet): Promise<ServerPair> {
+  const pair = await startPair(paths, pinning.server, (server) => servers.push(server))
   process.stderr.write(`started the service and the reference on ${count(set.books)} books\n`)
-  return { service, reference }
-}
-
-/** Stops a pair, so that the next set's servers have core 0 to themselves. */
-async function stopPair(pair: { service: RunningServer; reference: RunningServer }): Promise<void> {
-  await Promise.all([stopServer(pair.service), stopServer(pair.reference)])
+  return pair
 }
 
 async function getJson(
@@ -230,6 +207,11 @@ function shownAdmin(): string {
   return url.host
 }
 
+/** The first line of a partial run's report (--durability-only, --matrix-only). */
+function partialRunLine(started: number): string {
+  return `Bun ${Bun.version}, ${cpus().length} CPU cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${new Date().toISOString().slice(0, 10)}; the whole run took ${Math.round((performance.now() - started) / 1000)} s. Load: ${loadGeneratorNote}; ${ROUNDS} alternating rounds, each after ${WARMUP_MS / 1000} s of warm-up.`
+}
+
 /** The writes at each DURABILITY, as a section of the report. */
 function durabilitySection(runs: readonly DurabilityResult[], measureMs: number): string {
   const results = runs.flatMap((run) => run.results)
@@ -261,7 +243,7 @@ async function main(choice: MatrixChoice, matrixOnly: boolean, durabilityOnly = 
     report = [
       '## Benchmark: writes at each DURABILITY',
       '',
-      `Bun ${Bun.version}, ${cpus().length} CPU cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${new Date().toISOString().slice(0, 10)}; the whole run took ${Math.round((performance.now() - started) / 1000)} s. Load: ${loadGeneratorNote}; ${ROUNDS} alternating rounds, each after ${WARMUP_MS / 1000} s of warm-up.`,
+      partialRunLine(started),
       '',
       durabilitySection(runs, MEASURE_MS),
       '',
@@ -272,7 +254,7 @@ async function main(choice: MatrixChoice, matrixOnly: boolean, durabilityOnly = 
     report = [
       '## Benchmark: the service on each backend and worker count, against references',
       '',
-      `Bun ${Bun.version}, ${cpus().length} CPU cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${new Date().toISOString().slice(0, 10)}; the whole run took ${Math.round((performance.now() - started) / 1000)} s. Load: ${loadGeneratorNote}; ${ROUNDS} alternating rounds, each after ${WARMUP_MS / 1000} s of warm-up.`,
+      partialRunLine(started),
       '',
       matrixSection(choice, matrix, LARGE_MEASURE_MS),
       '',
@@ -289,7 +271,7 @@ async function main(choice: MatrixChoice, matrixOnly: boolean, durabilityOnly = 
       (server) => servers.push(server),
     )
 
-    const smallPair = await startPair(small, SEED)
+    const smallPair = await startSetPair(small, SEED)
     await compareAnswers(smallPair.service, smallPair.reference, SEED, {
       paths: ['/api/v1/books?author_id=1', `/api/v1/books?author_id=${SEED.authors}`, '/api/v1/books'],
       post: true,
@@ -301,7 +283,7 @@ async function main(choice: MatrixChoice, matrixOnly: boolean, durabilityOnly = 
     const smallLines = smallPair.service.loggedLines()
     await stopPair(smallPair)
 
-    const largePair = await startPair(large, LARGE)
+    const largePair = await startSetPair(large, LARGE)
     const inputs = await largeInputs(largePair.service)
     await compareAnswers(largePair.service, largePair.reference, LARGE, { paths: largeComparisons(inputs) })
     process.stderr.write('the reference answers byte for byte as the service does; measuring\n')

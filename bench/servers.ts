@@ -2,6 +2,7 @@ import { closeSync, mkdtempSync, openSync, readSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
+import type { Durability } from '../src/store/open'
 import { identify, processTree, stillRunning } from './process-tree'
 
 /** A server under test, running in its own process on 127.0.0.1. */
@@ -114,4 +115,45 @@ export async function stopServer(server: RunningServer): Promise<void> {
     }
   }
   rmSync(server.logPath, { force: true })
+}
+
+/** The service and the reference, each on its copy of the same SQLite file. */
+export interface ServerPair {
+  readonly service: RunningServer
+  readonly reference: RunningServer
+}
+
+/**
+ * Starts the service (logging each request, as operators run it) and the reference on their files,
+ * under `placement`, at one DURABILITY, and waits until both answer. `track` gets each server as
+ * it starts, so that the bench can stop it on a failure.
+ */
+export async function startPair(
+  paths: { readonly service: string; readonly reference: string },
+  placement: readonly string[],
+  track: (server: RunningServer) => void,
+  durability: Durability = 'full',
+): Promise<ServerPair> {
+  const service = startServer(
+    'service',
+    'src/cli.ts',
+    freePort(),
+    { HOST: '127.0.0.1', DATABASE_URL: `sqlite://${paths.service}`, LOG_LEVEL: 'info', DURABILITY: durability },
+    placement,
+  )
+  track(service)
+  const reference = startServer(
+    'reference',
+    'bench/reference.ts',
+    freePort(),
+    { REFERENCE_DB: paths.reference, REFERENCE_DURABILITY: durability },
+    placement,
+  )
+  track(reference)
+  await Promise.all([waitUntilReady(service, '/api/v1/books/1'), waitUntilReady(reference, '/api/v1/books/1')])
+  return { service, reference }
+}
+
+export async function stopPair(pair: ServerPair): Promise<void> {
+  await Promise.all([stopServer(pair.service), stopServer(pair.reference)])
 }

@@ -78,7 +78,12 @@ export interface StoreOptions {
   readonly connectTimeoutSeconds?: number
   /** PostgreSQL: milliseconds a statement may run (0: no limit). */
   readonly statementTimeoutMs?: number
-  /** A start of the service, which draws a new generation for Store.version() (see SqliteOptions). */
+  /**
+   * This opening is a start of the service (one process, or a --workers supervisor), not a worker
+   * or an operator's command: it draws a new generation for version(), so that a database put back
+   * from a backup never repeats a tag given before. Commands and workers leave it alone, so that a
+   * nightly export or a restarted worker does not void every client's cached tags.
+   */
   readonly newGeneration?: boolean
   /** SQLite: when a write is answered (see Durability). */
   readonly durability?: Durability

@@ -11,6 +11,57 @@ export interface PostgresMigration {
   readonly sql: string
 }
 
+/** Migration 5: the words a row adds to its table's search total, by kind of table. */
+const rowWords = {
+  name: 'cardinality(search_words(name))',
+  book: 'cardinality(search_words(name)) + 1 + (book_collection_id IS NOT NULL)::int',
+} as const
+const searchedTables = [
+  ['authors', 'name'],
+  ['book_collections', 'name'],
+  ['books', 'book'],
+] as const
+
+/** Per kind, the statement triggers' functions: a statement's rows added, removed and changed, pended. */
+const searchTotalFunctions = (Object.keys(rowWords) as (keyof typeof rowWords)[])
+  .flatMap((kind) => {
+    const sum = `COALESCE(SUM(${rowWords[kind]}), 0)`
+    const fn = (
+      change: string,
+      body: string,
+    ) => `CREATE FUNCTION ${kind}_words_${change}() RETURNS trigger LANGUAGE plpgsql AS $${change}$
+      BEGIN
+        PERFORM ${body};
+        RETURN NULL;
+      END
+      $${change}$;`
+    return [
+      fn('added', `pend_search_totals(TG_TABLE_NAME, COUNT(*), ${sum}) FROM new_rows`),
+      fn('removed', `pend_search_totals(TG_TABLE_NAME, -COUNT(*), -${sum}) FROM old_rows`),
+      fn(
+        'changed',
+        `pend_search_totals(TG_TABLE_NAME, 0, (SELECT ${sum} FROM new_rows) - (SELECT ${sum} FROM old_rows))`,
+      ),
+    ]
+  })
+  .join('\n      ')
+
+/** Per searched table: its three statement triggers, then the deferred one that writes the sums at the commit. */
+const searchTotalTriggers = [
+  ...searchedTables.flatMap(([table, kind]) => [
+    `CREATE TRIGGER ${table}_search_added AFTER INSERT ON ${table} REFERENCING NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION ${kind}_words_added();`,
+    `CREATE TRIGGER ${table}_search_removed AFTER DELETE ON ${table} REFERENCING OLD TABLE AS old_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION ${kind}_words_removed();`,
+    `CREATE TRIGGER ${table}_search_changed AFTER UPDATE ON ${table}
+        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ${kind}_words_changed();`,
+  ]),
+  ...searchedTables.map(
+    ([table]) => `CREATE CONSTRAINT TRIGGER ${table}_search_totals AFTER INSERT OR UPDATE OR DELETE ON ${table}
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION flush_search_totals();`,
+  ),
+].join('\n      ')
+
 export const postgresMigrations: readonly PostgresMigration[] = [
   {
     version: 1,
@@ -267,52 +318,7 @@ export const postgresMigrations: readonly PostgresMigration[] = [
       $pend$;
 
       -- The words a row adds to its table's total: a name's; a book's title, author and collection.
-      CREATE FUNCTION name_words_added() RETURNS trigger LANGUAGE plpgsql AS $added$
-      BEGIN
-        PERFORM pend_search_totals(TG_TABLE_NAME, COUNT(*), COALESCE(SUM(cardinality(search_words(name))), 0))
-          FROM new_rows;
-        RETURN NULL;
-      END
-      $added$;
-      CREATE FUNCTION name_words_removed() RETURNS trigger LANGUAGE plpgsql AS $removed$
-      BEGIN
-        PERFORM pend_search_totals(TG_TABLE_NAME, -COUNT(*), -COALESCE(SUM(cardinality(search_words(name))), 0))
-          FROM old_rows;
-        RETURN NULL;
-      END
-      $removed$;
-      CREATE FUNCTION name_words_changed() RETURNS trigger LANGUAGE plpgsql AS $changed$
-      BEGIN
-        PERFORM pend_search_totals(TG_TABLE_NAME, 0,
-          (SELECT COALESCE(SUM(cardinality(search_words(name))), 0) FROM new_rows)
-          - (SELECT COALESCE(SUM(cardinality(search_words(name))), 0) FROM old_rows));
-        RETURN NULL;
-      END
-      $changed$;
-      CREATE FUNCTION book_words_added() RETURNS trigger LANGUAGE plpgsql AS $added$
-      BEGIN
-        PERFORM pend_search_totals(TG_TABLE_NAME, COUNT(*),
-          COALESCE(SUM(cardinality(search_words(name)) + 1 + (book_collection_id IS NOT NULL)::int), 0))
-          FROM new_rows;
-        RETURN NULL;
-      END
-      $added$;
-      CREATE FUNCTION book_words_removed() RETURNS trigger LANGUAGE plpgsql AS $removed$
-      BEGIN
-        PERFORM pend_search_totals(TG_TABLE_NAME, -COUNT(*),
-          -COALESCE(SUM(cardinality(search_words(name)) + 1 + (book_collection_id IS NOT NULL)::int), 0))
-          FROM old_rows;
-        RETURN NULL;
-      END
-      $removed$;
-      CREATE FUNCTION book_words_changed() RETURNS trigger LANGUAGE plpgsql AS $changed$
-      BEGIN
-        PERFORM pend_search_totals(TG_TABLE_NAME, 0,
-          (SELECT COALESCE(SUM(cardinality(search_words(name)) + 1 + (book_collection_id IS NOT NULL)::int), 0) FROM new_rows)
-          - (SELECT COALESCE(SUM(cardinality(search_words(name)) + 1 + (book_collection_id IS NOT NULL)::int), 0) FROM old_rows));
-        RETURN NULL;
-      END
-      $changed$;
+      ${searchTotalFunctions}
 
       -- At the commit, once a transaction: the sums of the three tables into this backend's slots.
       CREATE FUNCTION flush_search_totals() RETURNS trigger LANGUAGE plpgsql AS $flush$
@@ -345,30 +351,7 @@ export const postgresMigrations: readonly PostgresMigration[] = [
       END
       $clear$;
 
-      CREATE TRIGGER authors_search_added AFTER INSERT ON authors REFERENCING NEW TABLE AS new_rows
-        FOR EACH STATEMENT EXECUTE FUNCTION name_words_added();
-      CREATE TRIGGER authors_search_removed AFTER DELETE ON authors REFERENCING OLD TABLE AS old_rows
-        FOR EACH STATEMENT EXECUTE FUNCTION name_words_removed();
-      CREATE TRIGGER authors_search_changed AFTER UPDATE ON authors
-        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION name_words_changed();
-      CREATE TRIGGER book_collections_search_added AFTER INSERT ON book_collections REFERENCING NEW TABLE AS new_rows
-        FOR EACH STATEMENT EXECUTE FUNCTION name_words_added();
-      CREATE TRIGGER book_collections_search_removed AFTER DELETE ON book_collections REFERENCING OLD TABLE AS old_rows
-        FOR EACH STATEMENT EXECUTE FUNCTION name_words_removed();
-      CREATE TRIGGER book_collections_search_changed AFTER UPDATE ON book_collections
-        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION name_words_changed();
-      CREATE TRIGGER books_search_added AFTER INSERT ON books REFERENCING NEW TABLE AS new_rows
-        FOR EACH STATEMENT EXECUTE FUNCTION book_words_added();
-      CREATE TRIGGER books_search_removed AFTER DELETE ON books REFERENCING OLD TABLE AS old_rows
-        FOR EACH STATEMENT EXECUTE FUNCTION book_words_removed();
-      CREATE TRIGGER books_search_changed AFTER UPDATE ON books
-        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION book_words_changed();
-      CREATE CONSTRAINT TRIGGER authors_search_totals AFTER INSERT OR UPDATE OR DELETE ON authors
-        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION flush_search_totals();
-      CREATE CONSTRAINT TRIGGER book_collections_search_totals AFTER INSERT OR UPDATE OR DELETE ON book_collections
-        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION flush_search_totals();
-      CREATE CONSTRAINT TRIGGER books_search_totals AFTER INSERT OR UPDATE OR DELETE ON books
-        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION flush_search_totals();
+      ${searchTotalTriggers}
     `,
   },
 ]

@@ -224,17 +224,28 @@ export class PostgresReader {
   ): Promise<string[]> {
     // Sent together, in the relationships' order (so locks are taken in that one order), and
     // answered in one round trip: Bun's client pipelines the statements of one connection.
-    const checks: Promise<string | null>[] = []
+    const checks = this.references(resource, toOne).map(({ name, type, id }) =>
+      id === null ? Promise.resolve(name) : this.exists(q, type, id, lock).then((found) => (found ? null : name)),
+    )
+    return (await Promise.all(checks)).filter((name) => name !== null)
+  }
+
+  /**
+   * The to-one references an input sets that a write must find, in the relationships' order: each
+   * with its target type and id; a null id is a required relationship set to null (missing
+   * without a look). An optional one set to null needs no look and is left out.
+   */
+  references(
+    resource: ResourceDescription,
+    toOne: RecordInput['toOne'],
+  ): { readonly name: string; readonly type: string; readonly id: Id | null }[] {
+    const found = []
     for (const [name, relationship] of Object.entries(resource.relationships)) {
       if (relationship.kind !== 'to-one' || !(name in toOne)) continue
-      const id = toOne[name]
-      checks.push(
-        id === null || id === undefined
-          ? Promise.resolve(relationship.required ? name : null)
-          : this.exists(q, relationship.target, id, lock).then((found) => (found ? null : name)),
-      )
+      const id = toOne[name] ?? null
+      if (id !== null || relationship.required) found.push({ name, type: relationship.target, id })
     }
-    return (await Promise.all(checks)).filter((name) => name !== null)
+    return found
   }
 
   /** Answers a read of the include traversal (record-graph.ts) through `q`. */

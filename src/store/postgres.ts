@@ -1,4 +1,4 @@
-import { type ReservedSQL, SQL } from 'bun'
+import { SQL } from 'bun'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import { AtomicAbort, runAtomicAsync, type TransactionWriter } from './atomic'
@@ -40,12 +40,7 @@ export interface PostgresOptions {
   /** Milliseconds one statement may run before the server cancels it (0: no limit). */
   readonly statementTimeoutMs?: number
   readonly migrations?: readonly PostgresMigration[]
-  /**
-   * This opening is a start of the service (one process, or a --workers supervisor), not a worker
-   * or an operator's command: it draws a new generation for version(), so that a database put back
-   * from a backup never repeats a tag given before. Commands and workers leave it alone, so that a
-   * nightly export or a restarted worker does not void every client's cached tags.
-   */
+  /** A start of the service: draw a new generation for version() (StoreOptions.newGeneration in open.ts). */
   readonly newGeneration?: boolean
 }
 
@@ -216,19 +211,13 @@ export class PostgresStore implements Store {
    */
   async create(resource: ResourceDescription, input: RecordInput): Promise<WriteResult> {
     const table = this.reader.table(resource.type)
-    const checks: { name: string; sql: string; id: Id | null }[] = []
-    for (const [name, relationship] of Object.entries(resource.relationships)) {
-      if (relationship.kind !== 'to-one' || !(name in input.toOne)) continue
-      const id = input.toOne[name] ?? null
-      if (id === null && !relationship.required) continue
-      checks.push({ name, sql: this.reader.table(relationship.target).name, id })
-    }
+    const references = this.reader.references(resource, input.toOne)
     const set = table.assignments(input)
     const values: unknown[] = [resource.table, ...set.map(([, v]) => v)]
-    const refersTo = checks.map(({ sql, id }) => {
+    const refersTo = references.map(({ type, id }) => {
       if (id === null) return 'false'
       values.push(id)
-      return `EXISTS (SELECT 1 FROM ${sql} WHERE "id" = $${values.length})`
+      return `EXISTS (SELECT 1 FROM ${this.reader.table(type).name} WHERE "id" = $${values.length})`
     })
     const columns = ['"id"', ...set.map(([c]) => quote(c))].join(', ')
     const selected = ['next.last_id', ...set.map((_, i) => `$${i + 2}`)].join(', ')
@@ -237,18 +226,17 @@ export class PostgresStore implements Store {
           WHERE table_name = $1${refersTo.map((condition) => ` AND ${condition}`).join('')}
           RETURNING last_id)
       INSERT INTO ${table.name} (${columns}) SELECT ${selected} FROM next RETURNING ${table.columns}`
-    let answers: Row[][] | undefined
-    for (let attempt = 1; answers === undefined; attempt++) {
-      let connection: ReservedSQL | undefined
+    const answers = await this.retrying(async () => {
+      const q = await this.sql.reserve()
       let reusable = true
       try {
-        connection = await this.sql.reserve()
-        const q = connection
         const sent = [
           q.unsafe('BEGIN'),
           q.unsafe('SELECT 1 FROM record_ids WHERE table_name = $1 FOR UPDATE', [resource.table]),
-          ...checks.map(({ sql, id }) =>
-            id === null ? Promise.resolve([]) : q.unsafe(`SELECT 1 FROM ${sql} WHERE "id" = $1 FOR KEY SHARE`, [id]),
+          ...references.map(({ type, id }) =>
+            id === null
+              ? Promise.resolve([])
+              : q.unsafe(`SELECT 1 FROM ${this.reader.table(type).name} WHERE "id" = $1 FOR KEY SHARE`, [id]),
           ),
           q.unsafe(insert, values),
           q.unsafe('COMMIT'),
@@ -258,26 +246,24 @@ export class PostgresStore implements Store {
         const settled = await Promise.allSettled(sent)
         const failed = settled.find((outcome) => outcome.status === 'rejected')
         if (failed) throw (failed as PromiseRejectedResult).reason
-        answers = settled.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value as Row[])
+        return settled.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value as Row[])
       } catch (error) {
         // Ends a transaction that a statement never sent left open (after an error PostgreSQL
-        // skipped the rest and COMMIT rolled back: then this only warns), before the connection
-        // goes back to the pool.
-        reusable = await (connection?.unsafe('ROLLBACK').then(
+        // skipped the rest and COMMIT rolled back: then this only warns).
+        reusable = await q.unsafe('ROLLBACK').then(
           () => true,
           () => false,
-        ) ?? true)
-        if (attempt < 3 && retried.has(sqlState(error) ?? '')) continue
-        throw storeError(error)
+        )
+        throw error
       } finally {
         // A connection whose state is not known (its ROLLBACK failed) is closed, not pooled.
-        if (reusable) connection?.release()
-        else connection?.close().catch(() => {})
+        if (reusable) q.release()
+        else q.close().catch(() => {})
       }
-    }
+    })
     const [row] = answers[answers.length - 2] ?? []
     if (row) return { ok: true, record: table.toRecord(row) }
-    const missing = checks.filter((_, i) => (answers[i + 2] ?? []).length === 0).map(({ name }) => name)
+    const missing = references.filter((_, i) => (answers[i + 2] ?? []).length === 0).map(({ name }) => name)
     if (missing.length === 0) throw new Error(`INSERT INTO ${table.name} returned no row`)
     return { ok: false, missing }
   }
@@ -559,12 +545,17 @@ export class PostgresStore implements Store {
    * count and the DELETE): the write runs once more, and its checks then see that change and
    * answer as the service does (restricted, missing), never a 500.
    */
-  private async write<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
+  private write<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.retrying(() => this.sql.begin((tx) => work(tx)))
+  }
+
+  /** Runs `attempt` again after an error in `retried`, three times in all; a fault leaves as StoreUnavailableError. */
+  private async retrying<T>(attempt: () => Promise<T>): Promise<T> {
+    for (let n = 1; ; n++) {
       try {
-        return await this.sql.begin((tx) => work(tx))
+        return await attempt()
       } catch (error) {
-        if (attempt < 3 && retried.has(sqlState(error) ?? '')) continue
+        if (n < 3 && retried.has(sqlState(error) ?? '')) continue
         throw storeError(error)
       }
     }

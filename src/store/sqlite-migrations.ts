@@ -8,6 +8,17 @@ export interface Migration {
   readonly sql: string
 }
 
+/** Migration 4's triggers: one per data table and event, each adding one to data_version's count. */
+const countTriggers = ['authors', 'book_collections', 'books']
+  .flatMap((table) =>
+    ['insert', 'update', 'delete'].map(
+      (event) => `CREATE TRIGGER ${table}_count_${event} AFTER ${event.toUpperCase()} ON ${table} BEGIN
+        UPDATE data_version SET changes = changes + 1;
+      END;`,
+    ),
+  )
+  .join('\n      ')
+
 export const sqliteMigrations: readonly Migration[] = [
   {
     version: 1,
@@ -157,33 +168,7 @@ export const sqliteMigrations: readonly Migration[] = [
         changes INTEGER NOT NULL
       );
       INSERT INTO data_version (id, generation, changes) VALUES (1, lower(hex(randomblob(8))), 0);
-      CREATE TRIGGER authors_count_insert AFTER INSERT ON authors BEGIN
-        UPDATE data_version SET changes = changes + 1;
-      END;
-      CREATE TRIGGER authors_count_update AFTER UPDATE ON authors BEGIN
-        UPDATE data_version SET changes = changes + 1;
-      END;
-      CREATE TRIGGER authors_count_delete AFTER DELETE ON authors BEGIN
-        UPDATE data_version SET changes = changes + 1;
-      END;
-      CREATE TRIGGER book_collections_count_insert AFTER INSERT ON book_collections BEGIN
-        UPDATE data_version SET changes = changes + 1;
-      END;
-      CREATE TRIGGER book_collections_count_update AFTER UPDATE ON book_collections BEGIN
-        UPDATE data_version SET changes = changes + 1;
-      END;
-      CREATE TRIGGER book_collections_count_delete AFTER DELETE ON book_collections BEGIN
-        UPDATE data_version SET changes = changes + 1;
-      END;
-      CREATE TRIGGER books_count_insert AFTER INSERT ON books BEGIN
-        UPDATE data_version SET changes = changes + 1;
-      END;
-      CREATE TRIGGER books_count_update AFTER UPDATE ON books BEGIN
-        UPDATE data_version SET changes = changes + 1;
-      END;
-      CREATE TRIGGER books_count_delete AFTER DELETE ON books BEGIN
-        UPDATE data_version SET changes = changes + 1;
-      END;
+      ${countTriggers}
     `,
   },
 ]

@@ -6,9 +6,8 @@ import { Table } from './sqlite-table'
 /**
  * Refuses to start on a database whose tables do not hold what the resource descriptions say:
  * every described column, the triggers that count its changes for version(), and a search index of
- * exactly the searched attributes. Without this, a
- * description ahead of its migration answered wrong data (SQLite takes an unknown double-quoted
- * column name for a string literal).
+ * exactly the searched attributes. Without this, a description ahead of its migration answered
+ * wrong data (SQLite takes an unknown double-quoted column name for a string literal).
  */
 export function checkSchema(db: Database, registry: ResourceRegistry): void {
   const columnsOf = (table: string) =>

@@ -45,12 +45,7 @@ export interface SqliteOptions {
    * the schema as the writer left it.
    */
   readonly readOnly?: boolean
-  /**
-   * This opening is a start of the service (one process, or a --workers supervisor), not a worker
-   * or an operator's command: it draws a new generation for version(), so that a database put back
-   * from a backup never repeats a tag given before. Commands and workers leave it alone, so that a
-   * nightly export or a restarted worker does not void every client's cached tags.
-   */
+  /** A start of the service: draw a new generation for version() (StoreOptions.newGeneration in open.ts). */
   readonly newGeneration?: boolean
   /** `full` by default (see Durability in open.ts). */
   readonly durability?: Durability
