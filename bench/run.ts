@@ -207,7 +207,11 @@ function shownAdmin(): string {
   return url.host
 }
 
-/** The first line of a partial run's report (--durability-only, --matrix-only). */
+/** The report of a partial run (--durability-only, --matrix-only): its title, the run, its one section. */
+function partialReport(title: string, started: number, section: string): string {
+  return [`## Benchmark: ${title}`, '', partialRunLine(started), '', section, ''].join('\n')
+}
+
 function partialRunLine(started: number): string {
   return `Bun ${Bun.version}, ${cpus().length} CPU cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${new Date().toISOString().slice(0, 10)}; the whole run took ${Math.round((performance.now() - started) / 1000)} s. Load: ${loadGeneratorNote}; ${ROUNDS} alternating rounds, each after ${WARMUP_MS / 1000} s of warm-up.`
 }
@@ -240,25 +244,15 @@ async function main(choice: MatrixChoice, matrixOnly: boolean, durabilityOnly = 
   if (durabilityOnly) {
     const runs = await runDurability(small.pristine, dir, MEASURE_MS, (server) => servers.push(server))
     all = runs.flatMap((run) => run.results)
-    report = [
-      '## Benchmark: writes at each DURABILITY',
-      '',
-      partialRunLine(started),
-      '',
-      durabilitySection(runs, MEASURE_MS),
-      '',
-    ].join('\n')
+    report = partialReport('writes at each DURABILITY', started, durabilitySection(runs, MEASURE_MS))
   } else if (matrixOnly) {
     const matrix = await runMatrix(choice, small.pristine, dir, LARGE_MEASURE_MS, (server) => servers.push(server))
     all = matrix.flatMap((m) => m.results)
-    report = [
-      '## Benchmark: the service on each backend and worker count, against references',
-      '',
-      partialRunLine(started),
-      '',
+    report = partialReport(
+      'the service on each backend and worker count, against references',
+      started,
       matrixSection(choice, matrix, LARGE_MEASURE_MS),
-      '',
-    ].join('\n')
+    )
   } else {
     const large = await seedSet('100k', LARGE)
 
