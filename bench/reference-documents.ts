@@ -1,6 +1,6 @@
 /**
- * The JSON:API documents the reference servers (bench/reference.ts over SQLite,
- * bench/reference-postgres.ts over PostgreSQL) answer with, byte for byte as the service does,
+ * The JSON:API documents the reference servers (bench/reference.ts and bench/reference-elysia.ts
+ * over SQLite, bench/reference-postgres.ts over PostgreSQL) answer with, byte for byte as the service does,
  * and their handling of what a request asks for. Only the database calls differ between the two.
  */
 
@@ -160,6 +160,38 @@ export function listDocument(rows: readonly BookRow[]): Response {
   return json(200, { data: rows.map(listed) })
 }
 
+/** The rows a streamed list reads at a time, as the service does. */
+export const LIST_BATCH = 1000
+
+/**
+ * An unpaginated list of books, streamed: `batch(after)` reads the next LIST_BATCH rows in id order
+ * after the id `after` (keyset, 0 to start), and each batch goes out as one chunk of JSON text. The
+ * bytes are those of listDocument: `{"data":[`, the records joined by commas, `]}`.
+ */
+export function streamedListDocument(batch: (after: number) => readonly BookRow[]): Response {
+  const encoder = new TextEncoder()
+  let after = 0
+  let first = true
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const rows = batch(after)
+      let text = first ? '{"data":[' : ''
+      const last = rows.at(-1)
+      if (last !== undefined) {
+        // The batch's records without the array's brackets, a comma before all but the first batch.
+        text += `${first ? '' : ','}${JSON.stringify(rows.map(listed)).slice(1, -1)}`
+        after = last.id
+      }
+      first = false
+      if (rows.length < LIST_BATCH) {
+        controller.enqueue(encoder.encode(`${text}]}`))
+        controller.close()
+      } else controller.enqueue(encoder.encode(text))
+    },
+  })
+  return new Response(body, { status: 200, headers: { 'content-type': CONTENT_TYPE } })
+}
+
 /** An offset page: its books, the total and the links; a page ranked by relevance has no item cursors. */
 export function offsetPageDocument(
   list: Extract<ListRequest, { kind: 'offset' }>,
@@ -239,6 +271,36 @@ export const authorMissing = () => unprocessable('Author must exist', 'author')
 export function createdDocument(book: BookRow): Response {
   return json(201, { data: listed(book) }, { location: `/api/v1/books/${book.id}` })
 }
+
+/** The new name a PATCH of a book asks for, or the answer to a body that asks for none. */
+export async function parseRename(request: Request, id: number): Promise<{ name: string } | Response> {
+  let document: unknown
+  try {
+    document = await request.json()
+  } catch {
+    return json(400, { errors: [{ status: '400', detail: 'The request body is not valid JSON' }] })
+  }
+  const data = (document as { data?: { type?: unknown; id?: unknown; attributes?: Record<string, unknown> } } | null)
+    ?.data
+  if (data?.type !== 'book' && data?.type !== 'books') {
+    return json(400, { errors: [{ status: '400', detail: 'data must be a book resource object' }] })
+  }
+  if (data.id !== undefined && String(data.id) !== String(id)) {
+    const detail = `data.id ${JSON.stringify(String(data.id))} does not match the id in the URL (${JSON.stringify(String(id))})`
+    return json(409, { errors: [{ status: '409', title: 'Conflict', detail, source: { pointer: '/data/id' } }] })
+  }
+  const name = data.attributes?.name
+  if (typeof name !== 'string' || name.trim() === '') return unprocessable("Name can't be blank", 'name')
+  return { name }
+}
+
+/** A book as a PATCH answers it: as in a list, no linkage. */
+export function updatedDocument(book: BookRow): Response {
+  return json(200, { data: listed(book) })
+}
+
+/** A DELETE done: no body, no content type. */
+export const deletedAnswer = () => new Response(null, { status: 204 })
 
 /** A positive id from the path, or null. */
 export const pathId = (value: string) => {
