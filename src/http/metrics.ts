@@ -17,6 +17,7 @@ type DatabaseOperation = StoreOperation | 'read_worker'
 const databaseOperations: readonly DatabaseOperation[] = [
   'list',
   'page',
+  'countUpTo',
   'matchingIds',
   'stream',
   'find',

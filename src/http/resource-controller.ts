@@ -17,7 +17,7 @@ import { documentOf } from './body-parser'
 import { preconditionFailed, recordName, type WritePreconditions } from './conditional'
 import { DocumentStream } from './document-stream'
 import { recordState } from './etag'
-import { ListReader } from './list-reader'
+import { LIST_BATCH, ListReader } from './list-reader'
 import type { OffloadedRead } from './read-calls'
 import { type ApiResponse, documentResponse, noContent, stateResponse } from './responses'
 
@@ -57,6 +57,20 @@ function cheap(
   if (page.kind === 'number' && (page.number - 1) * page.size > CHEAP_OFFSET) return false
   if (page.kind === 'offset' && page.offset > CHEAP_OFFSET) return false
   return !followsToMany(registry, resource, query.include ?? noInclude)
+}
+
+/**
+ * Whether the length of an unpaginated list can be counted in an index, up to a bound: no filter,
+ * or one filter an index serves (one relationship id, or only "none"; an attribute that is a sort
+ * key, which has an index of its own). Several filters could make the count step through a long
+ * range of the index for few matches.
+ */
+function countable(resource: ResourceDescription, filters: readonly StoreFilter[]): boolean {
+  if (filters.length > 1) return false
+  const filter = filters[0]
+  if (!filter) return true
+  if (filter.kind === 'attribute') return resource.sortable.includes(filter.attribute)
+  return filter.kind === 'relationship' && filter.ids.length + (filter.orNone ? 1 : 0) === 1
 }
 
 /** Whether an include tree follows a to-many relationship anywhere: what it includes grows with the data. */
@@ -142,7 +156,7 @@ export class ResourceController {
     const include = query.include ?? noInclude
     const { sort, page } = query
     const filters = scope.length > 0 ? [...scope, ...query.filters] : query.filters
-    if (this.offload && !cheap(registry, resource, query, filters)) {
+    if (this.offload && !cheap(registry, resource, query, filters) && !(await this.short(query, filters))) {
       return this.offload({ op: 'list', type: resource.type, url, scope, cursorProfile, acceptEncoding })
     }
     // A search without a sort comes most relevant first; cursors keep to the id order, since
@@ -163,6 +177,19 @@ export class ResourceController {
     if (page?.kind === 'number' || page?.kind === 'offset') return reader.windowed(page)
     if (page?.kind === 'cursor') return reader.cursor(page)
     return reader.streamed()
+  }
+
+  /**
+   * Whether an unpaginated list is short: at most one batch (an author's books, say), counted in an
+   * index. It is then answered here, in one read; a worker's round trip would cost about as much
+   * as the list itself.
+   */
+  private async short(query: FetchQuery, filters: readonly StoreFilter[]): Promise<boolean> {
+    const { registry, resource, store } = this
+    if (query.page || !countable(resource, filters) || followsToMany(registry, resource, query.include ?? noInclude)) {
+      return false
+    }
+    return (await store.countUpTo(resource, filters, LIST_BATCH + 1)) <= LIST_BATCH
   }
 
   /** Checks the query of a single-record GET without reading anything (a related record that is null). */

@@ -164,6 +164,18 @@ export class PostgresReader {
     return sql
   }
 
+  async countUpTo(q: Queryable, type: string, filters: readonly StoreFilter[], cap: number): Promise<number> {
+    const table = this.table(type)
+    const params = new Params()
+    const where = this.conditions(table, filters, params)
+    const [row] = await this.rows(
+      q,
+      `SELECT COUNT(*)::int AS count FROM (SELECT 1 FROM ${table.name}${whereClause(where)} LIMIT ${params.add(cap)}::bigint) AS counted`,
+      params.values,
+    )
+    return Number(row?.count ?? 0)
+  }
+
   /** The ids of every record of a list, in its order: a search is matched (and ranked) once. */
   async matchingIds(q: Queryable, type: string, query: SearchOrder): Promise<Id[]> {
     const table = this.table(type)

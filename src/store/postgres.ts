@@ -26,6 +26,7 @@ import type {
   Stale,
   Store,
   StoredRecord,
+  StoreFilter,
   ToManyChange,
   ToManyResult,
   WriteResult,
@@ -141,6 +142,10 @@ export class PostgresStore implements Store {
 
   page(resource: ResourceDescription, query: ListQuery): Promise<{ records: StoredRecord[]; total: number }> {
     return this.read((q) => this.reader.page(q, resource.type, query))
+  }
+
+  countUpTo(resource: ResourceDescription, filters: readonly StoreFilter[], cap: number): Promise<number> {
+    return this.read((q) => this.reader.countUpTo(q, resource.type, filters, cap))
   }
 
   matchingIds(resource: ResourceDescription, query: SearchOrder): Promise<Id[]> {

@@ -17,6 +17,7 @@ import type {
   Stale,
   Store,
   StoredRecord,
+  StoreFilter,
   ToManyChange,
   ToManyResult,
   WriteResult,
@@ -117,6 +118,9 @@ export class RemoteWritesStore implements Store {
   }
   page(resource: ResourceDescription, query: ListQuery): Promise<{ records: StoredRecord[]; total: number }> {
     return this.local.page(resource, query)
+  }
+  countUpTo(resource: ResourceDescription, filters: readonly StoreFilter[], cap: number): Promise<number> {
+    return this.local.countUpTo(resource, filters, cap)
   }
   matchingIds(resource: ResourceDescription, query: SearchOrder): Promise<Id[]> {
     return this.local.matchingIds(resource, query)

@@ -135,6 +135,16 @@ export class SqliteReader {
     return row?.count as number
   }
 
+  countUpTo(type: string, filters: readonly StoreFilter[], cap: number): number {
+    const table = this.table(type)
+    const params: Bindings = []
+    const where = this.conditions(table, filters, params)
+    const row = this.statement(
+      `SELECT COUNT(*) AS count FROM (SELECT 1 FROM ${table.name}${whereClause(where)} LIMIT ?)`,
+    ).get(...params, cap)
+    return row?.count as number
+  }
+
   /** The ids of every record of a list, in its order: a search is matched (and ranked) once. */
   matchingIds(type: string, query: SearchOrder): Id[] {
     const table = this.table(type)
@@ -263,7 +273,11 @@ export class SqliteReader {
       }
       const column = table.column(filter.relationship)
       const any: string[] = []
-      if (filter.ids.length > 0) {
+      if (filter.ids.length === 1) {
+        // Equality, not IN: SQLite then reads the column's index already in id order, with no sort.
+        any.push(`${column} = ?`)
+        params.push(filter.ids[0] as Id)
+      } else if (filter.ids.length > 1) {
         any.push(`${column} IN (SELECT value FROM json_each(?))`)
         params.push(JSON.stringify(filter.ids))
       }

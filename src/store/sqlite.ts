@@ -31,6 +31,7 @@ import type {
   Stale,
   Store,
   StoredRecord,
+  StoreFilter,
   ToManyChange,
   ToManyResult,
   WriteResult,
@@ -197,6 +198,10 @@ export class SqliteStore implements Store {
 
   async page(resource: ResourceDescription, query: ListQuery): Promise<{ records: StoredRecord[]; total: number }> {
     return this.read(() => this.local.page(resource.type, query))
+  }
+
+  async countUpTo(resource: ResourceDescription, filters: readonly StoreFilter[], cap: number): Promise<number> {
+    return this.read(() => this.local.countUpTo(resource.type, filters, cap))
   }
 
   async matchingIds(resource: ResourceDescription, query: SearchOrder): Promise<Id[]> {

@@ -204,6 +204,11 @@ export interface Store {
   /** A window of a list and the number of records in the whole list, from one snapshot: they agree. */
   page(resource: ResourceDescription, query: ListQuery): Promise<{ records: StoredRecord[]; total: number }>
   /**
+   * How many records match `filters`, counted no further than `cap`: whether a list is short,
+   * for at most `cap` entries of an index read, where a full count would read them all.
+   */
+  countUpTo(resource: ResourceDescription, filters: readonly StoreFilter[], cap: number): Promise<number>
+  /**
    * The ids of every record of a list in its order. A streamed search reads these once and then
    * its records by id, so that the search is matched and ranked once, not once per window.
    */

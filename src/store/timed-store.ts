@@ -15,6 +15,7 @@ import type {
   Stale,
   Store,
   StoredRecord,
+  StoreFilter,
   ToManyChange,
   ToManyResult,
   WriteResult,
@@ -49,6 +50,10 @@ export class TimedStore implements Store {
 
   page(resource: ResourceDescription, query: ListQuery): Promise<{ records: StoredRecord[]; total: number }> {
     return this.timed('page', () => this.store.page(resource, query))
+  }
+
+  countUpTo(resource: ResourceDescription, filters: readonly StoreFilter[], cap: number): Promise<number> {
+    return this.timed('countUpTo', () => this.store.countUpTo(resource, filters, cap))
   }
 
   matchingIds(resource: ResourceDescription, query: SearchOrder): Promise<Id[]> {

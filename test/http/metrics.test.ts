@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { LIST_BATCH } from '../../src/http/list-reader'
 import { insertCatalogue } from '../support/bulk'
 import { JSON_API, openTestApp, type TestApp } from '../support/harness'
 import { find, metricsText, parseSamples, type Sample, sampleValue, scrape } from '../support/prometheus'
@@ -251,7 +252,8 @@ describe('catalogue_database_seconds_total', () => {
 
   it('counts the round trips to the read workers as read_worker', async () => {
     const before = await scrape(offloading)
-    expect((await offloading.get('/api/v1/authors')).status).toBe(200)
+    // A search ranks every hit: a worker reads it, however few there are.
+    expect((await offloading.get('/api/v1/authors?filter[search]=timed')).status).toBe(200)
     const after = await scrape(offloading)
     const operation = { operation: 'read_worker' }
     expect(sampleValue(after, calls, operation)).toBeGreaterThan(sampleValue(before, calls, operation))
@@ -261,6 +263,54 @@ describe('catalogue_database_seconds_total', () => {
   it('labels the time by the store calls made, named as in the Store interface', async () => {
     const operations = new Set(find(await scrape(t), calls).map((sample) => sample.labels.operation))
     expect([...operations].sort()).toEqual(['create', 'find', 'members'])
+  })
+})
+
+describe('where a list is read, with a read worker', () => {
+  let t: TestApp
+  const calls = (samples: Sample[], operation: string) =>
+    sampleValue(samples, 'catalogue_database_calls_total', { operation })
+  beforeAll(async () => {
+    t = await openTestApp({ backend: 'sqlite', readWorkers: 1 })
+    // Author 1 has one book more than a batch; author 2 has three.
+    await insertCatalogue(t, {
+      authors: ['Long list', 'Short list'],
+      collections: [],
+      books: LIST_BATCH + 4,
+      authorOf: (i) => (i <= LIST_BATCH ? 1 : 2),
+      collectionOf: () => null,
+    })
+  })
+  afterAll(async () => {
+    await t.close()
+  })
+
+  it('reads an unpaginated list of at most one batch on the main thread, once counted in an index', async () => {
+    const before = await scrape(t)
+    const response = await t.get('/api/v1/books?author_id=2')
+    expect(response.json.data).toHaveLength(3)
+    const after = await scrape(t)
+    expect(calls(after, 'read_worker')).toBe(calls(before, 'read_worker'))
+    expect(calls(after, 'countUpTo')).toBe(calls(before, 'countUpTo') + 1)
+    expect(calls(after, 'stream')).toBeGreaterThan(calls(before, 'stream'))
+  })
+
+  it('hands an unpaginated list longer than one batch to the read worker', async () => {
+    const before = await scrape(t)
+    const response = await t.get('/api/v1/books?author_id=1')
+    expect(response.json.data).toHaveLength(LIST_BATCH + 1)
+    const after = await scrape(t)
+    expect(calls(after, 'read_worker')).toBeGreaterThan(calls(before, 'read_worker'))
+    expect(calls(after, 'stream')).toBe(calls(before, 'stream'))
+  })
+
+  it('hands a list filtered two ways to the read worker without counting it: the count could step through a long range', async () => {
+    const before = await scrape(t)
+    const response = await t.get('/api/v1/books?author_id=2&filter[name]=none')
+    expect(response.json.data).toHaveLength(0)
+    const after = await scrape(t)
+    expect(calls(after, 'countUpTo')).toBe(calls(before, 'countUpTo'))
+    expect(calls(after, 'read_worker')).toBeGreaterThan(calls(before, 'read_worker'))
   })
 })
 

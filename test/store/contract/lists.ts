@@ -74,6 +74,21 @@ export function describeListContract(t: ContractContext): void {
       expect((await listed(books, { filters: [inCOrNone] })).length).toBe(3)
     })
 
+    it('counts a list up to a bound: the whole count below it, the bound at or above it', async () => {
+      const a = await author('A')
+      const b = await author('B')
+      for (let i = 0; i < 4; i++) await book(`A${i}`, a.id)
+      await book('B0', b.id)
+      const count = (ids: Id[], cap: number) => t.store().countUpTo(books, [authorIs(...ids)], cap)
+      expect(await count([a.id], 10)).toBe(4)
+      expect(await count([a.id], 4)).toBe(4)
+      expect(await count([a.id], 3)).toBe(3)
+      expect(await count([a.id, b.id], 10)).toBe(5)
+      expect(await count([999], 10)).toBe(0)
+      expect(await t.store().countUpTo(books, [], 2)).toBe(2)
+      expect(await t.store().countUpTo(books, [], 100)).toBe(5)
+    })
+
     it('reads a page and its total from one snapshot, while writes go on', async () => {
       const a = await author('A')
       for (let i = 0; i < 5; i++) await book(`B${i}`, a.id)
