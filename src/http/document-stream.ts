@@ -79,19 +79,22 @@ export class DocumentStream {
     itemCursor?: (record: StoredRecord) => string,
   ): AsyncGenerator<string> {
     const { resource, primaryLinks } = this.request
-    yield shape === 'many' ? '{"data":[' : '{"data":'
+    // Text not yet given out: it goes with the next piece, so that a short document is one piece.
+    let pending = shape === 'many' ? '{"data":[' : '{"data":'
     let first = true
     for await (const records of primary) {
       if (records.length === 0) continue
-      const pieces = this.plain
-        ? records.map((record) => unlinkedResourceJson(resource, record, itemCursor?.(record)))
-        : await this.render(this.root, records, primaryLinks, false, itemCursor)
-      for (const group of groups(pieces)) {
-        yield (first ? '' : ',') + group
+      // Plain records are about 170 bytes each: a batch of them is one piece.
+      const grouped = this.plain
+        ? [records.map((record) => unlinkedResourceJson(resource, record, itemCursor?.(record))).join(',')]
+        : groups(await this.render(this.root, records, primaryLinks, false, itemCursor))
+      for (const group of grouped) {
+        yield pending + (first ? '' : ',') + group
+        pending = ''
         first = false
       }
     }
-    if (shape === 'many') yield ']'
+    if (shape === 'many') pending += ']'
     let included = false
     for (const node of this.nodes) {
       // In id order within a path, as a reader of the document would expect.
@@ -105,13 +108,14 @@ export class DocumentStream {
         const records = await this.request.store.findMany(node.resource, queue.slice(start, start + INCLUDED_BATCH))
         const pieces = await this.render(node, records, this.links.get(node.resource.type) ?? [], true)
         for (const group of groups(pieces)) {
-          yield (included ? ',' : ',"included":[') + group
+          yield pending + (included ? ',' : ',"included":[') + group
+          pending = ''
           included = true
         }
       }
     }
-    if (included) yield ']'
-    yield `${tail}}`
+    if (included) pending += ']'
+    yield `${pending}${tail}}`
   }
 
   /**
