@@ -16,6 +16,8 @@ const WRK_TIMEOUT = '10s'
 
 interface WrkOutput {
   readonly requests: number
+  /** Requests made, answered or not: a `{next}` sequence goes on after them. */
+  readonly sent: number
   readonly durationUs: number
   readonly socketErrors: number
   readonly timeouts: number
@@ -24,11 +26,15 @@ interface WrkOutput {
   readonly latencyUs: readonly (readonly [number, number])[]
 }
 
-/** One wrk run of `seconds` (wrk takes whole seconds); its output and the CPU it used. */
+/** wrk takes whole seconds: a run of `ms` lasts this many. */
+export const wrkSeconds = (ms: number) => Math.max(1, Math.round(ms / 1000))
+
+/** One wrk run of `seconds`, its `{next}` sequence from `sequenceFrom`; its output and the CPU it used. */
 async function wrkRun(
   plan: LoadPlan,
   seconds: number,
   placement: readonly string[],
+  sequenceFrom: number,
 ): Promise<{ output: WrkOutput; cpuUs: number }> {
   if (!wrkPath) throw new Error('wrk is not installed')
   const child = Bun.spawn(
@@ -49,6 +55,8 @@ async function wrkRun(
       plan.body ?? '',
       String(plan.randomMax),
       String(plan.expectStatus),
+      String(sequenceFrom),
+      '1',
     ],
     { stdout: 'pipe', stderr: 'pipe' },
   )
@@ -76,21 +84,26 @@ export async function runWrk(plan: LoadPlan, placement: readonly string[]): Prom
   const started = performance.now()
   let answered = 0
   let cpuUs = 0
+  let sent = 0
+  const sequenceFrom = plan.sequenceFrom ?? 1
   if (plan.warmupMs > 0) {
-    const warm = await wrkRun(plan, Math.max(1, Math.round(plan.warmupMs / 1000)), placement)
+    const warm = await wrkRun(plan, wrkSeconds(plan.warmupMs), placement, sequenceFrom)
     answered += warm.output.requests
     cpuUs += warm.cpuUs
+    sent += warm.output.sent
   }
   if (plan.durationMs === 0) {
-    return { requests: 0, latenciesMs: [], seconds: 0, errors: 0, answered, clientCores: 0 }
+    return { requests: 0, latenciesMs: [], seconds: 0, errors: 0, answered, sent, clientCores: 0 }
   }
   const { output, cpuUs: measuredCpuUs } = await wrkRun(
     plan,
-    Math.max(1, Math.round(plan.durationMs / 1000)),
+    wrkSeconds(plan.durationMs),
     placement,
+    sequenceFrom + sent,
   )
   cpuUs += measuredCpuUs
   answered += output.requests
+  sent += output.sent
   const errors = output.mismatches + output.socketErrors + output.timeouts
   const latenciesMs: LatencyCounts = output.latencyUs.map(([us, count]) => [us / 1000, count] as const)
   const firstError =
@@ -106,6 +119,7 @@ export async function runWrk(plan: LoadPlan, placement: readonly string[]): Prom
     errors,
     ...(firstError === undefined ? {} : { firstError }),
     answered,
+    sent,
     clientCores: cpuUs / 1000 / (performance.now() - started),
   }
 }

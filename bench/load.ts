@@ -9,12 +9,18 @@
 export interface LoadPlan {
   /** Origin of the server; only loopback is allowed. */
   readonly origin: string
-  readonly method: 'GET' | 'POST'
-  /** `{n}` is replaced by a random integer from 1 to `randomMax` on every request. */
+  readonly method: 'GET' | 'POST' | 'PATCH' | 'DELETE'
+  /**
+   * `{n}` is replaced by a random integer from 1 to `randomMax` on every request (the same one in
+   * the path and the body); `{next}` by the next integer of a sequence from `sequenceFrom` (each
+   * used by one request only: the ids of the books a DELETE run deletes).
+   */
   readonly path: string
   /** As `path`, plus `{seq}`, a tag unique to the request (for distinct book names). */
   readonly body?: string
   readonly randomMax: number
+  /** Where `{next}` starts (default 1); a later run of the plan starts after the `sent` of the earlier ones. */
+  readonly sequenceFrom?: number
   readonly expectStatus: number
   readonly concurrency: number
   readonly warmupMs: number
@@ -36,6 +42,8 @@ export interface LoadRound {
   readonly firstError?: string
   /** Every answer, warm-up included: what the server's CPU time is divided by. */
   readonly answered: number
+  /** Every request made, warm-up included, answered or not: how far a `{next}` sequence went. */
+  readonly sent: number
   /** CPU the load generator itself used, per second of its run: near 1 means it may be the limit. */
   readonly clientCores: number
 }
@@ -102,19 +110,22 @@ export async function runLoad(plan: LoadPlan): Promise<LoadRound> {
   let firstError: string | undefined
   let lastAnswer = measureFrom
   let answered = 0
+  let next = plan.sequenceFrom ?? 1
 
   async function connection(index: number): Promise<void> {
     for (let i = 0; i < MAX_REQUESTS_PER_CONNECTION; i++) {
       const sent = performance.now()
       if (sent >= stopAt) return
       const n = random()
+      const id = String(next++)
+      const fill = (text: string) => text.replaceAll('{n}', n).replaceAll('{next}', id)
       // No abort signal per request: it costs the client a quarter of its throughput. A hung round
       // is ended from outside instead (measure.ts kills this process after a grace period).
       const init: RequestInit = { method: plan.method, headers }
-      if (plan.body !== undefined) init.body = plan.body.replace('{n}', n).replace('{seq}', `${index}-${i}`)
+      if (plan.body !== undefined) init.body = fill(plan.body).replaceAll('{seq}', `${index}-${i}`)
       let failure: string | undefined
       try {
-        const response = await fetch(plan.origin + plan.path.replace('{n}', n), init)
+        const response = await fetch(plan.origin + fill(plan.path), init)
         // The whole body is read: a request is done when the client has every byte.
         const body = await response.arrayBuffer()
         if (response.status !== plan.expectStatus) {
@@ -144,6 +155,7 @@ export async function runLoad(plan: LoadPlan): Promise<LoadRound> {
     errors,
     ...(firstError === undefined ? {} : { firstError }),
     answered,
+    sent: next - (plan.sequenceFrom ?? 1),
     clientCores: (cpu.user + cpu.system) / 1000 / (performance.now() - start),
   }
 }

@@ -1,11 +1,15 @@
 -- A LoadPlan for wrk (bench/load-wrk.ts): the same requests as bench/load.ts sends, from a C load
 -- generator that costs the cores far less per request than Bun's fetch.
---   wrk -s bench/wrk-plan.lua ORIGIN -- METHOD PATH BODY RANDOM_MAX EXPECT_STATUS
--- PATH and BODY: "{n}" becomes a random integer from 1 to RANDOM_MAX on every request, "{seq}" (BODY)
--- a tag unique to the request. An empty BODY sends none. Prints one line "wrk-plan {json}" at the end.
+--   wrk -s bench/wrk-plan.lua ORIGIN -- METHOD PATH BODY RANDOM_MAX EXPECT_STATUS SEQUENCE_FROM THREADS
+-- PATH and BODY: "{n}" becomes a random integer from 1 to RANDOM_MAX on every request (the same one
+-- in both), "{seq}" a tag unique to the request, "{next}" the next integer of a sequence from
+-- SEQUENCE_FROM, each used once by one request of one of the THREADS threads (the ids of the books a
+-- DELETE run deletes, one each). An empty BODY sends none. Prints one line "wrk-plan {json}" at the
+-- end, "sent" being the requests made, so that the next run's sequence can start after them.
 
-local method, path, body, random_max, expect_status
-local sent = 0
+local method, path, body, random_max, expect_status, sequence_from, threads_total
+-- Per thread: requests made (answered or not).
+sent = 0
 local thread_tag
 -- Per thread: answers whose status was not the expected one, and the first of them.
 mismatches = 0
@@ -22,6 +26,7 @@ end
 
 function init(args)
   method, path, body, random_max, expect_status = args[1], args[2], args[3], tonumber(args[4]), tonumber(args[5])
+  sequence_from, threads_total = tonumber(args[6] or '1'), tonumber(args[7] or '1')
   thread_tag = _G.thread_tag or '1'
   math.randomseed(os.time() * 1000 + tonumber(thread_tag))
   wrk.headers['Accept'] = 'application/vnd.api+json'
@@ -33,9 +38,11 @@ end
 function request()
   sent = sent + 1
   local n = tostring(math.random(random_max))
-  local this_path = path:gsub('{n}', n)
+  -- Threads take turns through the sequence: thread k gets from + k - 1, then every threads_total-th.
+  local next_id = string.format('%d', sequence_from + (sent - 1) * threads_total + tonumber(thread_tag) - 1)
+  local this_path = path:gsub('{n}', n):gsub('{next}', next_id)
   if body == '' then return wrk.format(method, this_path) end
-  local this_body = body:gsub('{n}', n):gsub('{seq}', thread_tag .. '-' .. sent)
+  local this_body = body:gsub('{n}', n):gsub('{seq}', thread_tag .. '-' .. sent):gsub('{next}', next_id)
   return wrk.format(method, this_path, nil, this_body)
 end
 
@@ -51,9 +58,10 @@ local function quoted(text)
 end
 
 function done(summary, latency, requests)
-  local wrong, first = 0, ''
+  local wrong, first, made = 0, '', 0
   for _, thread in ipairs(threads) do
     wrong = wrong + (thread:get('mismatches') or 0)
+    made = made + (thread:get('sent') or 0)
     local its = thread:get('first_mismatch') or ''
     if first == '' then first = its end
   end
@@ -65,7 +73,7 @@ function done(summary, latency, requests)
     pairs_text[#pairs_text + 1] = string.format('[%d,%d]', value, count)
   end
   io.write(string.format(
-    'wrk-plan {"requests":%d,"durationUs":%d,"socketErrors":%d,"timeouts":%d,"mismatches":%d,"firstMismatch":%s,"latencyUs":[%s]}\n',
-    summary.requests, summary.duration, e.connect + e.read + e.write, e.timeout, wrong, quoted(first),
+    'wrk-plan {"requests":%d,"sent":%d,"durationUs":%d,"socketErrors":%d,"timeouts":%d,"mismatches":%d,"firstMismatch":%s,"latencyUs":[%s]}\n',
+    summary.requests, made, summary.duration, e.connect + e.read + e.write, e.timeout, wrong, quoted(first),
     table.concat(pairs_text, ',')))
 end
