@@ -78,8 +78,6 @@ export const matrixScenarios: readonly Scenario[] = [
     name: name as string,
     concurrency: WORKERS_CONCURRENCY,
     withReference: true,
-    ratioTarget: false,
-    p99Target: false,
     plan: plan as Scenario['plan'],
   }),
 )

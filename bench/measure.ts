@@ -1,10 +1,10 @@
 import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { type LoadPlan, type LoadRound, summarize } from './load'
-import { runWrk, wrkPath } from './load-wrk'
+import { runWrk, wrkPath, wrkSeconds } from './load-wrk'
 import { cpuSeconds } from './process-tree'
 import { MODERATE_CONCURRENCY, type ScenarioResult } from './report'
-import { getBook, type Scenario } from './scenarios'
+import { type BaselineName, getBook, type Scenario } from './scenarios'
 import { SEED } from './seed'
 import type { RunningServer } from './servers'
 
@@ -21,6 +21,15 @@ export const LARGE_MEASURE_MS = Math.round(MEASURE_MS * 0.6)
  * so that a slow spell on a shared machine falls on both rather than skewing the ratio.
  */
 export const ROUNDS = 2
+
+/**
+ * Seconds a server is measured in one scenario of `measureMs`, over its ROUNDS rounds: wrk runs
+ * whole seconds, so 5 s in 2 rounds is 2 x 3 s with wrk (2 x 2.5 s with bench/load.ts).
+ */
+export function measuredSeconds(measureMs: number): number {
+  const round = measureMs / ROUNDS
+  return ROUNDS * (LOAD_GENERATOR === 'wrk' ? wrkSeconds(round) : round / 1000)
+}
 /** Time a load-generator process gets beyond its plan (start-up, the last answers) before it counts as hung. */
 const LOAD_GRACE_MS = 15_000
 
@@ -99,27 +108,48 @@ function cpuPerRequest(measured: readonly Measured[]): number | undefined {
   return answered > 0 ? (seconds * 1e6) / answered : undefined
 }
 
-/** Measures `scenario` for `measureMs` on each server, split into rounds where there is a reference. */
+/** The baselines beyond the raw reference that a scenario can be measured beside, by name. */
+export type Baselines = Partial<Record<BaselineName, RunningServer>>
+
+/** A `{next}` sequence (bench/load.ts) is taken up where the server's earlier runs of it left off. */
+function sequencePlan(scenario: Scenario, used: number): Partial<LoadPlan> {
+  const from = scenario.plan.sequenceFrom
+  return from === undefined ? {} : { sequenceFrom: from + used }
+}
+
+/**
+ * Measures `scenario` for `measureMs` on each server, split into rounds where there is more than
+ * one: the service, the raw reference (`withReference`) and those of `others` that the scenario
+ * names in `baselines`, taking turns (in order, then in reverse), so that a slow spell on a shared
+ * machine falls on all of them.
+ */
 export async function runScenario(
   scenario: Scenario,
   service: RunningServer,
   reference: RunningServer,
   measureMs = MEASURE_MS,
+  others: Baselines = {},
 ): Promise<ScenarioResult> {
-  const rounds = scenario.withReference ? ROUNDS : 1
-  const measured = new Map<RunningServer, Measured[]>([[service, []]])
-  if (scenario.withReference) measured.set(reference, [])
-  const turns = [...measured.keys()]
+  const extra = (scenario.baselines ?? []).flatMap((name) => {
+    const server = others[name]
+    return server === undefined ? [] : [[name, server] as const]
+  })
+  const turns = [service, ...(scenario.withReference ? [reference] : []), ...extra.map(([, server]) => server)]
+  const rounds = turns.length > 1 ? ROUNDS : 1
+  const measured = new Map<RunningServer, Measured[]>(turns.map((server) => [server, []]))
+  const used = new Map<RunningServer, number>(turns.map((server) => [server, 0]))
   for (let round = 0; round < rounds; round++) {
     for (const server of round % 2 === 0 ? turns : [...turns].reverse()) {
       const plan: LoadPlan = {
         ...scenario.plan,
+        ...sequencePlan(scenario, used.get(server) ?? 0),
         origin: server.origin,
         concurrency: scenario.concurrency,
         warmupMs: WARMUP_MS,
         durationMs: measureMs / rounds,
       }
       const result = await measureRound(server, plan)
+      used.set(server, (used.get(server) ?? 0) + result.round.sent)
       const { requests, errors, firstError } = result.round
       process.stderr.write(
         `  ${server.name.padEnd(9)} ${scenario.name} c=${scenario.concurrency} round ${round + 1}/${rounds}: ${Math.round(requests / result.round.seconds)} req/s${errors > 0 ? `, ${errors} errors (${firstError})` : ''}\n`,
@@ -127,17 +157,33 @@ export async function runScenario(
       measured.get(server)?.push(result)
     }
   }
-  const serviceRounds = measured.get(service) ?? []
-  const referenceRounds = measured.get(reference)
+  const { sequenceCount } = scenario
+  if (sequenceCount !== undefined) {
+    for (const [server, count] of used) {
+      if (count > sequenceCount) {
+        process.stderr.write(
+          `  ${server.name} made ${count} requests of ${scenario.name}, past the ${sequenceCount} ids of its sequence: the later ones found nothing\n`,
+        )
+      }
+    }
+  }
+  const summaryOf = (server: RunningServer) => {
+    const rounds = measured.get(server) ?? []
+    return { load: summarize(rounds.map((m) => m.round)), cpuUs: cpuPerRequest(rounds) }
+  }
+  const serviceSummary = summaryOf(service)
+  const referenceSummary = scenario.withReference ? summaryOf(reference) : undefined
   return {
     name: scenario.name,
     concurrency: scenario.concurrency,
-    ratioTarget: scenario.ratioTarget,
-    p99Target: scenario.p99Target,
-    service: summarize(serviceRounds.map((m) => m.round)),
-    serviceCpuUs: cpuPerRequest(serviceRounds),
-    reference: referenceRounds && summarize(referenceRounds.map((m) => m.round)),
-    referenceCpuUs: referenceRounds && cpuPerRequest(referenceRounds),
+    ...(scenario.target === undefined ? {} : { target: scenario.target }),
+    service: serviceSummary.load,
+    serviceCpuUs: serviceSummary.cpuUs,
+    reference: referenceSummary?.load,
+    referenceCpuUs: referenceSummary?.cpuUs,
+    ...(extra.length === 0
+      ? {}
+      : { baselines: Object.fromEntries(extra.map(([name, server]) => [name, summaryOf(server)])) }),
   }
 }
 

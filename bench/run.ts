@@ -1,11 +1,15 @@
 /**
- * `bun run bench`: seeds two temporary databases (10,000 and 100,000 books), measures the memory
- * of a full-list request on fresh service processes, then for each data set starts the service
- * and the reference server in their own processes, loads each over loopback from a third
- * process; then the backend × workers part (bench/matrix.ts): the service on SQLite and on
+ * `bun run bench`: seeds temporary databases (10,000 books; 100,000; the 10,000 with a stock of
+ * books for DELETE), measures the memory of a full-list request on fresh service processes, then
+ * issue 10's comparison at 10,000 books: the reads (bench/comparison.ts) and the writes at each
+ * DURABILITY (bench/durability.ts), the service beside three baselines, each in its own process
+ * (the raw reference, a minimal Elysia app, Express + jsonapi-serializer), loaded over loopback
+ * from another process, with the issue's targets; then the service against the raw reference at
+ * 100,000 books; then the backend × workers part (bench/matrix.ts): the service on SQLite and on
  * PostgreSQL, one process and `--workers N`, each beside its reference. Prints markdown tables
- * and writes them to bench/results.md. Options (see chosenBench): --backends, --workers, --quick,
- * --matrix-only. `bun run bench -- crash` runs the crash rounds of bench/crash.ts instead.
+ * and writes them to bench/results.md. Options (see chosenBench): --backends, --workers, --load,
+ * --quick, --compare-only, --durability-only, --matrix-only. `bun run bench -- crash` runs the
+ * crash rounds of bench/crash.ts instead.
  */
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
@@ -13,8 +17,9 @@ import { join } from 'node:path'
 import { encodeCursor } from '../src/jsonapi/cursor'
 import { removeTempDirs, stopChildren } from '../test/support/process'
 import { compareAnswers } from './compare'
+import { type ReadsResult, runReads } from './comparison'
 import { crashBench } from './crash'
-import { type DurabilityResult, durabilityTargets, runDurability } from './durability'
+import { type DurabilityResult, runDurability, WRITE_SET } from './durability'
 import { runHostile } from './hostile'
 import {
   MATRIX_SEARCH,
@@ -28,6 +33,7 @@ import {
   LARGE_MEASURE_MS,
   LOAD_GENERATOR,
   MEASURE_MS,
+  measuredSeconds,
   pinning,
   QUICK,
   ROUNDS,
@@ -38,16 +44,18 @@ import {
 import { MEMORY_RUNS, type MemoryResult, measureListMemory } from './memory'
 import { dropDatabases, postgresAdminUrl } from './postgres-databases'
 import {
+  comparisonCpuTable,
+  comparisonTable,
+  comparisonTargets,
   cpuTable,
   matrixTable,
   memoryTable,
   referenceNote,
   type ScenarioResult,
   table,
-  targets,
   workersTable,
 } from './report'
-import { getBook, type LargeInputs, largeScenarios, type Scenario, scenarios } from './scenarios'
+import { DELETE_STOCK, getBook, type LargeInputs, largeScenarios, type Scenario } from './scenarios'
 import { AUTHOR_SURNAME, type DataSet, LARGE, SEARCH_WORD, SEED, seed } from './seed'
 import { type RunningServer, type ServerPair, startPair, stopPair, stopServer } from './servers'
 
@@ -61,6 +69,20 @@ const loadGeneratorNote =
     ? 'wrk (one thread, bench/wrk-plan.lua), a fresh process per round, over c keep-alive connections to 127.0.0.1'
     : 'bench/load.ts, a separate Bun process per round, Bun fetch over c keep-alive connections to 127.0.0.1'
 
+/** How long each server is measured per scenario, and how. */
+function loadLine(measureMs: number): string {
+  const rounds = measuredSeconds(measureMs) / ROUNDS
+  return `${ROUNDS} alternating rounds of ${rounds} s per scenario and server (each server taking its turn, in order then in reverse), each after ${WARMUP_MS / 1000} s of warm-up`
+}
+
+/** The three baselines of issue 10, as the report names them. */
+const BASELINES_NOTE = [
+  '- Raw reference ("raw"): bench/reference.ts, plain Bun.serve + the prepared bun:sqlite statements of bench/reference-sqlite.ts, no framework, no logging, on a copy of the same file with the same pragmas and the same SQL, each write committed alone (one transaction per request); it has GET one book, POST, PATCH (a rename) and DELETE of a book, the unpaginated lists (every book, the books of an author), offset and cursor pages of books (with full-text search on offset pages) and an author with its books. In the comparison it streams the unpaginated lists in keyset batches of 1,000 rows, each written as one chunk (REFERENCE_LISTS=streamed), as the service does; a second process of it writing them whole ("raw, lists whole") is reported beside it for the lists.',
+  '- Minimal Elysia ("Elysia"): bench/reference-elysia.ts, `new Elysia()` with plain .get/.post/.patch/.delete routes (no plugins, no schemas) calling the same handlers over the same statements; lists written whole.',
+  '- Express ("Express"): bench/reference-express.ts, Express 5 with express.json and jsonapi-serializer\'s Serializer (the author and collection included for one book, linkage in lists), over the same statements, run under Bun (Node 20 has no SQLite driver).',
+  "- Checks before measuring: the raw reference (both list modes) and Elysia answer every compared request (reads; a create, renames, deletes) with the service's status, content type, Location and body bytes; Express's documents differ, so it is held to the same status, Location and number of records (data and included).",
+]
+
 function describeRun(loggedLines: number, seconds: number): string {
   const cores = cpus()
   const data = (set: DataSet) =>
@@ -68,10 +90,10 @@ function describeRun(loggedLines: number, seconds: number): string {
   return [
     `Bun ${Bun.version}, ${cores.length} CPU cores (${cores[0]?.model.trim() ?? 'unknown'}), ${new Date().toISOString().slice(0, 10)}; the whole run took ${Math.round(seconds)} s.`,
     '',
-    `- Data: two sets, each seeded through SqliteStore (writes in chunks of 1,000 that share a group commit) into a temporary SQLite file (WAL, synchronous=FULL, foreign_keys=ON): ${data(SEED)}, titled "Book <n>: a bench title"; and ${data(LARGE)}, titled "<word> of <word>" from 400 words (a word is in about 500 titles), every tenth author with a searchable name.`,
+    `- Data: each set seeded through SqliteStore (writes in chunks of 1,000 that share a group commit) into a temporary SQLite file (WAL, synchronous=FULL, foreign_keys=ON): ${data(SEED)}, titled "Book <n>: a bench title"; the same with ${count(DELETE_STOCK)} more books (ids ${count(SEED.books + 1)} on) for the write runs, the stock DELETE deletes from, one book a request; and ${data(LARGE)}, titled "<word> of <word>" from 400 words (a word is in about 500 titles), every tenth author with a searchable name.`,
     `- Service: \`bun src/cli.ts\` with LOG_LEVEL=info, so it writes one JSON log line per request, as operators run it; its stdout goes to a file the bench counts and removes (${count(loggedLines)} lines this run).`,
-    '- Reference: bench/reference.ts, plain Bun.serve + prepared bun:sqlite statements, no framework, no logging, on a copy of the same file with the same pragmas and the same SQL; it has GET one book, POST a book, the unpaginated lists (every book, the books of an author) written whole, offset and cursor pages of books (with full-text search on offset pages) and an author with its books; its answers were checked byte for byte against the service before measuring.',
-    `- Load: ${loadGeneratorNote}; measured per scenario and server for ${MEASURE_MS / 1000} s at ${count(SEED.books)} books and ${LARGE_MEASURE_MS / 1000} s at ${count(LARGE.books)} books, in ${ROUNDS} alternating rounds where there is a reference, each after ${WARMUP_MS / 1000} s of warm-up; latency is from sending to the last body byte.`,
+    ...BASELINES_NOTE,
+    `- Load: ${loadGeneratorNote}; ${loadLine(MEASURE_MS)} at ${count(SEED.books)} books, ${loadLine(LARGE_MEASURE_MS)} at ${count(LARGE.books)} books; latency is from sending to the last body byte.`,
     `- Memory: for each data set, ${MEMORY_RUNS} fresh service processes (started before any load, one request each); VmRSS from /proc/<pid>/status once it is up and idle, then VmHWM reset to it (write "5" to /proc/<pid>/clear_refs), one unpaginated GET /api/v1/books whose body the bench reads to the end counting bytes, and VmHWM read as the peak.`,
     `- Placement: ${pinning.note}. The load generator gets one core, so where it shows ~1 core busy it, not the server, limits req/s (see the CPU tables).`,
   ].join('\n')
@@ -207,53 +229,131 @@ function shownAdmin(): string {
   return url.host
 }
 
-/** The report of a partial run (--durability-only, --matrix-only): its title, the run, its one section. */
-function partialReport(title: string, started: number, section: string): string {
-  return [`## Benchmark: ${title}`, '', partialRunLine(started), '', section, ''].join('\n')
+/** The report of a partial run (--compare-only, --durability-only, --matrix-only): its title, the run, its sections. */
+function partialReport(title: string, started: number, sections: readonly string[], baselines: boolean): string {
+  return [
+    `## Benchmark: ${title}`,
+    '',
+    partialRunLine(started),
+    ...(baselines ? ['', ...BASELINES_NOTE] : []),
+    '',
+    ...sections.flatMap((section) => [section, '']),
+  ].join('\n')
 }
 
 function partialRunLine(started: number): string {
-  return `Bun ${Bun.version}, ${cpus().length} CPU cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${new Date().toISOString().slice(0, 10)}; the whole run took ${Math.round((performance.now() - started) / 1000)} s. Load: ${loadGeneratorNote}; ${ROUNDS} alternating rounds, each after ${WARMUP_MS / 1000} s of warm-up.`
+  return `Bun ${Bun.version}, ${cpus().length} CPU cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${new Date().toISOString().slice(0, 10)}; the whole run took ${Math.round((performance.now() - started) / 1000)} s. Load: ${loadGeneratorNote}; ${loadLine(MEASURE_MS)}. Placement: ${pinning.note}.`
+}
+
+const secondsOf = (measureMs: number) => `${measuredSeconds(measureMs)} s per scenario and server`
+
+/** The reads of the comparison, as a section of the report. */
+function readsSection(reads: ReadsResult, measureMs: number): string {
+  return [
+    `### At ${count(SEED.books)} books: reads beside three baselines (${secondsOf(measureMs)})`,
+    '',
+    'Each server on its own copy of the seeded file, all started together and pinned to core 0, measured in turn.',
+    '',
+    comparisonTable(reads.results),
+    '',
+    'Server CPU time (user + system) per request, warm-up included:',
+    '',
+    comparisonCpuTable(reads.results),
+  ].join('\n')
 }
 
 /** The writes at each DURABILITY, as a section of the report. */
 function durabilitySection(runs: readonly DurabilityResult[], measureMs: number): string {
   const results = runs.flatMap((run) => run.results)
   return [
-    `### Writes at each DURABILITY (${measureMs / 1000} s per scenario and server)`,
+    `### Writes at each DURABILITY beside three baselines (${secondsOf(measureMs)})`,
     '',
-    'The service started with `DURABILITY=full`, then `normal`, each beside the reference at the same setting (synchronous=FULL, then NORMAL, in WAL), which commits each write alone; fresh copies of the 10,000 books for each.',
+    `The service started with \`DURABILITY=full\`, then \`normal\`, each beside the raw reference, Elysia and Express at the same setting (synchronous=FULL, then NORMAL, in WAL; REFERENCE_DURABILITY), which commit each write alone; fresh copies of the write runs' file for each (the ${count(SEED.books)} books and ${count(DELETE_STOCK)} more that DELETE deletes, a different one each request, ids ${count(SEED.books + 1)} on). PATCH renames one of the ${count(SEED.books)} books, drawn at random.`,
     '',
-    table(results),
-    '',
-    '```',
-    durabilityTargets(runs),
-    '```',
+    comparisonTable(results),
     '',
     'Server CPU time (user + system) per request, warm-up included:',
     '',
-    cpuTable(results),
+    comparisonCpuTable(results),
   ].join('\n')
 }
 
-async function main(choice: MatrixChoice, matrixOnly: boolean, durabilityOnly = false): Promise<number> {
+/** Issue 10's targets over what this run measured. */
+function targetsSection(results: readonly ScenarioResult[], memory: MemoryResult | undefined): string {
+  return ["### Issue 10's targets", '', '```', comparisonTargets(results, memory), '```'].join('\n')
+}
+
+/** The 100,000-book list's memory runs, for the memory target. */
+const largeMemory = (memory: readonly MemoryResult[] | null) => memory?.find((m) => m.books === LARGE.books)
+
+function memorySection(memory: readonly MemoryResult[] | null): string {
+  return [
+    '### Memory of one full-list request (`GET /api/v1/books`, streamed)',
+    '',
+    memory === null
+      ? 'Not measured: /proc is not available here.'
+      : [
+          `Medians of ${MEMORY_RUNS} fresh service processes per data set; growth is peak minus baseline.`,
+          '',
+          memoryTable(memory),
+          ...(memory.some((m) => m.runs.some((r) => !r.peakReset))
+            ? ['', 'VmHWM could not be reset here: the peak is the highest VmRSS sampled every 5 ms.']
+            : []),
+        ].join('\n'),
+  ].join('\n')
+}
+
+type Mode = 'full' | 'compare' | 'durability' | 'matrix'
+
+async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
   const started = performance.now()
-  const small = await seedSet('10k', SEED)
   let report: string
   let all: ScenarioResult[]
-  if (durabilityOnly) {
-    const runs = await runDurability(small.pristine, dir, MEASURE_MS, (server) => servers.push(server))
+  if (mode === 'durability') {
+    const writes = await seedSet('writes', WRITE_SET)
+    const runs = await runDurability(writes.pristine, dir, MEASURE_MS, (server) => servers.push(server))
     all = runs.flatMap((run) => run.results)
-    report = partialReport('writes at each DURABILITY', started, durabilitySection(runs, MEASURE_MS))
-  } else if (matrixOnly) {
+    report = partialReport(
+      'writes at each DURABILITY, beside three baselines',
+      started,
+      [durabilitySection(runs, MEASURE_MS), targetsSection(all, undefined)],
+      true,
+    )
+  } else if (mode === 'matrix') {
+    const small = await seedSet('10k', SEED)
     const matrix = await runMatrix(choice, small.pristine, dir, LARGE_MEASURE_MS, (server) => servers.push(server))
     all = matrix.flatMap((m) => m.results)
     report = partialReport(
       'the service on each backend and worker count, against references',
       started,
-      matrixSection(choice, matrix, LARGE_MEASURE_MS),
+      [matrixSection(choice, matrix, LARGE_MEASURE_MS)],
+      false,
+    )
+  } else if (mode === 'compare') {
+    const small = await seedSet('10k', SEED)
+    const writes = await seedSet('writes', WRITE_SET)
+    const large = await seedSet('100k', LARGE)
+    // The memory target's list first, while nothing else runs.
+    const memory = await measureListMemory([{ books: LARGE.books, databasePath: large.memory }], (server) =>
+      servers.push(server),
+    )
+    const reads = await runReads(small.pristine, dir, MEASURE_MS, (server) => servers.push(server))
+    const runs = await runDurability(writes.pristine, dir, MEASURE_MS, (server) => servers.push(server))
+    all = [...reads.results, ...runs.flatMap((run) => run.results)]
+    report = partialReport(
+      `the service beside three baselines at ${count(SEED.books)} books`,
+      started,
+      [
+        readsSection(reads, MEASURE_MS),
+        durabilitySection(runs, MEASURE_MS),
+        targetsSection(all, largeMemory(memory)),
+        memorySection(memory),
+      ],
+      true,
     )
   } else {
+    const small = await seedSet('10k', SEED)
+    const writes = await seedSet('writes', WRITE_SET)
     const large = await seedSet('100k', LARGE)
 
     // First, while nothing else runs: one full list per fresh process, for its peak memory.
@@ -265,17 +365,7 @@ async function main(choice: MatrixChoice, matrixOnly: boolean, durabilityOnly = 
       (server) => servers.push(server),
     )
 
-    const smallPair = await startSetPair(small, SEED)
-    await compareAnswers(smallPair.service, smallPair.reference, SEED, {
-      paths: ['/api/v1/books?author_id=1', `/api/v1/books?author_id=${SEED.authors}`, '/api/v1/books'],
-      post: true,
-    })
-    process.stderr.write('the reference answers byte for byte as the service does; measuring\n')
-    await warmUp(smallPair.service)
-    await warmUp(smallPair.reference)
-    const results = await runAll(scenarios, smallPair, MEASURE_MS)
-    const smallLines = smallPair.service.loggedLines()
-    await stopPair(smallPair)
+    const reads = await runReads(small.pristine, dir, MEASURE_MS, (server) => servers.push(server))
 
     const largePair = await startSetPair(large, LARGE)
     const inputs = await largeInputs(largePair.service)
@@ -287,31 +377,24 @@ async function main(choice: MatrixChoice, matrixOnly: boolean, durabilityOnly = 
     const largeLines = largePair.service.loggedLines()
     await stopPair(largePair)
 
-    const durability = await runDurability(small.pristine, dir, MEASURE_MS, (server) => servers.push(server))
+    const durability = await runDurability(writes.pristine, dir, MEASURE_MS, (server) => servers.push(server))
     const matrix = await runMatrix(choice, small.pristine, dir, LARGE_MEASURE_MS, (server) => servers.push(server))
     const matrixLines = matrix.reduce((sum, m) => sum + m.loggedLines, 0)
 
-    all = [...results, ...largeResults, ...durability.flatMap((d) => d.results), ...matrix.flatMap((m) => m.results)]
+    const compared = [...reads.results, ...durability.flatMap((d) => d.results)]
+    all = [...compared, ...largeResults, ...matrix.flatMap((m) => m.results)]
     report = [
-      '## Benchmark: the service against a framework-free reference',
+      '## Benchmark: the service beside three baselines (raw Bun + SQLite, minimal Elysia, Express)',
       '',
-      describeRun(smallLines + largeLines + matrixLines, (performance.now() - started) / 1000),
+      describeRun(reads.loggedLines + largeLines + matrixLines, (performance.now() - started) / 1000),
       '',
-      `### At ${count(SEED.books)} books (${MEASURE_MS / 1000} s per scenario and server)`,
+      readsSection(reads, MEASURE_MS),
       '',
-      table(results),
+      durabilitySection(durability, MEASURE_MS),
       '',
-      referenceNote(results),
+      targetsSection(compared, largeMemory(memory)),
       '',
-      '```',
-      targets(results),
-      '```',
-      '',
-      'Server CPU time (user + system) per request, warm-up included:',
-      '',
-      cpuTable(results),
-      '',
-      `### At ${count(LARGE.books)} books (${LARGE_MEASURE_MS / 1000} s per scenario and server)`,
+      `### At ${count(LARGE.books)} books, beside the raw reference (${secondsOf(LARGE_MEASURE_MS)})`,
       '',
       table(largeResults),
       '',
@@ -322,29 +405,21 @@ async function main(choice: MatrixChoice, matrixOnly: boolean, durabilityOnly = 
       '',
       cpuTable(largeResults),
       '',
-      durabilitySection(durability, MEASURE_MS),
-      '',
       matrixSection(choice, matrix, LARGE_MEASURE_MS),
       '',
-      '### Memory of one full-list request (`GET /api/v1/books`, streamed)',
-      '',
-      memory === null
-        ? 'Not measured: /proc is not available here.'
-        : [
-            `Medians of ${MEMORY_RUNS} fresh service processes per data set; growth is peak minus baseline.`,
-            '',
-            memoryTable(memory),
-            ...(memory.some((m) => m.runs.some((r) => !r.peakReset))
-              ? ['', 'VmHWM could not be reset here: the peak is the highest VmRSS sampled every 5 ms.']
-              : []),
-          ].join('\n'),
+      memorySection(memory),
       '',
     ].join('\n')
   }
   console.log(`\n${report}`)
   // A quick or partial run is for trying the bench out: the published results stay as they were.
-  if (!QUICK && !matrixOnly && !durabilityOnly) writeFileSync(join(import.meta.dir, 'results.md'), report)
-  const failed = all.filter((r) => r.service.errors > 0 || (r.reference?.errors ?? 0) > 0)
+  if (!QUICK && mode === 'full') writeFileSync(join(import.meta.dir, 'results.md'), report)
+  const failed = all.filter(
+    (r) =>
+      r.service.errors > 0 ||
+      (r.reference?.errors ?? 0) > 0 ||
+      Object.values(r.baselines ?? {}).some((m) => m.load.errors > 0),
+  )
   if (failed.length > 0) {
     console.error(`requests failed in: ${failed.map((r) => `${r.name} c=${r.concurrency}`).join(', ')}`)
     return 1
@@ -362,8 +437,10 @@ async function main(choice: MatrixChoice, matrixOnly: boolean, durabilityOnly = 
  *   `--workers`, else 1);
  * - `--load wrk|bun` (BENCH_LOAD): the load generator, wrk where it is installed (bench/load-wrk.ts);
  * - `--quick` (BENCH_QUICK=1): 1 s per scenario instead of 5, results.md left as it is;
+ * - `--compare-only`: only issue 10's comparison at 10,000 books (reads, writes at each DURABILITY,
+ *   beside the three baselines) and the memory of the 100,000-book list, with the targets;
  * - `--matrix-only`: only the backend × workers part (seeds 10,000 books; about a minute a pair);
- * - `--durability-only`: only the writes at each DURABILITY, beside the reference at the same setting.
+ * - `--durability-only`: only the writes at each DURABILITY, beside the baselines at the same setting.
  */
 async function chosenBench(): Promise<number> {
   const argv = Bun.argv.slice(2)
@@ -374,12 +451,13 @@ async function chosenBench(): Promise<number> {
     console.error(`bench: no bench "${chosen}"; run it without an argument, or with "crash" or "hostile"`)
     return 2
   }
-  const known = new Set(['--backends', '--workers', '--load', '--quick', '--matrix-only', '--durability-only'])
+  const only = ['--compare-only', '--matrix-only', '--durability-only']
+  const known = new Set(['--backends', '--workers', '--load', '--quick', ...only])
   for (const [i, arg] of argv.entries()) {
     const isValue = argv[i - 1] === '--backends' || argv[i - 1] === '--workers' || argv[i - 1] === '--load'
     if (!isValue && !known.has(arg)) {
       console.error(
-        `bench: unknown option "${arg}" (--backends LIST, --workers LIST, --load wrk|bun, --quick, --matrix-only, --durability-only)`,
+        `bench: unknown option "${arg}" (--backends LIST, --workers LIST, --load wrk|bun, --quick, --compare-only, --matrix-only, --durability-only)`,
       )
       return 2
     }
@@ -389,7 +467,20 @@ async function chosenBench(): Promise<number> {
     console.error(`bench: ${choice}`)
     return 2
   }
-  return main(choice, argv.includes('--matrix-only'), argv.includes('--durability-only'))
+  const chosenOnly = only.filter((flag) => argv.includes(flag))
+  if (chosenOnly.length > 1) {
+    console.error(`bench: ${chosenOnly.join(' and ')} exclude each other`)
+    return 2
+  }
+  const mode: Mode =
+    chosenOnly[0] === '--compare-only'
+      ? 'compare'
+      : chosenOnly[0] === '--matrix-only'
+        ? 'matrix'
+        : chosenOnly[0] === '--durability-only'
+          ? 'durability'
+          : 'full'
+  return main(choice, mode)
 }
 
 const code = await chosenBench().catch((error: Error) => {

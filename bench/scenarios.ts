@@ -1,20 +1,39 @@
+import type { Durability } from '../src/store/open'
 import type { LoadPlan } from './load'
 import { MODERATE_CONCURRENCY } from './report'
 import { type DataSet, LARGE, SEED } from './seed'
 
-const HEAVY_CONCURRENCY = 64
+/**
+ * The baselines beyond the raw reference (bench/reference.ts) a scenario can be measured beside:
+ * `whole`, the raw reference writing the unpaginated lists whole (the raw reference proper streams
+ * them in the comparison); `elysia`, the minimal Elysia app; `express`, Express + jsonapi-serializer.
+ */
+export type BaselineName = 'whole' | 'elysia' | 'express'
+
+/** What issue 10 holds a scenario to (bench/report.ts, comparisonTargets); none where absent. */
+export type Target = { readonly kind: 'read' } | { readonly kind: 'write'; readonly durability: Durability }
 
 export interface Scenario {
   readonly name: string
   readonly concurrency: number
-  /** Also run against the reference server, which has a route for it that renders the same bytes. */
+  /** Also run against the raw reference server, which has a route for it that renders the same bytes. */
   readonly withReference: boolean
-  readonly ratioTarget: boolean
-  readonly p99Target: boolean
-  readonly plan: Pick<LoadPlan, 'method' | 'path' | 'body' | 'randomMax' | 'expectStatus'>
+  /** Further baselines to run it against, where the part of the bench started them. */
+  readonly baselines?: readonly BaselineName[]
+  readonly target?: Target
+  /** How many ids its `{next}` sequence has (the books a DELETE run may delete). */
+  readonly sequenceCount?: number
+  readonly plan: Pick<LoadPlan, 'method' | 'path' | 'body' | 'randomMax' | 'expectStatus' | 'sequenceFrom'>
 }
 
 type Plan = Scenario['plan']
+
+/** The connections of the comparison (issue 10's table, run with wrk)... */
+export const COMPARE_CONCURRENCY = 32
+/** ...but for the whole list, a 1.8 MB answer: 8. */
+export const LIST_CONCURRENCY = 8
+/** The page scenario draws its page from the first 50 (offsets up to 980). */
+export const COMPARED_PAGES = 50
 
 export function getBook(set: DataSet): Plan {
   return { method: 'GET', path: '/api/v1/books/{n}', randomMax: set.books, expectStatus: 200 }
@@ -26,6 +45,28 @@ export const postBook = {
   randomMax: SEED.authors,
   expectStatus: 201,
 } as const
+/** A rename of one of the seeded books: the id in the path and in the body. */
+export const patchBook = {
+  method: 'PATCH',
+  path: '/api/v1/books/{n}',
+  body: '{"data":{"type":"book","id":"{n}","attributes":{"name":"Renamed book {seq}"}}}',
+  randomMax: SEED.books,
+  expectStatus: 200,
+} as const
+/**
+ * Books seeded after the 10,000 of the write runs' files (ids 10,001 on), for DELETE to delete:
+ * each DELETE deletes a different one, taking the ids in turn (`{next}`). A server's DELETE runs
+ * (2 rounds of 1 s of warm-up and 3 s measured) never get near 120,000 deletes at 15,000 a second.
+ */
+export const DELETE_STOCK = 120_000
+export const deleteBook = {
+  method: 'DELETE',
+  path: '/api/v1/books/{next}',
+  randomMax: 1,
+  expectStatus: 204,
+  sequenceFrom: SEED.books + 1,
+} as const
+export const pageOfBooks = (n: number | '{n}') => `/api/v1/books?page[number]=${n}&page[size]=20`
 const byAuthor = {
   method: 'GET',
   path: '/api/v1/books?author_id={n}',
@@ -36,35 +77,53 @@ const allBooks = { method: 'GET', path: '/api/v1/books', randomMax: 1, expectSta
 /** One fixed request, the same every time. */
 const fixed = (path: string): Plan => ({ method: 'GET', path, randomMax: 1, expectStatus: 200 })
 
-/** Compared with the reference and held to the targets (the routes the issue names). */
-function compared(name: string, concurrency: number, plan: Plan): Scenario {
-  return { name, concurrency, withReference: true, ratioTarget: true, p99Target: true, plan }
-}
-
 /** Compared with the reference, but reported only: no target covers it. */
 function reported(name: string, plan: Plan): Scenario {
+  return { name, concurrency: MODERATE_CONCURRENCY, withReference: true, plan }
+}
+
+/** A read of the comparison: beside the raw reference, Elysia and Express (and, for the unpaginated lists, the raw reference writing them whole). */
+function compared(name: string, plan: Plan, list = false, concurrency = COMPARE_CONCURRENCY): Scenario {
   return {
     name,
-    concurrency: MODERATE_CONCURRENCY,
+    concurrency,
     withReference: true,
-    ratioTarget: false,
-    p99Target: false,
+    baselines: list ? ['whole', 'elysia', 'express'] : ['elysia', 'express'],
+    target: { kind: 'read' },
     plan,
   }
 }
 
-// POST runs last so that the list scenarios see exactly the seeded books.
-export const scenarios: readonly Scenario[] = [
-  compared('GET one book', MODERATE_CONCURRENCY, getBook(SEED)),
-  compared('GET one book', HEAVY_CONCURRENCY, getBook(SEED)),
-  // The issue holds GET one book and POST to the targets; the lists are reported beside them,
-  // against the reference's lists written whole (the service streams them).
-  reported(`GET books by author (~${SEED.books / SEED.authors} each)`, byAuthor),
-  // A 1.8 MB answer, at 8 connections as issue 10 measures it.
-  { ...reported(`GET all ${SEED.books.toLocaleString('en-US')} books`, allBooks), concurrency: 8 },
-  compared('POST a book', MODERATE_CONCURRENCY, postBook),
-  compared('POST a book', HEAVY_CONCURRENCY, postBook),
+/** Issue 10's reads at 10,000 books; the raw reference streams the unpaginated lists, as the service does. */
+export const readScenarios: readonly Scenario[] = [
+  compared('GET one book', getBook(SEED)),
+  compared(`page of 20 (one of the first ${COMPARED_PAGES})`, {
+    method: 'GET',
+    path: pageOfBooks('{n}'),
+    randomMax: COMPARED_PAGES,
+    expectStatus: 200,
+  }),
+  compared(`GET books by author (${SEED.books / SEED.authors} each)`, byAuthor, true),
+  compared(`GET all ${SEED.books.toLocaleString('en-US')} books`, allBooks, true, LIST_CONCURRENCY),
 ]
+
+/** Issue 10's writes at one DURABILITY, beside the raw reference, Elysia and Express at the same setting. */
+export function writeScenarios(durability: Durability): Scenario[] {
+  const write = (name: string, plan: Plan, sequenceCount?: number): Scenario => ({
+    name: `${name} (DURABILITY=${durability})`,
+    concurrency: COMPARE_CONCURRENCY,
+    withReference: true,
+    baselines: ['elysia', 'express'],
+    target: { kind: 'write', durability },
+    ...(sequenceCount === undefined ? {} : { sequenceCount }),
+    plan,
+  })
+  return [
+    write('POST a book', postBook),
+    write('PATCH a book (rename)', patchBook),
+    write('DELETE a book', deleteBook, DELETE_STOCK),
+  ]
+}
 
 /** What the large scenarios need from the running service: found by asking it, as a client would. */
 export interface LargeInputs {

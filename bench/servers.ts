@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import type { Durability } from '../src/store/open'
+import type { Baselines } from './measure'
 import { identify, processTree, stillRunning } from './process-tree'
+import type { BaselineName } from './scenarios'
 
 /** A server under test, running in its own process on 127.0.0.1. */
 export interface RunningServer {
@@ -156,4 +158,65 @@ export async function startPair(
 
 export async function stopPair(pair: ServerPair): Promise<void> {
   await Promise.all([stopServer(pair.service), stopServer(pair.reference)])
+}
+
+/** The baselines' scripts: `whole` is the raw reference writing the unpaginated lists whole. */
+const BASELINE_SCRIPTS: Record<BaselineName, string> = {
+  whole: 'bench/reference.ts',
+  elysia: 'bench/reference-elysia.ts',
+  express: 'bench/reference-express.ts',
+}
+/** Their names in the progress lines. */
+const BASELINE_LABELS: Record<BaselineName, string> = { whole: 'raw-whole', elysia: 'elysia', express: 'express' }
+
+/** The service, the raw reference and the other baselines of the comparison, each on its own file. */
+export interface ComparisonServers extends ServerPair {
+  readonly others: Baselines
+}
+
+/**
+ * Starts the service, the raw reference (its unpaginated lists streamed, REFERENCE_LISTS=streamed,
+ * as the service streams them) and each baseline `files` has a file for (the raw reference writing
+ * lists whole, Elysia, Express), all under `placement` and at one DURABILITY, and waits until they
+ * all answer. The Elysia app writes lists whole, as a 16-line app does.
+ */
+export async function startComparison(
+  files: { readonly service: string; readonly reference: string } & Partial<Record<BaselineName, string>>,
+  placement: readonly string[],
+  track: (server: RunningServer) => void,
+  durability: Durability = 'full',
+): Promise<ComparisonServers> {
+  const service = startServer(
+    'service',
+    'src/cli.ts',
+    freePort(),
+    { HOST: '127.0.0.1', DATABASE_URL: `sqlite://${files.service}`, LOG_LEVEL: 'info', DURABILITY: durability },
+    placement,
+  )
+  track(service)
+  const started = (name: string, script: string, database: string, lists: 'whole' | 'streamed') => {
+    const server = startServer(
+      name,
+      script,
+      freePort(),
+      { REFERENCE_DB: database, REFERENCE_DURABILITY: durability, REFERENCE_LISTS: lists },
+      placement,
+    )
+    track(server)
+    return server
+  }
+  const reference = started('raw', 'bench/reference.ts', files.reference, 'streamed')
+  const others: Baselines = {}
+  for (const name of ['whole', 'elysia', 'express'] as const) {
+    const database = files[name]
+    if (database !== undefined) others[name] = started(BASELINE_LABELS[name], BASELINE_SCRIPTS[name], database, 'whole')
+  }
+  await Promise.all(
+    [service, reference, ...Object.values(others)].map((server) => waitUntilReady(server, '/api/v1/books/1')),
+  )
+  return { service, reference, others }
+}
+
+export async function stopComparison(servers: ComparisonServers): Promise<void> {
+  await Promise.all([servers.service, servers.reference, ...Object.values(servers.others)].map(stopServer))
 }

@@ -1,0 +1,78 @@
+/**
+ * The reads of issue 10's comparison at 10,000 books: the service beside the raw reference
+ * streaming its unpaginated lists (bench/reference.ts, REFERENCE_LISTS=streamed), the raw reference
+ * writing them whole (reported for the lists), the minimal Elysia app and Express +
+ * jsonapi-serializer, each on its own copy of the seeded file, all pinned to core 0: GET one book, a
+ * page of 20, the books of an author and every book (bench/scenarios.ts, readScenarios).
+ */
+import { copyFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { type Compared, compareReads } from './compare'
+import { pinning, runScenario, warmUp } from './measure'
+import type { ScenarioResult } from './report'
+import { COMPARED_PAGES, pageOfBooks, readScenarios } from './scenarios'
+import { SEED } from './seed'
+import { type RunningServer, startComparison, stopComparison } from './servers'
+
+export interface ReadsResult {
+  readonly results: readonly ScenarioResult[]
+  /** Lines the service logged (one per request). */
+  readonly loggedLines: number
+}
+
+/** `pristine` is the file of the 10,000 books as seeded. */
+export async function runReads(
+  pristine: string,
+  dir: string,
+  measureMs: number,
+  track: (server: RunningServer) => void,
+): Promise<ReadsResult> {
+  const file = (name: string) => {
+    const path = join(dir, `reads-${name}.db`)
+    copyFileSync(pristine, path)
+    return path
+  }
+  const files = {
+    service: file('service'),
+    reference: file('reference'),
+    whole: file('whole'),
+    elysia: file('elysia'),
+    express: file('express'),
+  }
+  const servers = await startComparison(files, pinning.server, track)
+  try {
+    const { service, reference, others } = servers
+    const bytes: Compared[] = [reference, others.whole, others.elysia].flatMap((server) =>
+      server === undefined ? [] : [{ server, check: 'bytes' as const }],
+    )
+    const lists = [
+      pageOfBooks(1),
+      pageOfBooks(COMPARED_PAGES),
+      pageOfBooks(SEED.books / 20 + 1),
+      '/api/v1/books?author_id=1',
+      `/api/v1/books?author_id=${SEED.authors}`,
+      `/api/v1/books?author_id=${SEED.authors + 1}`,
+      '/api/v1/books',
+    ]
+    await compareReads(service, bytes, SEED, lists)
+    if (others.express) {
+      await compareReads(service, [{ server: others.express, check: 'records' }], SEED, [
+        pageOfBooks(1),
+        pageOfBooks(COMPARED_PAGES),
+        '/api/v1/books?author_id=1',
+        '/api/v1/books',
+      ])
+    }
+    process.stderr.write(
+      'reads: the raw reference (lists streamed and whole) and Elysia answer byte for byte as the service does, Express with the same statuses and record counts; measuring\n',
+    )
+    for (const server of [service, reference, ...Object.values(others)]) await warmUp(server)
+    const results: ScenarioResult[] = []
+    for (const scenario of readScenarios) {
+      results.push(await runScenario(scenario, service, reference, measureMs, others))
+    }
+    return { results, loggedLines: service.loggedLines() }
+  } finally {
+    await stopComparison(servers)
+  }
+}
