@@ -79,8 +79,10 @@ export class DocumentStream {
     itemCursor?: (record: StoredRecord) => string,
   ): AsyncGenerator<string> {
     const { resource, primaryLinks } = this.request
-    // Text not yet given out: it goes with the next piece, so that a short document is one piece.
-    let pending = shape === 'many' ? '{"data":[' : '{"data":'
+    // The last piece is held back until the next is known, and what follows it (a closing
+    // bracket, meta and links) joins it: a short document is one piece, answered as one string.
+    let held = shape === 'many' ? '{"data":[' : '{"data":'
+    let holding = false
     let first = true
     for await (const records of primary) {
       if (records.length === 0) continue
@@ -89,12 +91,16 @@ export class DocumentStream {
         ? [records.map((record) => unlinkedResourceJson(resource, record, itemCursor?.(record))).join(',')]
         : groups(await this.render(this.root, records, primaryLinks, false, itemCursor))
       for (const group of grouped) {
-        yield pending + (first ? '' : ',') + group
-        pending = ''
+        const text = (first ? '' : ',') + group
         first = false
+        if (holding) {
+          yield held
+          held = text
+        } else held += text
+        holding = true
       }
     }
-    if (shape === 'many') pending += ']'
+    if (shape === 'many') held += ']'
     let included = false
     for (const node of this.nodes) {
       // In id order within a path, as a reader of the document would expect.
@@ -108,14 +114,18 @@ export class DocumentStream {
         const records = await this.request.store.findMany(node.resource, queue.slice(start, start + INCLUDED_BATCH))
         const pieces = await this.render(node, records, this.links.get(node.resource.type) ?? [], true)
         for (const group of groups(pieces)) {
-          yield pending + (included ? ',' : ',"included":[') + group
-          pending = ''
+          const text = (included ? ',' : ',"included":[') + group
           included = true
+          if (holding) {
+            yield held
+            held = text
+          } else held += text
+          holding = true
         }
       }
     }
-    if (included) pending += ']'
-    yield `${pending}${tail}}`
+    if (included) held += ']'
+    yield `${held}${tail}}`
   }
 
   /**

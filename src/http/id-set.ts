@@ -9,7 +9,8 @@ const BITMAP_LIMIT = 1 << 24
  * 100,000 books remembers them in 12.5 KB instead of the megabytes, and the garbage, of a Set.
  */
 export class IdSet {
-  private bits = new Uint8Array(1024)
+  // Empty until the first id: most sets of a short document stay empty.
+  private bits = new Uint8Array(0)
   private large: Set<Id> | null = null
 
   has(id: Id): boolean {
@@ -26,7 +27,7 @@ export class IdSet {
     }
     const byte = id >>> 3
     if (byte >= this.bits.length) {
-      let size = this.bits.length
+      let size = Math.max(this.bits.length, 1024)
       while (size <= byte) size *= 2
       const grown = new Uint8Array(size)
       grown.set(this.bits)
