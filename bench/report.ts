@@ -220,7 +220,7 @@ export function comparisonTable(results: readonly ScenarioResult[]): string {
     ]
   })
   const notes = [
-    '"raw" is bench/reference.ts (plain Bun.serve, the same prepared statements and bytes); for the unpaginated lists it streams them in batches of 1,000 (REFERENCE_LISTS=streamed), as the service does, and "raw, lists whole" is the same server reading and writing each list in one piece. "Elysia" is bench/reference-elysia.ts, the same handlers behind plain Elysia routes; "Express" is bench/reference-express.ts, Express 5 + jsonapi-serializer over the same statements (its documents differ: checked for status and record counts only).',
+    '"raw" is bench/reference.ts (plain Bun.serve, the same prepared statements and bytes); for the unpaginated lists it streams them in batches of 1,000 (REFERENCE_LISTS=streamed), as the service does, and "raw, lists whole" is the same server reading and writing each list in one piece. "Elysia" is bench/reference-elysia.ts, the same handlers behind plain Elysia routes; "Express" is bench/reference-express.mjs, Express 5 + jsonapi-serializer on Node 20 over better-sqlite3 with the same SQL (its documents differ: checked for status and record counts only).',
   ]
   const loads = results.flatMap((r) => [
     r.service,

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import type { Durability } from '../src/store/open'
+import { EXPRESS_COMMAND, ensureBetterSqlite } from './express-on-node'
 import type { Baselines } from './measure'
 import { identify, processTree, stillRunning } from './process-tree'
 import type { BaselineName } from './scenarios'
@@ -57,19 +58,22 @@ function countLines(path: string): number {
 }
 
 /**
- * Starts `bun <script> [args]` from the repository root with extra environment variables. `prefix`
- * is a command to run it under (taskset, to pin it to a core); it must exec, so the pid stays the server's.
+ * Starts `bun <script> [args]` from the repository root with extra environment variables; `script`
+ * may instead be a whole command (the Express baseline's `node bench/reference-express.mjs`).
+ * `prefix` is a command to run it under (taskset, to pin it to a core); it must exec, so the pid
+ * stays the server's.
  */
 export function startServer(
   name: string,
-  script: string,
+  script: string | readonly string[],
   port: number,
   env: Record<string, string>,
   prefix: readonly string[] = [],
   args: readonly string[] = [],
 ): RunningServer {
   const logPath = join(logDir, `${++logFiles}.log`)
-  const child = Bun.spawn([...prefix, 'bun', script, ...args], {
+  const command = typeof script === 'string' ? ['bun', script] : script
+  const child = Bun.spawn([...prefix, ...command, ...args], {
     cwd: repoRoot,
     env: { ...process.env, PORT: String(port), ...env },
     stdin: 'ignore',
@@ -160,11 +164,14 @@ export async function stopPair(pair: ServerPair): Promise<void> {
   await Promise.all([stopServer(pair.service), stopServer(pair.reference)])
 }
 
-/** The baselines' scripts: `whole` is the raw reference writing the unpaginated lists whole. */
-const BASELINE_SCRIPTS: Record<BaselineName, string> = {
+/**
+ * The baselines' scripts (run with `bun`) or commands: `whole` is the raw reference writing the
+ * unpaginated lists whole; Express runs on Node with better-sqlite3, as the conventional stack does.
+ */
+const BASELINE_SCRIPTS: Record<BaselineName, string | readonly string[]> = {
   whole: 'bench/reference.ts',
   elysia: 'bench/reference-elysia.ts',
-  express: 'bench/reference-express.ts',
+  express: EXPRESS_COMMAND,
 }
 /** Their names in the progress lines. */
 const BASELINE_LABELS: Record<BaselineName, string> = { whole: 'raw-whole', elysia: 'elysia', express: 'express' }
@@ -186,6 +193,8 @@ export async function startComparison(
   track: (server: RunningServer) => void,
   durability: Durability = 'full',
 ): Promise<ComparisonServers> {
+  // Before any server starts: the first run may have to build better-sqlite3 for Node.
+  if (files.express !== undefined) ensureBetterSqlite()
   const service = startServer(
     'service',
     'src/cli.ts',
@@ -194,7 +203,7 @@ export async function startComparison(
     placement,
   )
   track(service)
-  const started = (name: string, script: string, database: string, lists: 'whole' | 'streamed') => {
+  const started = (name: string, script: string | readonly string[], database: string, lists: 'whole' | 'streamed') => {
     const server = startServer(
       name,
       script,
