@@ -20,6 +20,18 @@ function linkTo(url: URL, changes: Readonly<Record<string, string | null>>): str
   return `${url.pathname}?${params}`
 }
 
+/**
+ * Links that all set the same page parameters: the query string is parsed once and those
+ * parameters set again for each link, which gives the text linkTo would give for each.
+ */
+function pageLinker(url: URL): (values: Readonly<Record<string, string>>) => string {
+  const params = new URLSearchParams(url.search)
+  return (values) => {
+    for (const name in values) params.set(name, values[name] as string)
+    return `${url.pathname}?${params}`
+  }
+}
+
 /** A page link: a relative URL, or null where the cursor pagination profile wants one that is not there. */
 type PageLinks = Record<string, string | null | undefined>
 
@@ -34,7 +46,8 @@ function numberLinks(
   none: null | undefined,
 ): PageLinks {
   const last = Math.max(1, Math.ceil(total / page.size))
-  const link = (number: number) => linkTo(url, { 'page[number]': String(number), 'page[size]': String(page.size) })
+  const linked = pageLinker(url)
+  const link = (number: number) => linked({ 'page[number]': String(number), 'page[size]': String(page.size) })
   return {
     self: link(page.number),
     first: link(1),
@@ -54,7 +67,8 @@ function offsetLinks(
   total: number,
   none: null | undefined,
 ): PageLinks {
-  const link = (offset: number) => linkTo(url, { 'page[offset]': String(offset), 'page[limit]': String(page.limit) })
+  const linked = pageLinker(url)
+  const link = (offset: number) => linked({ 'page[offset]': String(offset), 'page[limit]': String(page.limit) })
   return {
     self: link(page.offset),
     first: link(0),

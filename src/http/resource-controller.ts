@@ -116,6 +116,8 @@ export class ResourceController {
   /** What a single GET includes without `include`, and its plan, made once. */
   private readonly defaultInclude: IncludeTree
   private readonly defaultPlan: IncludePlan
+  /** Whether a single GET without `include` can grow with the data (see reachesMany). */
+  private readonly defaultReachesMany: boolean
 
   constructor(
     private readonly resource: ResourceDescription,
@@ -131,6 +133,7 @@ export class ResourceController {
   ) {
     this.defaultInclude = new Map(resource.defaultInclude.map((name) => [name, new Map()]))
     this.defaultPlan = planOf(resource, this.defaultInclude, true)
+    this.defaultReachesMany = reachesMany(registry, resource, this.defaultInclude)
   }
 
   /**
@@ -202,7 +205,7 @@ export class ResourceController {
     const recordId = requireId(id)
     const query = parseFetchQuery(registry, resource, url, 'record', this.limits)
     const include = query.include ?? this.defaultInclude
-    if (reachesMany(registry, resource, include)) {
+    if (query.include ? reachesMany(registry, resource, include) : this.defaultReachesMany) {
       // Long enough to stream, perhaps: the store's version is read first, to tag it.
       const version = await store.version()
       if (this.offload) {

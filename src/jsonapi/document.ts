@@ -58,34 +58,34 @@ export function unlinkedResource(resource: ResourceDescription, record: StoredRe
   return cursor === undefined ? object : { ...object, meta: { page: { cursor } } }
 }
 
-interface JsonTemplate {
-  readonly type: string
-  readonly attributeKeys: readonly [name: string, key: string][]
-  readonly tail: string
-}
-const templates = new Map<string, JsonTemplate>()
+type UnlinkedJson = (record: StoredRecord, meta: string) => string
+const unlinkedJsonByType = new Map<string, UnlinkedJson>()
 
 /**
- * The JSON text of `unlinkedResource(resource, record, cursor)`, assembled from fragments prepared
- * once per type: a list renders thousands of these, and skipping the objects is several times faster.
+ * The JSON text of `unlinkedResource(resource, record, cursor)`, by a function written once per
+ * type: a list renders thousands of these, and a concatenation of literal fragments is several
+ * times faster than building the objects. The fragments and property names come from the
+ * description (our code), each a JSON string literal in the function's source; the values are
+ * JSON.stringify-ed, ids being integers.
  */
 export function unlinkedResourceJson(resource: ResourceDescription, record: StoredRecord, cursor?: string): string {
-  let template = templates.get(resource.type)
-  if (!template) {
-    template = {
-      type: JSON.stringify(resource.type),
-      attributeKeys: Object.keys(resource.attributes).map((name, i) => [
-        name,
-        `${i > 0 ? ',' : ''}${JSON.stringify(name)}:`,
-      ]),
-      tail: `},"relationships":${JSON.stringify(unlinked(resource))}`,
-    }
-    templates.set(resource.type, template)
+  let render = unlinkedJsonByType.get(resource.type)
+  if (!render) {
+    const literal = (text: string) => JSON.stringify(text)
+    const attributes = Object.keys(resource.attributes).map(
+      (name, i) =>
+        `${literal(`${i > 0 ? ',' : ''}${JSON.stringify(name)}:`)} + JSON.stringify(record.attributes[${literal(name)}])`,
+    )
+    const head = literal(`","type":${JSON.stringify(resource.type)},"attributes":{`)
+    const tail = literal(`},"relationships":${JSON.stringify(unlinked(resource))}`)
+    render = new Function(
+      'record',
+      'meta',
+      `return '{"id":"' + record.id + ${head}${attributes.map((a) => ` + ${a}`).join('')} + ${tail} + meta + '}'`,
+    ) as UnlinkedJson
+    unlinkedJsonByType.set(resource.type, render)
   }
-  // Ids are integers: their text needs no escaping.
-  let json = `{"id":"${record.id}","type":${template.type},"attributes":{`
-  for (const [name, key] of template.attributeKeys) json += key + JSON.stringify(record.attributes[name])
-  return `${json}${template.tail}${itemMetaJson(cursor)}}`
+  return render(record, itemMetaJson(cursor))
 }
 
 /** What rendering a record needs beyond the record: the linkage read with it and the sparse fieldsets. */

@@ -112,7 +112,9 @@ export class SqliteReader {
     if (query.after) where.push(table.keysetCondition(query.sort, query.after, params))
     const offset = query.offset ?? 0
     let sql = `SELECT ${table.columns} FROM ${from}${whereClause(where)} ORDER BY ${order} LIMIT ? OFFSET ?`
-    if (offset > 0 && from === table.name) {
+    // In id order with no filter the table itself is the narrowest order there is: nothing to gain.
+    const byRowid = where.length === 0 && query.sort.every((key) => key.field === 'id')
+    if (offset > 0 && from === table.name && !byRowid) {
       // Rows skipped by OFFSET are still stepped through: step through ids alone (the covering
       // index of the order), then read just the page's rows.
       sql = `SELECT ${table.columns} FROM ${table.name} WHERE "id" IN (SELECT ${table.name}."id" FROM ${from}${whereClause(where)} ORDER BY ${order} LIMIT ? OFFSET ?) ORDER BY ${order}`
