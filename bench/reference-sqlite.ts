@@ -3,12 +3,12 @@
  *
  * - `openQueries`: the connection (the service's pragmas) and the prepared bun:sqlite statements,
  *   with the service's SQL, each write committed alone (one transaction per write). The raw
- *   reference (bench/reference.ts), the minimal Elysia app (bench/reference-elysia.ts) and the
- *   Express app (bench/reference-express.ts) all run these statements;
+ *   reference (bench/reference.ts) and the minimal Elysia app (bench/reference-elysia.ts) run
+ *   these statements; the Express app (bench/reference-express.mjs, on Node) the same SQL;
  * - `referenceHandlers`: request in, Response out, byte for byte as the service answers, for the
  *   raw reference and the Elysia app (Express renders its own documents with jsonapi-serializer).
  *
- * The environment all three read: PORT, REFERENCE_DB (the SQLite file), REFERENCE_DURABILITY
+ * The environment all of them read: PORT, REFERENCE_DB (the SQLite file), REFERENCE_DURABILITY
  * (`full`, the default: synchronous=FULL; `normal`: NORMAL, as the service's DURABILITY) and
  * REFERENCE_LISTS (`whole`, the default: an unpaginated list is read and written in one piece;
  * `streamed`: read in keyset batches of 1,000 rows, each written as one chunk, as the service does).
