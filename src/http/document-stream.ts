@@ -1,4 +1,4 @@
-import { resourceJson, unlinkedResourceJson } from '../jsonapi/document'
+import { resourceJson, unlinkedResourceJson, unlinkedResourcesJson } from '../jsonapi/document'
 import type { IncludeTree } from '../jsonapi/query'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
@@ -88,7 +88,7 @@ export class DocumentStream {
       if (records.length === 0) continue
       // Plain records are about 170 bytes each: a batch of them is one piece.
       const grouped = this.plain
-        ? [records.map((record) => unlinkedResourceJson(resource, record, itemCursor?.(record))).join(',')]
+        ? [unlinkedResourcesJson(resource, records, itemCursor)]
         : groups(await this.render(this.root, records, primaryLinks, false, itemCursor))
       for (const group of grouped) {
         const text = (first ? '' : ',') + group

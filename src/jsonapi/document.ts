@@ -1,4 +1,4 @@
-import type { ResourceDescription } from '../resources/description'
+import type { RelationshipDescription, ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import type { Id, RecordGraph, StoredRecord } from '../store/store'
 
@@ -58,34 +58,60 @@ export function unlinkedResource(resource: ResourceDescription, record: StoredRe
   return cursor === undefined ? object : { ...object, meta: { page: { cursor } } }
 }
 
-type UnlinkedJson = (record: StoredRecord, meta: string) => string
-const unlinkedJsonByType = new Map<string, UnlinkedJson>()
+/** Pushes the JSON text of one unlinked resource object onto `parts`, in fragments. */
+type UnlinkedWriter = (record: StoredRecord, meta: string, parts: (string | number)[]) => void
+const unlinkedWriters = new Map<string, UnlinkedWriter>()
 
 /**
- * The JSON text of `unlinkedResource(resource, record, cursor)`, by a function written once per
- * type: a list renders thousands of these, and a concatenation of literal fragments is several
- * times faster than building the objects. The fragments and property names come from the
+ * The writer of a type's unlinked resource objects, written once per type: a list renders
+ * thousands of these, and pushing literal fragments to be joined once is several times faster
+ * than building the objects, and than concatenating each record's text on its own (measured: 0.20
+ * against 0.28 ms for 1,000 books with their SQL). The fragments and property names come from the
  * description (our code), each a JSON string literal in the function's source; the values are
  * JSON.stringify-ed, ids being integers.
  */
-export function unlinkedResourceJson(resource: ResourceDescription, record: StoredRecord, cursor?: string): string {
-  let render = unlinkedJsonByType.get(resource.type)
-  if (!render) {
+function unlinkedWriter(resource: ResourceDescription): UnlinkedWriter {
+  let write = unlinkedWriters.get(resource.type)
+  if (!write) {
     const literal = (text: string) => JSON.stringify(text)
     const attributes = Object.keys(resource.attributes).map(
       (name, i) =>
-        `${literal(`${i > 0 ? ',' : ''}${JSON.stringify(name)}:`)} + JSON.stringify(record.attributes[${literal(name)}])`,
+        `${literal(`${i > 0 ? ',' : ''}${JSON.stringify(name)}:`)}, JSON.stringify(record.attributes[${literal(name)}])`,
     )
     const head = literal(`","type":${JSON.stringify(resource.type)},"attributes":{`)
     const tail = literal(`},"relationships":${JSON.stringify(unlinked(resource))}`)
-    render = new Function(
+    write = new Function(
       'record',
       'meta',
-      `return '{"id":"' + record.id + ${head}${attributes.map((a) => ` + ${a}`).join('')} + ${tail} + meta + '}'`,
-    ) as UnlinkedJson
-    unlinkedJsonByType.set(resource.type, render)
+      'parts',
+      `parts.push('{"id":"', record.id, ${head}, ${attributes.join(', ')}, ${tail}, meta, '}')`,
+    ) as UnlinkedWriter
+    unlinkedWriters.set(resource.type, write)
   }
-  return render(record, itemMetaJson(cursor))
+  return write
+}
+
+/** The JSON text of `unlinkedResource(resource, record, cursor)`. */
+export function unlinkedResourceJson(resource: ResourceDescription, record: StoredRecord, cursor?: string): string {
+  const parts: (string | number)[] = []
+  unlinkedWriter(resource)(record, itemMetaJson(cursor), parts)
+  return parts.join('')
+}
+
+/** The JSON text of the unlinked resource objects of `records`, joined by commas; `cursorOf` gives item cursors. */
+export function unlinkedResourcesJson(
+  resource: ResourceDescription,
+  records: readonly StoredRecord[],
+  cursorOf?: (record: StoredRecord) => string,
+): string {
+  const write = unlinkedWriter(resource)
+  const parts: (string | number)[] = []
+  for (let i = 0; i < records.length; i++) {
+    const record = records[i] as StoredRecord
+    if (i > 0) parts.push(',')
+    write(record, cursorOf ? itemMetaJson(cursorOf(record)) : '', parts)
+  }
+  return parts.join('')
 }
 
 /** What rendering a record needs beyond the record: the linkage read with it and the sparse fieldsets. */
@@ -94,6 +120,18 @@ export interface RenderContext {
   readonly graph: RecordGraph
   /** Plural type -> the attributes and relationships to render; a type not named renders all. */
   readonly fields: ReadonlyMap<string, ReadonlySet<string>>
+}
+
+const relationshipsByType = new Map<string, readonly [string, RelationshipDescription][]>()
+
+/** A type's relationships as entries, made once: a single GET renders them for every record it shows. */
+function relationshipsOf(resource: ResourceDescription): readonly [string, RelationshipDescription][] {
+  let entries = relationshipsByType.get(resource.type)
+  if (!entries) {
+    entries = Object.entries(resource.relationships)
+    relationshipsByType.set(resource.type, entries)
+  }
+  return entries
 }
 
 /**
@@ -109,9 +147,10 @@ export function resourceObject(
 ): ResourceObject {
   const only = context.fields.get(resource.type)
   const attributes: Record<string, string> = {}
-  for (const [name, value] of Object.entries(record.attributes)) if (!only || only.has(name)) attributes[name] = value
+  for (const name in record.attributes)
+    if (!only || only.has(name)) attributes[name] = record.attributes[name] as string
   const relationships: Record<string, RelationshipObject> = {}
-  for (const [name, relationship] of Object.entries(resource.relationships)) {
+  for (const [name, relationship] of relationshipsOf(resource)) {
     if (only && !only.has(name)) continue
     const linkage = context.graph.linkage(resource.type, record.id, name)
     if (linkage === undefined) {
@@ -141,14 +180,14 @@ export function resourceJson(
   const only = context.fields.get(resource.type)
   let json = `{"id":"${record.id}","type":${JSON.stringify(resource.type)},"attributes":{`
   let first = true
-  for (const [name, value] of Object.entries(record.attributes)) {
+  for (const name in record.attributes) {
     if (only && !only.has(name)) continue
-    json += `${first ? '' : ','}${JSON.stringify(name)}:${JSON.stringify(value)}`
+    json += `${first ? '' : ','}${JSON.stringify(name)}:${JSON.stringify(record.attributes[name])}`
     first = false
   }
   json += '},"relationships":{'
   first = true
-  for (const [name, relationship] of Object.entries(resource.relationships)) {
+  for (const [name, relationship] of relationshipsOf(resource)) {
     if (only && !only.has(name)) continue
     json += `${first ? '' : ','}${JSON.stringify(name)}:`
     first = false
