@@ -5,14 +5,12 @@
  * jsonapi-serializer, each on its own copy of the seeded file, all pinned to core 0: GET one book, a
  * page of 20, the books of an author and every book (bench/scenarios.ts, readScenarios).
  */
-import { copyFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { type Compared, compareReads } from './compare'
 import { pinning, runScenario, warmUp } from './measure'
 import type { ScenarioResult } from './report'
 import { COMPARED_PAGES, pageOfBooks, readScenarios } from './scenarios'
 import { SEED } from './seed'
-import { type RunningServer, startComparison, stopComparison } from './servers'
+import { copiesFor, type RunningServer, startComparison, stopComparison } from './servers'
 
 export interface ReadsResult {
   readonly results: readonly ScenarioResult[]
@@ -27,18 +25,7 @@ export async function runReads(
   measureMs: number,
   track: (server: RunningServer) => void,
 ): Promise<ReadsResult> {
-  const file = (name: string) => {
-    const path = join(dir, `reads-${name}.db`)
-    copyFileSync(pristine, path)
-    return path
-  }
-  const files = {
-    service: file('service'),
-    reference: file('reference'),
-    whole: file('whole'),
-    elysia: file('elysia'),
-    express: file('express'),
-  }
+  const files = copiesFor(pristine, dir, 'reads', ['service', 'reference', 'whole', 'elysia', 'express'])
   const servers = await startComparison(files, pinning.server, track)
   try {
     const { service, reference, others } = servers

@@ -5,15 +5,13 @@
  * alone: POST, PATCH (a rename) and DELETE of a book, on fresh copies of the write runs' file for
  * each (the 10,000 books and DELETE_STOCK more for DELETE to delete, bench/scenarios.ts).
  */
-import { copyFileSync } from 'node:fs'
-import { join } from 'node:path'
 import type { Durability } from '../src/store/open'
 import { compareWrites } from './compare'
 import { pinning, runScenario, warmUp } from './measure'
 import type { ScenarioResult } from './report'
 import { DELETE_STOCK, writeScenarios } from './scenarios'
 import { type DataSet, SEED } from './seed'
-import { type RunningServer, startComparison, stopComparison } from './servers'
+import { copiesFor, type RunningServer, startComparison, stopComparison } from './servers'
 
 export const DURABILITY_SETTINGS: readonly Durability[] = ['full', 'normal']
 
@@ -34,17 +32,7 @@ export async function runDurability(
 ): Promise<DurabilityResult[]> {
   const all: DurabilityResult[] = []
   for (const durability of DURABILITY_SETTINGS) {
-    const file = (name: string) => {
-      const path = join(dir, `writes-${durability}-${name}.db`)
-      copyFileSync(pristine, path)
-      return path
-    }
-    const files = {
-      service: file('service'),
-      reference: file('reference'),
-      elysia: file('elysia'),
-      express: file('express'),
-    }
+    const files = copiesFor(pristine, dir, `writes-${durability}`, ['service', 'reference', 'elysia', 'express'])
     const servers = await startComparison(files, pinning.server, track, durability)
     try {
       const { service, reference, others } = servers

@@ -1,4 +1,4 @@
-import { closeSync, mkdtempSync, openSync, readSync, rmSync } from 'node:fs'
+import { closeSync, copyFileSync, mkdtempSync, openSync, readSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
@@ -20,6 +20,21 @@ export interface RunningServer {
 }
 
 const repoRoot = new URL('..', import.meta.url).pathname
+
+/** A copy of `pristine` in `dir` for each name, `<prefix>-<name>.db`: every server reads and writes its own. */
+export function copiesFor<Name extends string>(
+  pristine: string,
+  dir: string,
+  prefix: string,
+  names: readonly Name[],
+): Record<Name, string> {
+  const files = {} as Record<Name, string>
+  for (const name of names) {
+    files[name] = join(dir, `${prefix}-${name}.db`)
+    copyFileSync(pristine, files[name])
+  }
+  return files
+}
 
 /** A port nothing listens on right now: the OS picks one, we let it go and hand it to the server. */
 export function freePort(): number {
