@@ -47,6 +47,24 @@ export function stdoutSink(): LogSink {
   }
 }
 
+let timeMs = Number.NaN
+let timeText = ''
+
+/** Now in ISO 8601, formatted once a millisecond: under load, many request lines share it. */
+function isoNow(): string {
+  const now = Date.now()
+  if (now !== timeMs) {
+    timeMs = now
+    timeText = new Date(now).toISOString()
+  }
+  return timeText
+}
+
+/**
+ * Lines are `{"time":…,"level":…,"msg":…,…fields}`, written as text around one JSON.stringify of the
+ * fields (a logged request costs a few microseconds, and copying its fields into a new object was
+ * a tenth of them). No caller names a field time, level or msg.
+ */
 export function createLogger(level: LogLevel, sink: LogSink = stdoutSink()): Logger {
   const threshold = logLevels.indexOf(level)
   const enabled = (at: Exclude<LogLevel, 'silent'>) => logLevels.indexOf(at) >= threshold
@@ -55,7 +73,9 @@ export function createLogger(level: LogLevel, sink: LogSink = stdoutSink()): Log
     enabled,
     log(at, message, fields) {
       if (!enabled(at)) return
-      sink.write(JSON.stringify({ time: new Date().toISOString(), level: at, msg: message, ...fields }))
+      const head = `{"time":"${isoNow()}","level":"${at}","msg":${JSON.stringify(message)}`
+      const rest = fields === undefined ? '{}' : JSON.stringify(fields)
+      sink.write(rest === '{}' ? `${head}}` : `${head},${rest.slice(1)}`)
     },
     flush: () => sink.flush(),
   }

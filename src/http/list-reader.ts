@@ -21,14 +21,28 @@ function linkTo(url: URL, changes: Readonly<Record<string, string | null>>): str
 }
 
 /**
- * Links that all set the same page parameters: the query string is parsed once and those
- * parameters set again for each link, which gives the text linkTo would give for each.
+ * Links that differ only in two numeric page parameters (`page[number]` and `page[size]`, say):
+ * the query is serialized once, as URLSearchParams would with those two set, and each link fills
+ * in the two numbers, which need no encoding. It gives linkTo's text for a fraction of its cost.
  */
-function pageLinker(url: URL): (values: Readonly<Record<string, string>>) => string {
+function pageLinker(url: URL, names: readonly [string, string]): (first: number, second: number) => string {
   const params = new URLSearchParams(url.search)
-  return (values) => {
-    for (const name in values) params.set(name, values[name] as string)
-    return `${url.pathname}?${params}`
+  for (const name of names) params.set(name, '')
+  const encoded = (name: string, value: string) => new URLSearchParams([[name, value]]).toString()
+  // Each pair as serialized, or the index in `names` of one whose value each link fills in.
+  const pairs: (string | 0 | 1)[] = []
+  for (const [name, value] of params) {
+    const slot = names.indexOf(name)
+    pairs.push(slot === 0 || slot === 1 ? slot : encoded(name, value))
+  }
+  const heads = [encoded(names[0], ''), encoded(names[1], '')] as const
+  return (first, second) => {
+    let query = ''
+    for (const pair of pairs) {
+      const text = pair === 0 ? `${heads[0]}${first}` : pair === 1 ? `${heads[1]}${second}` : pair
+      query = query === '' ? text : `${query}&${text}`
+    }
+    return `${url.pathname}?${query}`
   }
 }
 
@@ -46,8 +60,8 @@ function numberLinks(
   none: null | undefined,
 ): PageLinks {
   const last = Math.max(1, Math.ceil(total / page.size))
-  const linked = pageLinker(url)
-  const link = (number: number) => linked({ 'page[number]': String(number), 'page[size]': String(page.size) })
+  const linked = pageLinker(url, ['page[number]', 'page[size]'])
+  const link = (number: number) => linked(number, page.size)
   return {
     self: link(page.number),
     first: link(1),
@@ -67,8 +81,8 @@ function offsetLinks(
   total: number,
   none: null | undefined,
 ): PageLinks {
-  const linked = pageLinker(url)
-  const link = (offset: number) => linked({ 'page[offset]': String(offset), 'page[limit]': String(page.limit) })
+  const linked = pageLinker(url, ['page[offset]', 'page[limit]'])
+  const link = (offset: number) => linked(offset, page.limit)
   return {
     self: link(page.offset),
     first: link(0),
@@ -100,6 +114,11 @@ export interface ListRequest {
    * prev and next always (null where there is none) and say so in their Content-Type.
    */
   readonly profile: string | null
+  /**
+   * A page that includes no to-many relationship: its size is bounded whatever the data, so it is
+   * answered whole and tagged by its bytes, with no store version read before it.
+   */
+  readonly bounded: boolean
 }
 
 /** A page varies with the profile the client's Accept asks for. */
@@ -211,7 +230,10 @@ export class ListReader {
     const encode = this.cursors()
     const itemCursor = ranked ? undefined : (record: StoredRecord) => encode(sortValuesOf(sort, record))
     const tail = `,"meta":${JSON.stringify({ total })},"links":${JSON.stringify(links)}`
-    const answer = await documentResponse(200, this.document.chunks([records], 'many', tail, itemCursor))
+    const pieces = this.document.chunks([records], 'many', tail, itemCursor)
+    const answer = await (this.request.bounded
+      ? documentResponse(200, pieces, Infinity)
+      : documentResponse(200, pieces))
     const headers = profile ? { 'content-type': profiledContentType(profile), vary: 'Accept' } : varyByAccept
     return { ...answer, headers }
   }

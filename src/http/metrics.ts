@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
-import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from 'prom-client'
+import { Counter, collectDefaultMetrics, Gauge, type Metric, Registry } from 'prom-client'
 import type { StoreOperation } from '../store/timed-store'
+import { RequestLatency } from './latency-histogram'
 
 export const METRICS_PATH = '/metrics'
 
@@ -83,8 +84,6 @@ function processMetrics(): Registry {
   return kept
 }
 
-type RequestLabels = 'method' | 'route' | 'status'
-
 /**
  * Calls `finished` once `stream` has been read to its end, has failed, or was cancelled (the
  * client went away), and passes everything else through as it is.
@@ -123,7 +122,7 @@ function onceFinished(stream: ReadableStream<Uint8Array>, finished: () => void):
  */
 export class ServiceMetrics {
   private readonly registry = new Registry()
-  private readonly latency: Histogram<RequestLabels>
+  private readonly latency: RequestLatency
   /**
    * Database time, summed here and handed to prom-client only when scraped: a store call (some
    * microseconds for a read of one record) then costs two additions, not a labelled observation.
@@ -138,13 +137,12 @@ export class ServiceMetrics {
 
   constructor(version: string) {
     const registers = [this.registry]
-    this.latency = new Histogram({
-      name: 'http_request_duration_seconds',
-      help: 'Requests by method, route template and status (_count), and the time from each to its answer sent whole (a streamed answer: until it ended or was cancelled)',
-      labelNames: ['method', 'route', 'status'],
-      buckets: requestBuckets,
-      registers,
-    })
+    this.latency = new RequestLatency(
+      'http_request_duration_seconds',
+      'Requests by method, route template and status (_count), and the time from each to its answer sent whole (a streamed answer: until it ended or was cancelled)',
+      requestBuckets,
+    )
+    this.registry.registerMetric(this.latency.asMetric())
     const inFlight = () => this.inFlight
     new Gauge({
       name: 'http_requests_in_flight',
@@ -219,13 +217,13 @@ export class ServiceMetrics {
 
   private record(request: Request, route: string | undefined, status: number, start: number): void {
     this.inFlight--
-    const labels = {
-      method: knownMethods.has(request.method) ? request.method : OTHER_METHOD,
+    this.latency.observe(
+      knownMethods.has(request.method) ? request.method : OTHER_METHOD,
       // The router gives the template it matched; a request that matched none has no route.
-      route: route || UNMATCHED_ROUTE,
-      status: String(status),
-    }
-    this.latency.observe(labels, (performance.now() - start) / 1000)
+      route || UNMATCHED_ROUTE,
+      status,
+      (performance.now() - start) / 1000,
+    )
   }
 
   /**

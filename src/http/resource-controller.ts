@@ -137,25 +137,31 @@ export class ResourceController {
   }
 
   /**
-   * `scope` narrows the list before the client's filters: the books of one author, say. Any list
-   * may be long enough to stream: the store's version is read before the list, to tag it.
+   * `scope` narrows the list before the client's filters: the books of one author, say. A list
+   * other than a bounded page (see ListRequest.bounded) may be long enough to stream: the store's
+   * version is read before the list, to tag it.
    */
   async list(
     { url, acceptEncoding, cursorProfile = null }: HandlerInput,
     scope: readonly StoreFilter[] = [],
   ): Promise<ApiResponse> {
+    const { resource, registry } = this
+    const query = parseFetchQuery(registry, resource, url, 'list', this.limits, { cursorProfile })
+    const bounded = query.page !== null && !followsToMany(registry, resource, query.include ?? noInclude)
+    if (bounded) return this.readList(query, bounded, url, acceptEncoding, cursorProfile, scope)
     const version = await this.store.version()
-    return { ...(await this.readList(url, acceptEncoding, cursorProfile, scope)), version }
+    return { ...(await this.readList(query, bounded, url, acceptEncoding, cursorProfile, scope)), version }
   }
 
   private async readList(
+    query: FetchQuery,
+    bounded: boolean,
     url: string,
     acceptEncoding: string | null | undefined,
     cursorProfile: string | null,
     scope: readonly StoreFilter[],
   ): Promise<ApiResponse> {
     const { resource, registry, store } = this
-    const query = parseFetchQuery(registry, resource, url, 'list', this.limits, { cursorProfile })
     const include = query.include ?? noInclude
     const { sort, page } = query
     const filters = scope.length > 0 ? [...scope, ...query.filters] : query.filters
@@ -176,6 +182,7 @@ export class ResourceController {
       sort,
       ranked,
       profile: page ? cursorProfile : null,
+      bounded,
     })
     if (page?.kind === 'number' || page?.kind === 'offset') return reader.windowed(page)
     if (page?.kind === 'cursor') return reader.cursor(page)

@@ -171,7 +171,12 @@ const BUFFERED_BYTES = 64 * 1024
  * the client has taken the one before, so only one is held in memory; a failure then can only cut
  * the answer short.
  */
-export async function documentResponse(status: number, pieces: AsyncGenerator<string>): Promise<ApiResponse> {
+export async function documentResponse(
+  status: number,
+  pieces: AsyncGenerator<string>,
+  /** Infinity for a document whose size is bounded whatever the data (a page): it is answered whole. */
+  bufferedBytes = BUFFERED_BYTES,
+): Promise<ApiResponse> {
   const gathered: string[] = []
   let size = 0
   for (;;) {
@@ -179,7 +184,7 @@ export async function documentResponse(status: number, pieces: AsyncGenerator<st
     if (done) return { status, body: gathered.join('') }
     gathered.push(value)
     size += value.length
-    if (size > BUFFERED_BYTES) break
+    if (size > bufferedBytes) break
   }
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {

@@ -1,7 +1,15 @@
 import type { Database, Statement } from 'bun:sqlite'
 import type { ResourceDescription } from '../resources/description'
 import { type ResourceRegistry, searchOf } from '../resources/registry'
-import { followPlan, followSync, type GraphAnswer, GraphBuilder, type GraphRead } from './record-graph'
+import {
+  followPlan,
+  followSync,
+  followsOnlyToOne,
+  type GraphAnswer,
+  GraphBuilder,
+  type GraphRead,
+  toOneGraph,
+} from './record-graph'
 import { SqliteSearch } from './sqlite-search'
 import { type Bindings, quote, type Row, Table, whereClause } from './sqlite-table'
 import type {
@@ -28,6 +36,8 @@ export class SqliteReader {
   private readonly beginRead: Statement
   private readonly commit: Statement
   private readonly rollback: Statement
+  /** Each table's statement for one record by id, kept: the most frequent read skips the cache lookup. */
+  private readonly finders = new Map<string, { table: Table; statement: Statement<Row, Bindings> }>()
 
   constructor(
     private readonly db: Database,
@@ -77,9 +87,14 @@ export class SqliteReader {
   }
 
   find(type: string, id: Id): StoredRecord | null {
-    const table = this.table(type)
-    const row = this.statement(table.findSql).get(id)
-    return row ? table.toRecord(row) : null
+    let finder = this.finders.get(type)
+    if (!finder) {
+      const table = this.table(type)
+      finder = { table, statement: this.statement(table.findSql) }
+      this.finders.set(type, finder)
+    }
+    const row = finder.statement.get(id)
+    return row ? finder.table.toRecord(row) : null
   }
 
   exists(type: string, id: Id): boolean {
@@ -188,6 +203,10 @@ export class SqliteReader {
     return this.snapshot(() => {
       const record = this.find(type, id)
       if (!record) return null
+      const resource = this.registry.get(type)
+      if (followsOnlyToOne(resource, plan)) {
+        return { record, graph: toOneGraph(this.registry, resource, record, plan, (t, i) => this.find(t, i)) }
+      }
       const graph = new GraphBuilder(type, [id])
       followSync(followPlan(this.registry, this.registry.get(type), [record], plan, graph), (read) =>
         this.graphRead(read),

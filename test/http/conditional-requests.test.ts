@@ -527,3 +527,33 @@ describe('streamed answers (over 64 KB)', () => {
     expect(written.status).toBe(200)
   })
 })
+
+describe('a page over 64 KB', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await openTestApp({ readWorkers: 1 })
+    const author = await t.create('authors', { name: 'Verbose' })
+    for (let i = 0; i < 100; i++) {
+      await t.create(
+        'books',
+        { name: `${i} ${'a long title '.repeat(70)}` },
+        {
+          author: { data: { type: 'authors', id: author } },
+        },
+      )
+    }
+  })
+  afterAll(() => t.close())
+
+  it('is answered whole with a strong tag of its bytes, since its size is bounded, and answers 304 to it', async () => {
+    for (const path of ['/api/v1/books?page[size]=100', '/api/v1/books?page[size]=100&include=author&sort=-name']) {
+      const answer = await t.get(path)
+      expect(answer.status).toBe(200)
+      expect(answer.text.length).toBeGreaterThan(64 * 1024)
+      expect(answer.json.data).toHaveLength(100)
+      const tag = etagOf(answer)
+      expect(tag).toMatch(STRONG)
+      expectNotModified(await t.get(path, { 'if-none-match': tag }), tag)
+    }
+  })
+})
