@@ -28,21 +28,23 @@ function linkTo(url: URL, changes: Readonly<Record<string, string | null>>): str
 function pageLinker(url: URL, names: readonly [string, string]): (first: number, second: number) => string {
   const params = new URLSearchParams(url.search)
   for (const name of names) params.set(name, '')
-  const encoded = (name: string, value: string) => new URLSearchParams([[name, value]]).toString()
-  // Each pair as serialized, or the index in `names` of one whose value each link fills in.
-  const pairs: (string | 0 | 1)[] = []
-  for (const [name, value] of params) {
-    const slot = names.indexOf(name)
-    pairs.push(slot === 0 || slot === 1 ? slot : encoded(name, value))
+  // Serialized once: each pair is encoded alone and joined by "&", which no encoded pair holds.
+  // The two set above are left as "<name>=", for each link to fill in.
+  const pairs: string[] = params.toString().split('&')
+  const slots: [number, number] = [-1, -1]
+  let index = 0
+  for (const [name] of params) {
+    if (name === names[0]) slots[0] = index
+    else if (name === names[1]) slots[1] = index
+    index++
   }
-  const heads = [encoded(names[0], ''), encoded(names[1], '')] as const
+  const [firstAt, secondAt] = slots
+  const firstHead = pairs[firstAt] as string
+  const secondHead = pairs[secondAt] as string
   return (first, second) => {
-    let query = ''
-    for (const pair of pairs) {
-      const text = pair === 0 ? `${heads[0]}${first}` : pair === 1 ? `${heads[1]}${second}` : pair
-      query = query === '' ? text : `${query}&${text}`
-    }
-    return `${url.pathname}?${query}`
+    pairs[firstAt] = `${firstHead}${first}`
+    pairs[secondAt] = `${secondHead}${second}`
+    return `${url.pathname}?${pairs.join('&')}`
   }
 }
 
