@@ -117,8 +117,9 @@ export interface ListRequest {
    */
   readonly profile: string | null
   /**
-   * A page that includes no to-many relationship: its size is bounded whatever the data, so it is
-   * answered whole and tagged by its bytes, with no store version read before it.
+   * A page of at most LIST_BATCH records that includes no to-many relationship: its size is bounded
+   * whatever the data, so it is answered whole and tagged by its bytes, with no store version read
+   * before it.
    */
   readonly bounded: boolean
 }

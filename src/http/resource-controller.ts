@@ -73,6 +73,17 @@ function countable(resource: ResourceDescription, filters: readonly StoreFilter[
   return filter.kind === 'relationship' && filter.ids.length + (filter.orNone ? 1 : 0) === 1
 }
 
+/**
+ * Whether a list is a page whose document is small whatever the data: at most one batch of records
+ * (MAX_PAGE_SIZE may allow more) and no to-many relationship included. It is answered whole and
+ * tagged by its bytes (see ListRequest.bounded).
+ */
+function isBoundedPage(registry: ResourceRegistry, resource: ResourceDescription, query: FetchQuery): boolean {
+  const { page } = query
+  if (!page || (page.kind === 'offset' ? page.limit : page.size) > LIST_BATCH) return false
+  return !followsToMany(registry, resource, query.include ?? noInclude)
+}
+
 /** Whether an include tree follows a to-many relationship anywhere: what it includes grows with the data. */
 function followsToMany(registry: ResourceRegistry, from: ResourceDescription, tree: IncludeTree): boolean {
   return [...tree].some(([name, below]) => {
@@ -147,7 +158,7 @@ export class ResourceController {
   ): Promise<ApiResponse> {
     const { resource, registry } = this
     const query = parseFetchQuery(registry, resource, url, 'list', this.limits, { cursorProfile })
-    const bounded = query.page !== null && !followsToMany(registry, resource, query.include ?? noInclude)
+    const bounded = isBoundedPage(registry, resource, query)
     if (bounded) return this.readList(query, bounded, url, acceptEncoding, cursorProfile, scope)
     const version = await this.store.version()
     return { ...(await this.readList(query, bounded, url, acceptEncoding, cursorProfile, scope)), version }

@@ -545,6 +545,27 @@ describe('a page over 64 KB', () => {
   })
   afterAll(() => t.close())
 
+  it('is streamed with a weak tag when MAX_PAGE_SIZE allows more than 1,000 records', async () => {
+    const large = await openTestApp({ readWorkers: 1, maxPageSize: 5000 })
+    try {
+      await insertCatalogue(large, {
+        authors: ['Prolific'],
+        collections: [],
+        books: 1200,
+        authorOf: () => 1,
+        collectionOf: () => null,
+      })
+      const answer = await large.get('/api/v1/books?page[size]=1200')
+      expect(answer.status).toBe(200)
+      expect(answer.json.data).toHaveLength(1200)
+      const tag = etagOf(answer)
+      expect(tag).toMatch(WEAK)
+      expectNotModified(await large.get('/api/v1/books?page[size]=1200', { 'if-none-match': tag }), tag)
+    } finally {
+      await large.close()
+    }
+  })
+
   it('is answered whole with a strong tag of its bytes, since its size is bounded, and answers 304 to it', async () => {
     for (const path of ['/api/v1/books?page[size]=100', '/api/v1/books?page[size]=100&include=author&sort=-name']) {
       const answer = await t.get(path)
