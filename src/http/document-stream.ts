@@ -1,4 +1,4 @@
-import { resourceJson, unlinkedResourceJson, unlinkedResourcesJson } from '../jsonapi/document'
+import { pushUnlinkedResources, resourceJson, unlinkedResourceJson } from '../jsonapi/document'
 import type { IncludeTree } from '../jsonapi/query'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
@@ -81,26 +81,34 @@ export class DocumentStream {
     const { resource, primaryLinks } = this.request
     // The last piece is held back until the next is known, and what follows it (a closing
     // bracket, meta and links) joins it: a short document is one piece, answered as one string.
-    let held = shape === 'many' ? '{"data":[' : '{"data":'
+    // A piece is gathered as fragments and joined once when it goes: its text is copied once.
+    let held: (string | number)[] = [shape === 'many' ? '{"data":[' : '{"data":']
     let holding = false
     let first = true
+    const release = (): string => {
+      const text = held.join('')
+      held = []
+      return text
+    }
     for await (const records of primary) {
       if (records.length === 0) continue
       // Plain records are about 170 bytes each: a batch of them is one piece.
-      const grouped = this.plain
-        ? [unlinkedResourcesJson(resource, records, itemCursor)]
-        : groups(await this.render(this.root, records, primaryLinks, false, itemCursor))
-      for (const group of grouped) {
-        const text = (first ? '' : ',') + group
+      if (this.plain) {
+        if (holding) yield release()
+        if (!first) held.push(',')
+        pushUnlinkedResources(resource, records, held, itemCursor)
         first = false
-        if (holding) {
-          yield held
-          held = text
-        } else held += text
+        holding = true
+        continue
+      }
+      for (const group of groups(await this.render(this.root, records, primaryLinks, false, itemCursor))) {
+        if (holding) yield release()
+        held.push(first ? group : `,${group}`)
+        first = false
         holding = true
       }
     }
-    if (shape === 'many') held += ']'
+    if (shape === 'many') held.push(']')
     let included = false
     for (const node of this.nodes) {
       // In id order within a path, as a reader of the document would expect.
@@ -114,18 +122,16 @@ export class DocumentStream {
         const records = await this.request.store.findMany(node.resource, queue.slice(start, start + INCLUDED_BATCH))
         const pieces = await this.render(node, records, this.links.get(node.resource.type) ?? [], true)
         for (const group of groups(pieces)) {
-          const text = (included ? ',' : ',"included":[') + group
+          if (holding) yield release()
+          held.push(included ? ',' : ',"included":[', group)
           included = true
-          if (holding) {
-            yield held
-            held = text
-          } else held += text
           holding = true
         }
       }
     }
-    if (included) held += ']'
-    yield `${held}${tail}}`
+    if (included) held.push(']')
+    held.push(tail, '}')
+    yield release()
   }
 
   /**

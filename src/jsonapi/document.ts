@@ -98,20 +98,23 @@ export function unlinkedResourceJson(resource: ResourceDescription, record: Stor
   return parts.join('')
 }
 
-/** The JSON text of the unlinked resource objects of `records`, joined by commas; `cursorOf` gives item cursors. */
-export function unlinkedResourcesJson(
+/**
+ * Pushes the JSON text of the unlinked resource objects of `records`, joined by commas, onto
+ * `parts` in fragments; `cursorOf` gives item cursors. The caller joins them once with what
+ * surrounds them: joining here and again there would copy a document's text twice.
+ */
+export function pushUnlinkedResources(
   resource: ResourceDescription,
   records: readonly StoredRecord[],
+  parts: (string | number)[],
   cursorOf?: (record: StoredRecord) => string,
-): string {
+): void {
   const write = unlinkedWriter(resource)
-  const parts: (string | number)[] = []
   for (let i = 0; i < records.length; i++) {
     const record = records[i] as StoredRecord
     if (i > 0) parts.push(',')
     write(record, cursorOf ? itemMetaJson(cursorOf(record)) : '', parts)
   }
-  return parts.join('')
 }
 
 /** What rendering a record needs beyond the record: the linkage read with it and the sparse fieldsets. */
