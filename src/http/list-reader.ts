@@ -31,14 +31,9 @@ function pageLinker(url: URL, names: readonly [string, string]): (first: number,
   // Serialized once: each pair is encoded alone and joined by "&", which no encoded pair holds.
   // The two set above are left as "<name>=", for each link to fill in.
   const pairs: string[] = params.toString().split('&')
-  const slots: [number, number] = [-1, -1]
-  let index = 0
-  for (const [name] of params) {
-    if (name === names[0]) slots[0] = index
-    else if (name === names[1]) slots[1] = index
-    index++
-  }
-  const [firstAt, secondAt] = slots
+  const keys = [...params.keys()]
+  const firstAt = keys.indexOf(names[0])
+  const secondAt = keys.indexOf(names[1])
   const firstHead = pairs[firstAt] as string
   const secondHead = pairs[secondAt] as string
   return (first, second) => {
@@ -234,9 +229,7 @@ export class ListReader {
     const itemCursor = ranked ? undefined : (record: StoredRecord) => encode(sortValuesOf(sort, record))
     const tail = `,"meta":${JSON.stringify({ total })},"links":${JSON.stringify(links)}`
     const pieces = this.document.chunks([records], 'many', tail, itemCursor)
-    const answer = await (this.request.bounded
-      ? documentResponse(200, pieces, Infinity)
-      : documentResponse(200, pieces))
+    const answer = await documentResponse(200, pieces, this.request.bounded ? Infinity : undefined)
     const headers = profile ? { 'content-type': profiledContentType(profile), vary: 'Accept' } : varyByAccept
     return { ...answer, headers }
   }

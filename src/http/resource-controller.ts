@@ -159,9 +159,9 @@ export class ResourceController {
     const { resource, registry } = this
     const query = parseFetchQuery(registry, resource, url, 'list', this.limits, { cursorProfile })
     const bounded = isBoundedPage(registry, resource, query)
-    if (bounded) return this.readList(query, bounded, url, acceptEncoding, cursorProfile, scope)
-    const version = await this.store.version()
-    return { ...(await this.readList(query, bounded, url, acceptEncoding, cursorProfile, scope)), version }
+    const version = bounded ? undefined : await this.store.version()
+    const answer = await this.readList(query, bounded, url, acceptEncoding, cursorProfile, scope)
+    return bounded ? answer : { ...answer, version }
   }
 
   private async readList(

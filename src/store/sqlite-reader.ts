@@ -208,9 +208,7 @@ export class SqliteReader {
         return { record, graph: toOneGraph(this.registry, resource, record, plan, (t, i) => this.find(t, i)) }
       }
       const graph = new GraphBuilder(type, [id])
-      followSync(followPlan(this.registry, this.registry.get(type), [record], plan, graph), (read) =>
-        this.graphRead(read),
-      )
+      followSync(followPlan(this.registry, resource, [record], plan, graph), (read) => this.graphRead(read))
       return { record, graph }
     })
   }

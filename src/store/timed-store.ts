@@ -39,13 +39,9 @@ export class TimedStore implements Store {
   ) {}
 
   /** `call` is started here, after the clock: a SQLite read runs whole within the call itself. */
-  private async timed<T>(operation: StoreOperation, call: () => Promise<T>): Promise<T> {
+  private timed<T>(operation: StoreOperation, call: () => Promise<T>): Promise<T> {
     const start = performance.now()
-    try {
-      return await call()
-    } finally {
-      this.observe(operation, (performance.now() - start) / 1000)
-    }
+    return call().finally(() => this.observe(operation, (performance.now() - start) / 1000))
   }
 
   list(resource: ResourceDescription, query: ListQuery): Promise<StoredRecord[]> {
