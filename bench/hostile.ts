@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DEFAULT_MAX_OPERATIONS } from '../src/http/app'
 import { DEFAULT_LIMITS } from '../src/jsonapi/limits'
-import { countBytes, memoryOf, resetPeak } from './memory'
+import { countBytes, memoryOf, resetPeak, startReadWorkers } from './memory'
 import { LARGE, seed } from './seed'
 import { freePort, type RunningServer, startServer, stopServer, waitUntilReady } from './servers'
 
@@ -135,9 +135,7 @@ async function measureAlone(path: string, request: Hostile, servers: RunningServ
   try {
     const pid = server.process.pid
     await waitUntilReady(server, '/api/v1/books/1')
-    // Start the read workers, so that their start is not counted as the request's memory.
-    await send(server.origin, { name: 'warm', method: 'GET', path: '/api/v1/authors?filter[name]=none' })
-    await Bun.sleep(300)
+    await startReadWorkers(server.origin)
     const idle = memoryOf(pid).rssKb
     resetPeak(pid)
     const cpuBefore = cpuMs(pid)

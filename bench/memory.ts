@@ -57,6 +57,26 @@ export async function countBytes(response: Response): Promise<number> {
 }
 
 /**
+ * A request only a read worker answers: a ranked search is never cheap enough for the main thread
+ * (resource-controller.ts), whatever the data. A short list, an author's name say, is answered on
+ * the main thread and starts no worker.
+ */
+const WORKER_READ = '/api/v1/books?filter[search]=nothingmatchesthis'
+
+/**
+ * Starts the service's read workers (each of its reads goes to the least busy, and the first starts
+ * them all), so that their start is not counted as a later request's memory: they are part of an
+ * idle service. Checked through /metrics, which counts the round trips to the workers.
+ */
+export async function startReadWorkers(origin: string): Promise<void> {
+  await (await fetch(origin + WORKER_READ)).arrayBuffer()
+  const metrics = await (await fetch(`${origin}/metrics`)).text()
+  const trips = /^catalogue_database_calls_total\{operation="read_worker"\} (\d+)/m.exec(metrics)
+  if (!trips || Number(trips[1]) < 1) throw new Error(`${WORKER_READ} did not reach a read worker`)
+  await Bun.sleep(300)
+}
+
+/**
  * Starts a fresh service on `databasePath` (so VmHWM holds nothing from earlier requests), waits
  * until it answers and settles, then asks once for the whole book list.
  */
@@ -72,10 +92,7 @@ async function measureOnce(databasePath: string, track: (server: RunningServer) 
   try {
     const pid = server.process.pid
     await waitUntilReady(server, '/api/v1/books/1')
-    // Start the read workers (a list without a page goes to them), so that their start is not
-    // counted as the request's memory: they are part of an idle service.
-    await (await fetch(`${server.origin}/api/v1/authors?filter[name]=none`)).arrayBuffer()
-    await Bun.sleep(300)
+    await startReadWorkers(server.origin)
     const baselineKb = memoryOf(pid).rssKb
     const peakReset = resetPeak(pid)
     // Sampled as well: the fallback where the peak cannot be reset.
