@@ -10,7 +10,7 @@ import type { TokenSet } from './api-tokens'
 import { jsonApiBodyParser } from './body-parser'
 import { type CorsOrigins, cors } from './cors'
 import { docsPage } from './docs-page'
-import { jsonApiErrors } from './error-handler'
+import { errorAnswers } from './error-handler'
 import { HEALTH_PATH, healthRoutes, READY_PATH } from './health'
 import { METRICS_PATH, ServiceMetrics } from './metrics'
 import { acceptNegotiation } from './negotiation'
@@ -19,11 +19,11 @@ import { apiDocument } from './openapi-document'
 import { OperationsController } from './operations-controller'
 import { RateLimiter, type RateLimitOptions } from './rate-limiter'
 import { ReadPool } from './read-pool'
-import { requestLog } from './request-log'
+import { requestLifecycle } from './request-lifecycle'
+import { RequestLog } from './request-log'
 import { resourceRoutes } from './resource-routes'
 import { send } from './responses'
 import { securityHeaders } from './security-headers'
-import { closeConnectionsWhen } from './shutdown'
 
 export const API_PREFIX = '/api/v1'
 /** 1 MiB, the default limit on a request body. */
@@ -134,18 +134,14 @@ export function createApp({
   )
   const rateLimiter = rateLimit && rateLimit.perMinute > 0 ? new RateLimiter(rateLimit) : undefined
   const operational = [HEALTH_PATH, READY_PATH, ...(metrics ? [METRICS_PATH] : [])]
+  const errors = errorAnswers(
+    logger,
+    methodsByPath([...api.routes, ...operational.map((path) => ({ method: 'GET', path }))]),
+    limits.maxErrors,
+  )
   const app = new Elysia()
-    .use(requestLog(logger))
-    .use(metrics ? metrics.plugin() : new Elysia())
+    .use(requestLifecycle({ log: new RequestLog(logger), metrics, errors, stopping }))
     .use(securityHeaders)
-    .use(closeConnectionsWhen(stopping))
-    .use(
-      jsonApiErrors(
-        logger,
-        methodsByPath([...api.routes, ...operational.map((path) => ({ method: 'GET', path }))]),
-        limits.maxErrors,
-      ),
-    )
   // Each only when set, so that a feature left off costs nothing per request. CORS answers
   // preflights before any token is asked for; tokens and rate limits come before the Accept check.
   if (corsOrigins) app.use(cors(corsOrigins))

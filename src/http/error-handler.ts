@@ -1,4 +1,3 @@
-import { Elysia } from 'elysia'
 import { cappedErrors, httpError, JsonApiError, recordNotFound } from '../jsonapi/errors'
 import type { Logger } from '../logger'
 import { StoreUnavailableError } from '../store/faults'
@@ -88,12 +87,34 @@ function reportingFailure(
   })
 }
 
+/** What the error hook is given: Elysia's error context, as much of it as is read. */
+export interface ErrorContext {
+  readonly code: string | number
+  readonly error: unknown
+  readonly path: string
+  readonly set: ResponseSettings
+  readonly request: Request
+}
+
+/** The three parts of the service's error handling that the request lifecycle calls (see request-lifecycle.ts). */
+export interface ErrorAnswers {
+  /** The error document that answers a failure, its status set in `set`. */
+  answer(context: ErrorContext): ReturnType<typeof send>
+  /**
+   * A streamed body as a Response of our own: Elysia would end a stream that fails as if it were
+   * complete, and a Response is cut off instead. The failure is logged.
+   */
+  streamed(stream: ReadableStream<Uint8Array>, request: Request, path: string, set: ResponseSettings): Response
+  /** A request answered without failing: a write that succeeds ends a database fault's episode. */
+  settled(request: Request, status: number): void
+}
+
 /**
  * Every failure leaves as a JSON:API error document; nothing a client sends produces a 5xx. A fault
  * of the database is a 503 with Retry-After, logged once per episode (see FaultLog); a 500 is left
  * for a bug in the service.
  */
-export function jsonApiErrors(logger: Logger, allowed: AllowedMethods, maxErrors: number) {
+export function errorAnswers(logger: Logger, allowed: AllowedMethods, maxErrors: number): ErrorAnswers {
   const faults = new FaultLog(logger)
   const unexpected = (message: string, request: Request, path: string, requestId: unknown, error: unknown) =>
     logger.log('error', message, {
@@ -102,51 +123,38 @@ export function jsonApiErrors(logger: Logger, allowed: AllowedMethods, maxErrors
       error: error instanceof Error ? (error.stack ?? error.message) : String(error),
       request_id: String(requestId ?? ''),
     })
-  /**
-   * A streamed body as a Response of our own: Elysia would end a stream that fails as if it were
-   * complete, and a Response is cut off instead. The failure is logged.
-   */
-  const cutOffOnFailure = (
-    stream: ReadableStream<Uint8Array>,
-    request: Request,
-    path: string,
-    set: ResponseSettings,
-  ) => {
-    const requestId = set.headers['x-request-id']
-    const body = reportingFailure(stream, (error) => {
-      if (!(error instanceof StoreUnavailableError))
-        return unexpected('response cut off', request, path, requestId, error)
-      faults.failed(error)
-      logger.log('warn', 'response cut off', {
-        method: request.method,
-        path,
-        reason: error.reason,
-        code: error.code,
-        request_id: String(requestId ?? ''),
+  return {
+    answer({ code, error, path, set, request }) {
+      const known = toJsonApiError(code, error, path, allowed)
+      if (error instanceof StoreUnavailableError) faults.failed(error)
+      // A document lists at most `maxErrors` errors in full, wherever the errors came from.
+      if (known) {
+        const errors = cappedErrors(known.errors, maxErrors)
+        return send(set, errorResponse(known.status, errors, known.headers), request)
+      }
+      unexpected('unhandled error', request, path, set.headers['x-request-id'], error)
+      const failure = httpError(500, 'The server failed to complete the request; it has been logged')
+      return send(set, errorResponse(500, failure.errors), request)
+    },
+    streamed(stream, request, path, set) {
+      const requestId = set.headers['x-request-id']
+      const body = reportingFailure(stream, (error) => {
+        if (!(error instanceof StoreUnavailableError))
+          return unexpected('response cut off', request, path, requestId, error)
+        faults.failed(error)
+        logger.log('warn', 'response cut off', {
+          method: request.method,
+          path,
+          reason: error.reason,
+          code: error.code,
+          request_id: String(requestId ?? ''),
+        })
       })
-    })
-    return new Response(body, { status: Number(set.status ?? 200), headers: set.headers as Record<string, string> })
+      return new Response(body, { status: Number(set.status ?? 200), headers: set.headers as Record<string, string> })
+    },
+    // After the handler, not after the response: a write answered just before a fault began must not end it.
+    settled(request, status) {
+      if (faults.active && writes.has(request.method) && status >= 200 && status < 300) faults.recovered()
+    },
   }
-  return (
-    new Elysia({ name: 'jsonapi-errors' })
-      .onError({ as: 'global' }, ({ code, error, path, set, request }) => {
-        const known = toJsonApiError(code, error, path, allowed)
-        if (error instanceof StoreUnavailableError) faults.failed(error)
-        // A document lists at most `maxErrors` errors in full, wherever the errors came from.
-        if (known) {
-          const errors = cappedErrors(known.errors, maxErrors)
-          return send(set, errorResponse(known.status, errors, known.headers), request)
-        }
-        unexpected('unhandled error', request, path, set.headers['x-request-id'], error)
-        const failure = httpError(500, 'The server failed to complete the request; it has been logged')
-        return send(set, errorResponse(500, failure.errors), request)
-      })
-      // After the handler, not after the response: a write answered just before a fault began must not end it.
-      .onAfterHandle({ as: 'global' }, ({ request, set, responseValue, path }) => {
-        if (responseValue instanceof ReadableStream) return cutOffOnFailure(responseValue, request, path, set)
-        if (!faults.active || !writes.has(request.method)) return
-        const status = Number(set.status ?? 200)
-        if (status >= 200 && status < 300) faults.recovered()
-      })
-  )
 }

@@ -132,8 +132,6 @@ export class ServiceMetrics {
   )
   /** Requests whose answer has not yet been sent whole. */
   private inFlight = 0
-  /** When each request began; left out once a streamed answer takes over its timing. */
-  private readonly started = new WeakMap<Request, number>()
 
   constructor(version: string) {
     const registers = [this.registry]
@@ -215,43 +213,33 @@ export class ServiceMetrics {
     )
   }
 
-  private record(request: Request, route: string | undefined, status: number, start: number): void {
+  /** A request has begun: it is in flight until it is answered (see answered and answeredWhenEnded). */
+  begun(): void {
+    this.inFlight++
+  }
+
+  /**
+   * A request answered whole: counted by method, route template (none for a request no route
+   * matched) and status, and timed from `start`, its performance.now() when it began.
+   */
+  answered(method: string, route: string | undefined, status: number, start: number): void {
     this.inFlight--
     this.latency.observe(
-      knownMethods.has(request.method) ? request.method : OTHER_METHOD,
-      // The router gives the template it matched; a request that matched none has no route.
+      knownMethods.has(method) ? method : OTHER_METHOD,
       route || UNMATCHED_ROUTE,
       status,
       (performance.now() - start) / 1000,
     )
   }
 
-  /**
-   * The hooks that count every request. Before the error handler, so that a streamed body is
-   * wrapped here first: the error handler turns it into a Response, and Elysia's after-response
-   * hook runs as soon as the headers are out, long before a streamed body has ended.
-   */
-  plugin() {
-    return new Elysia()
-      .onRequest(({ request }) => {
-        this.inFlight++
-        this.started.set(request, performance.now())
-      })
-      .onAfterHandle({ as: 'global' }, ({ request, route, set, responseValue }) => {
-        if (!(responseValue instanceof ReadableStream)) return
-        const start = this.started.get(request)
-        if (start === undefined) return
-        this.started.delete(request)
-        const status = Number(set.status ?? 200)
-        return onceFinished(responseValue as ReadableStream<Uint8Array>, () =>
-          this.record(request, route, status, start),
-        )
-      })
-      .onAfterResponse({ as: 'global' }, ({ request, route, set, responseValue }) => {
-        const start = this.started.get(request)
-        if (start === undefined) return
-        const status = responseValue instanceof Response ? responseValue.status : Number(set.status ?? 200)
-        this.record(request, route, status, start)
-      })
+  /** A streamed answer, counted as `answered` once its body has ended or was cancelled: the stream, passed through. */
+  answeredWhenEnded(
+    stream: ReadableStream<Uint8Array>,
+    method: string,
+    route: string | undefined,
+    status: number,
+    start: number,
+  ): ReadableStream<Uint8Array> {
+    return onceFinished(stream, () => this.answered(method, route, status, start))
   }
 }

@@ -1,18 +1,4 @@
 import type { Server } from 'bun'
-import { Elysia } from 'elysia'
-
-/**
- * Once `stopping()` is true every answer carries `Connection: close`, so that a keep-alive client
- * sends its next request on a new connection (to whichever instance is up) rather than down one
- * about to close. It must come before the routes and before the error handler: Elysia applies a
- * hook only to the routes declared after it, and stops at the first onError hook that answers.
- */
-export function closeConnectionsWhen(stopping: () => boolean) {
-  const mark = ({ set }: { set: { headers: Record<string, string | number> } }) => {
-    if (stopping()) set.headers.connection = 'close'
-  }
-  return new Elysia().onAfterHandle({ as: 'global' }, mark).onError({ as: 'global' }, mark)
-}
 
 /** How a stop went: `forced` when the deadline came first, with the requests still open then. */
 export type StopOutcome = { readonly forced: false } | { readonly forced: true; readonly openRequests: number }

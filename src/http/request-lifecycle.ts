@@ -1,0 +1,96 @@
+import { Elysia } from 'elysia'
+import type { ErrorAnswers, ErrorContext } from './error-handler'
+import type { ServiceMetrics } from './metrics'
+import { type RequestLog, requestIdOf } from './request-log'
+
+export interface LifecycleParts {
+  readonly log: RequestLog
+  /** Null where metrics are off (METRICS=false): nothing is counted. */
+  readonly metrics: ServiceMetrics | null
+  readonly errors: ErrorAnswers
+  /** True once the service is stopping: every answer then carries `Connection: close`. */
+  readonly stopping: () => boolean
+}
+
+/** What a request is given when it begins: its id, and when it began (performance.now()). */
+interface Begun {
+  readonly id: string
+  readonly start: number
+}
+
+/** The context of the after-handle hook, as much of it as is read. */
+interface HandledContext {
+  readonly request: Request
+  readonly route: string
+  readonly path: string
+  readonly set: ErrorContext['set']
+  readonly responseValue: unknown
+}
+
+/**
+ * What every request gets from its start to its answer: an id (`X-Request-Id`), one log line, its
+ * count and time in the metrics, the error document of a failure, a streamed body cut off if it
+ * fails, and `Connection: close` once the service is stopping (so that a keep-alive client sends
+ * its next request to an instance that is up).
+ *
+ * All of it in one hook of each kind a request runs anyway: every answer passes through either the
+ * after-handle hook or the error hook, so the line is written and the request counted there. An
+ * after-response hook is not used: Elysia schedules a setImmediate and an async function for each
+ * request that has one, which cost a single GET more than the log line itself. A streamed answer is
+ * counted when its body ends; its log line, like every other, is written as its status is known.
+ *
+ * It must be the first plugin: its request hook gives the id that later hooks' failures (a 406, a
+ * 401) are answered and logged with, and Elysia applies a hook only to the routes declared after it.
+ */
+export function requestLifecycle({ log, metrics, errors, stopping }: LifecycleParts) {
+  const begun = new WeakMap<Request, Begun>()
+  /** Counted and logged once, by whichever hook answers first; the hook that answers later finds nothing. */
+  const finish = (request: Request, status: number): Begun | undefined => {
+    const entry = begun.get(request)
+    if (entry === undefined) return undefined
+    begun.delete(request)
+    log.write(request, status, entry.start, entry.id)
+    errors.settled(request, status)
+    return entry
+  }
+
+  // Named functions whose parameters are destructured, each with one plain `return`: Elysia reads a
+  // hook's source to decide what to prepare for every request (a hook that takes the whole context
+  // makes it parse the query, the cookies and every header) and whether to await it (it awaits any
+  // hook that returns a call's value).
+  function begin({ request, set }: { request: Request; set: ErrorContext['set'] }) {
+    const id = requestIdOf(request)
+    set.headers['x-request-id'] = id
+    begun.set(request, { id, start: performance.now() })
+    metrics?.begun()
+  }
+
+  function handled({ request, route, path, set, responseValue }: HandledContext) {
+    if (stopping()) set.headers.connection = 'close'
+    const status = responseValue instanceof Response ? responseValue.status : Number(set.status ?? 200)
+    const entry = finish(request, status)
+    // Assigned, not returned as a call: see above.
+    let streamed: Response | undefined
+    if (responseValue instanceof ReadableStream) {
+      const stream = responseValue as ReadableStream<Uint8Array>
+      const body =
+        entry && metrics ? metrics.answeredWhenEnded(stream, request.method, route, status, entry.start) : stream
+      streamed = errors.streamed(body, request, path, set)
+    } else if (entry && metrics) metrics.answered(request.method, route, status, entry.start)
+    return streamed
+  }
+
+  function failed({ code, error, path, set, request, route }: ErrorContext & { readonly route?: string }) {
+    if (stopping()) set.headers.connection = 'close'
+    const body = errors.answer({ code, error, path, set, request })
+    const status = Number(set.status ?? 500)
+    const entry = finish(request, status)
+    if (entry && metrics) metrics.answered(request.method, route, status, entry.start)
+    return body
+  }
+
+  return new Elysia({ name: 'request-lifecycle' })
+    .onRequest(begin)
+    .onAfterHandle({ as: 'global' }, handled)
+    .onError({ as: 'global' }, failed)
+}
