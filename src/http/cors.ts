@@ -59,8 +59,8 @@ export function isPreflight(request: Request): boolean {
  * needed and no rate counted (see access-control.ts), and with the CORS headers only for an
  * allowed origin. Any other origin gets no CORS headers. With a list of origins every answer
  * carries `Vary: Origin`, since each depends on the Origin sent. Preflights are answered by a
- * route, not by returning from the request hook: Elysia skips the after-response hooks of an
- * answer given there, so the request log and the metrics would never see it end.
+ * route, not by returning from the request hook: Elysia skips the after-handle hooks of an
+ * answer given there, so the request lifecycle would neither log nor count it.
  */
 export function cors(origins: CorsOrigins) {
   const anyOrigin = origins === '*'

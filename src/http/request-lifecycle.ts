@@ -36,8 +36,10 @@ interface HandledContext {
  * All of it in one hook of each kind a request runs anyway: every answer passes through either the
  * after-handle hook or the error hook, so the line is written and the request counted there. An
  * after-response hook is not used: Elysia schedules a setImmediate and an async function for each
- * request that has one, which cost a single GET more than the log line itself. A streamed answer is
- * counted when its body ends; its log line, like every other, is written as its status is known.
+ * request that has one. With the hooks this replaced (three request hooks, three after-handle hooks,
+ * two after-response hooks), a single GET cost 151.6k instructions in-process, and 132.3k with
+ * these (bench/instructions.ts). A streamed answer is counted when its body ends; its log line,
+ * like every other, is written as its status is known.
  *
  * It must be the first plugin: its request hook gives the id that later hooks' failures (a 406, a
  * 401) are answered and logged with, and Elysia applies a hook only to the routes declared after it.
