@@ -69,7 +69,7 @@ describe('the request lifecycle', () => {
       { method: 'POST', route: '/api/v1/authors', status: 400 },
     ],
     [
-      'a streamed list (a read worker)',
+      'a ranked search (on SQLite, read by a read worker)',
       () =>
         t.app.handle(
           new Request('http://localhost/api/v1/books?filter[search]=book', { headers: { 'x-request-id': 'one-list' } }),
