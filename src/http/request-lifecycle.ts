@@ -46,13 +46,25 @@ interface HandledContext {
  */
 export function requestLifecycle({ log, metrics, errors, stopping }: LifecycleParts) {
   const begun = new WeakMap<Request, Begun>()
-  /** Counted and logged once, by whichever hook answers first; the hook that answers later finds nothing. */
-  const finish = (request: Request, status: number): Begun | undefined => {
+  /**
+   * Logged and counted once, by whichever hook answers first; the hook that answers later finds
+   * nothing. A streamed answer (not `whole`) is counted by the caller, when its body ends. Marked
+   * `Connection: close` while stopping, before the answer is built from `set`.
+   */
+  const finish = (
+    request: Request,
+    route: string | undefined,
+    set: ErrorContext['set'],
+    status: number,
+    whole: boolean,
+  ): Begun | undefined => {
+    if (stopping()) set.headers.connection = 'close'
     const entry = begun.get(request)
     if (entry === undefined) return undefined
     begun.delete(request)
     log.write(request, status, entry.start, entry.id)
     errors.settled(request, status)
+    if (whole) metrics?.answered(request.method, route, status, entry.start)
     return entry
   }
 
@@ -68,26 +80,23 @@ export function requestLifecycle({ log, metrics, errors, stopping }: LifecyclePa
   }
 
   function handled({ request, route, path, set, responseValue }: HandledContext) {
-    if (stopping()) set.headers.connection = 'close'
     const status = responseValue instanceof Response ? responseValue.status : Number(set.status ?? 200)
-    const entry = finish(request, status)
+    const whole = !(responseValue instanceof ReadableStream)
+    const entry = finish(request, route, set, status, whole)
     // Assigned, not returned as a call: see above.
     let streamed: Response | undefined
-    if (responseValue instanceof ReadableStream) {
+    if (!whole) {
       const stream = responseValue as ReadableStream<Uint8Array>
       const body =
         entry && metrics ? metrics.answeredWhenEnded(stream, request.method, route, status, entry.start) : stream
       streamed = errors.streamed(body, request, path, set)
-    } else if (entry && metrics) metrics.answered(request.method, route, status, entry.start)
+    }
     return streamed
   }
 
   function failed({ code, error, path, set, request, route }: ErrorContext & { readonly route?: string }) {
-    if (stopping()) set.headers.connection = 'close'
     const body = errors.answer({ code, error, path, set, request })
-    const status = Number(set.status ?? 500)
-    const entry = finish(request, status)
-    if (entry && metrics) metrics.answered(request.method, route, status, entry.start)
+    finish(request, route, set, Number(set.status ?? 500), true)
     return body
   }
 
