@@ -110,6 +110,8 @@ export async function runSupervisor(
     statementTimeoutMs: config.statementTimeoutMs,
     newGeneration: true,
     durability: config.durability,
+    // On SQLite this process commits every worker's writes (below): checkpoints go to a thread.
+    offloadDiskWaits: true,
   }).catch((error: Error) =>
     fail(`cannot open the database at ${shownDatabaseUrl(config.databaseUrl)}: ${error.message}`),
   )

@@ -57,6 +57,8 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     // A worker's supervisor drew it already; a worker started again must not void the tags.
     newGeneration: slot === null,
     durability: config.durability,
+    // The service writes for every request on its main thread: checkpoints go elsewhere.
+    offloadDiskWaits: true,
   }).catch((error: Error) =>
     fail(`cannot open the database at ${shownDatabaseUrl(config.databaseUrl)}: ${error.message}`),
   )

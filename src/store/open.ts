@@ -87,6 +87,8 @@ export interface StoreOptions {
   readonly newGeneration?: boolean
   /** SQLite: when a write is answered (see Durability). */
   readonly durability?: Durability
+  /** SQLite: checkpoint the WAL on a thread of its own (SqliteOptions.offloadDiskWaits). */
+  readonly offloadDiskWaits?: boolean
 }
 
 /**
@@ -111,6 +113,7 @@ export async function openStore(
         readOnly: options.readOnly,
         newGeneration: options.newGeneration,
         durability: options.durability,
+        offloadDiskWaits: options.offloadDiskWaits,
       })
     case 'postgres':
       return PostgresStore.open(location.url, registry, {

@@ -6,6 +6,7 @@ import type { ResourceRegistry } from '../resources/registry'
 import { AtomicAbort, runAtomic, type SyncWriter } from './atomic'
 import { StoreUnavailableError } from './faults'
 import type { Durability } from './open'
+import { WalCheckpointer } from './sqlite-checkpointer'
 import { sqliteFault, storeError } from './sqlite-faults'
 import { SqliteBookImport } from './sqlite-import'
 import { migrate, useWal } from './sqlite-migrate'
@@ -13,6 +14,7 @@ import { type Migration, sqliteMigrations } from './sqlite-migrations'
 import { SqliteReader } from './sqlite-reader'
 import { checkSchema } from './sqlite-schema'
 import { quote, type Row } from './sqlite-table'
+import { WalFlusher } from './sqlite-wal-flush'
 import type {
   AtomicOperation,
   AtomicOutcome,
@@ -50,6 +52,13 @@ export interface SqliteOptions {
   readonly newGeneration?: boolean
   /** `full` by default (see Durability in open.ts). */
   readonly durability?: Durability
+  /**
+   * Wait for the disk off this thread: the WAL is checkpointed on a thread of its own rather than
+   * in the commits of this connection (sqlite-checkpointer.ts), and at `full` durability a commit
+   * is flushed by the runtime's thread pool before its writes are answered (sqlite-wal-flush.ts).
+   * What the service does; off by default, for commands and tests that open a store for a moment.
+   */
+  readonly offloadDiskWaits?: boolean
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000
@@ -104,6 +113,10 @@ export class SqliteStore implements Store {
   private readonly registry: ResourceRegistry
   /** For version(): the row every connection to the file reads alike (migration 4). */
   private readonly dataVersion: Statement<{ generation: string; changes: number }>
+  /** Checkpoints the WAL off this thread, when the store was opened with offloadDiskWaits. */
+  private checkpointer: WalCheckpointer | undefined
+  /** At `full` with offloadDiskWaits: flushes each commit off this thread before it is answered. */
+  private flusher: WalFlusher | undefined
 
   private constructor(
     private readonly db: Database,
@@ -157,7 +170,9 @@ export class SqliteStore implements Store {
     useWal(db)
     // FULL: a commit reaches the disk before the 2xx goes out, so it survives a crash or power loss.
     // NORMAL (in WAL): the commit is in the WAL file, which survives the process, not the machine.
-    db.run(`PRAGMA synchronous = ${options.durability === 'normal' ? 'NORMAL' : 'FULL'}`)
+    // With offloadDiskWaits, `full` commits as NORMAL does and flushes the WAL itself, off this thread.
+    const flushed = options.offloadDiskWaits === true && options.durability !== 'normal' && path !== ':memory:'
+    db.run(`PRAGMA synchronous = ${options.durability === 'normal' || flushed ? 'NORMAL' : 'FULL'}`)
     db.run('PRAGMA foreign_keys = ON')
     try {
       migrate(db, options.migrations ?? sqliteMigrations)
@@ -177,7 +192,10 @@ export class SqliteStore implements Store {
     // would stop every request of this process while another process writes. The store retries on
     // timers instead (see commitPending and read); only the start above may block.
     db.run('PRAGMA busy_timeout = 0')
-    return new SqliteStore(db, new SqliteReader(db, registry), latestVersion(options.migrations), busyTimeoutMs)
+    const store = new SqliteStore(db, new SqliteReader(db, registry), latestVersion(options.migrations), busyTimeoutMs)
+    if (options.offloadDiskWaits && path !== ':memory:') store.checkpointer = new WalCheckpointer(db, path)
+    if (flushed) store.flusher = new WalFlusher(`${path}-wal`)
+    return store
   }
 
   /**
@@ -489,6 +507,11 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     // The commit under way (perhaps waiting for the lock), then the writes queued after it.
     while (this.committing || this.pending.length > 0) await this.flush()
+    // Every flush asked for is done (a failed one failed its writes already).
+    await this.flusher?.flush().catch(() => {})
+    this.flusher?.close()
+    // Its connection closed first, this one is the last: closing it checkpoints the whole WAL.
+    await this.checkpointer?.close()
     const prepared = [this.beginWrite, this.commit, this.rollback, this.dataVersion, ...Object.values(this.savepoint)]
     for (const statement of prepared) statement.finalize()
     this.local.close()
@@ -591,16 +614,29 @@ export class SqliteStore implements Store {
         this.savepoint.release.run()
       }
       this.commit.run()
+      this.checkpointer?.committed()
     } catch (error) {
       // The batch failed as a whole (disk full, I/O error): nothing of it is stored.
       this.undo()
       for (const { reject } of batch) reject(storeError(error))
       return
     }
-    batch.forEach(({ resolve, reject }, i) => {
-      const outcome = outcomes[i]
-      if (outcome?.ok) resolve(outcome.value)
-      else reject(outcome?.error)
+    const answer = () =>
+      batch.forEach(({ resolve, reject }, i) => {
+        const outcome = outcomes[i]
+        if (outcome?.ok) resolve(outcome.value)
+        else reject(outcome?.error)
+      })
+    if (!this.flusher) return answer()
+    // Answered once on disk; meanwhile the next batch may begin and commit.
+    this.flusher.flush().then(answer, (error: Error) => {
+      const failed = new StoreUnavailableError(
+        'io',
+        'WAL_FLUSH_FAILED',
+        `the commit could not be flushed to disk (${error.message}): what it wrote may be lost`,
+        { cause: error },
+      )
+      for (const { reject } of batch) reject(failed)
     })
   }
 

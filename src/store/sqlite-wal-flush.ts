@@ -1,0 +1,76 @@
+import { closeSync, fdatasync, fstatSync, openSync, statSync } from 'node:fs'
+
+/** fdatasync on the runtime's thread pool. */
+function datasync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())))
+}
+
+/**
+ * Flushes a WAL file to the disk off the event loop, for DURABILITY=full on the service's writer.
+ *
+ * With synchronous=FULL SQLite flushes the WAL inside COMMIT, on the thread that answers every
+ * request: each group commit stopped the event loop for the disk's flush (a quarter of a
+ * millisecond to several), reads included. Instead the writer commits with synchronous=NORMAL,
+ * which writes the same WAL frames without the flush, and its writes are answered once this has
+ * flushed the file (fdatasync on the runtime's thread pool; a flush of the file takes what any of
+ * its descriptors wrote). Commits made while one flush is under way share the next one, so a
+ * write waits for at most two.
+ *
+ * What differs from synchronous=FULL: between a commit and its flush other requests can already
+ * read what it wrote. After a power cut in that moment the write is lost, as it is with FULL; its
+ * writer was never answered, but a reader may have seen it.
+ */
+export class WalFlusher {
+  private fd: number | undefined
+  /** The flush under way, and the one that follows it for commits made meanwhile. */
+  private running: Promise<void> | undefined
+  private queued: Promise<void> | undefined
+
+  constructor(private readonly walPath: string) {}
+
+  /** Resolves once everything committed before this call is on disk. */
+  flush(): Promise<void> {
+    if (!this.running) return this.start()
+    // The flush under way may have begun before this commit: the next one covers it.
+    this.queued ??= this.running.then(
+      () => this.afterRunning(),
+      () => this.afterRunning(),
+    )
+    return this.queued
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd)
+    this.fd = undefined
+  }
+
+  private afterRunning(): Promise<void> {
+    this.queued = undefined
+    return this.start()
+  }
+
+  private start(): Promise<void> {
+    let flushing: Promise<void>
+    try {
+      flushing = datasync(this.descriptor())
+    } catch (error) {
+      flushing = Promise.reject(error)
+    }
+    const running = flushing.finally(() => {
+      if (this.running === running) this.running = undefined
+    })
+    this.running = running
+    return running
+  }
+
+  /**
+   * The WAL's descriptor, opened again if the file is no longer the one it was opened on. SQLite
+   * keeps the WAL while any connection is open, so it only moves if the file was replaced.
+   */
+  private descriptor(): number {
+    if (this.fd !== undefined && fstatSync(this.fd).ino === statSync(this.walPath).ino) return this.fd
+    this.close()
+    this.fd = openSync(this.walPath, 'r')
+    return this.fd
+  }
+}

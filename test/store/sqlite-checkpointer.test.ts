@@ -1,0 +1,113 @@
+import { Database } from 'bun:sqlite'
+import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { resources } from '../../src/resources/registry'
+import { SqliteStore } from '../../src/store/sqlite'
+import { CHECKPOINT_INTERVAL_MS, WalCheckpointer } from '../../src/store/sqlite-checkpointer'
+
+let dir: string
+let path: string
+let db: Database
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'catalogue-checkpoint-'))
+  path = join(dir, 'test.db')
+  db = new Database(path, { create: true, strict: true })
+  db.run('PRAGMA journal_mode = WAL')
+  db.run('CREATE TABLE pages (id INTEGER PRIMARY KEY, body BLOB NOT NULL)')
+  db.run('PRAGMA wal_checkpoint(TRUNCATE)')
+  // The service's writer tries its lock again on a timer; this one may wait in SQLite's handler.
+  db.run('PRAGMA busy_timeout = 5000')
+})
+
+afterEach(() => {
+  db.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const autocheckpoint = () =>
+  (db.query('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number }).wal_autocheckpoint
+const insert = (rows: number) => {
+  const statement = db.query('INSERT INTO pages (body) VALUES (randomblob(4000))')
+  db.transaction(() => {
+    for (let i = 0; i < rows; i++) statement.run()
+  })()
+}
+/**
+ * Rows of the database file alone, as it would be read without its WAL; -1 for a copy taken while
+ * a checkpoint was writing into the file (torn: SQLite finds it malformed).
+ */
+function rowsInFile(): number {
+  const copy = join(dir, 'file-only.db')
+  copyFileSync(path, copy)
+  const alone = new Database(copy, { readonly: true })
+  try {
+    return (alone.query('SELECT count(*) AS n FROM pages').get() as { n: number }).n
+  } catch (error) {
+    if ((error as { code?: string }).code === 'SQLITE_CORRUPT') return -1
+    throw error
+  } finally {
+    alone.close()
+    rmSync(copy, { force: true })
+  }
+}
+async function eventually(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 20 * CHECKPOINT_INTERVAL_MS
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`not within ${20 * CHECKPOINT_INTERVAL_MS} ms: ${what}`)
+    await Bun.sleep(10)
+  }
+}
+
+describe('WalCheckpointer', () => {
+  it("turns the writer's own checkpoints off once its thread is up, and copies commits into the file from there", async () => {
+    const checkpointer = new WalCheckpointer(db, path)
+    expect(await checkpointer.started).toBe(true)
+    expect(autocheckpoint()).toBe(0)
+    insert(20)
+    // 20 pages: far below SQLite's own threshold, so only the thread can have copied them.
+    expect(rowsInFile()).toBe(0)
+    checkpointer.committed()
+    await eventually(() => rowsInFile() === 20, 'the 20 rows in the database file')
+    await checkpointer.close()
+  })
+
+  it('keeps the WAL bounded under a steady stream of commits, starting it over', async () => {
+    const checkpointer = new WalCheckpointer(db, path)
+    expect(await checkpointer.started).toBe(true)
+    // 6,000 pages (about 24 MB) in commits of 20, one every millisecond or two: a WAL never
+    // started over would hold them all.
+    for (let i = 0; i < 300; i++) {
+      insert(20)
+      checkpointer.committed()
+      await Bun.sleep(1)
+    }
+    checkpointer.committed()
+    await eventually(() => rowsInFile() === 6000, 'every row in the database file')
+    expect(statSync(`${path}-wal`).size).toBeLessThan(12 * 1024 * 1024)
+    await checkpointer.close()
+  })
+
+  it("leaves the writer's own checkpoints on when its thread cannot open the database", async () => {
+    const checkpointer = new WalCheckpointer(db, join(dir, 'missing.db'))
+    expect(await checkpointer.started).toBe(false)
+    expect(autocheckpoint()).toBe(1000)
+    checkpointer.committed()
+    await checkpointer.close()
+  })
+})
+
+describe('SqliteStore with offloadDiskWaits', () => {
+  it('closes its thread first, so that its own close checkpoints the WAL and removes it', async () => {
+    db.close()
+    const store = SqliteStore.open(join(dir, 'store.db'), resources, { offloadDiskWaits: true })
+    await store.create(resources.get('authors'), { attributes: { name: 'Ursula K. Le Guin' }, toOne: {} })
+    expect(existsSync(join(dir, 'store.db-wal'))).toBe(true)
+    await store.close()
+    expect(existsSync(join(dir, 'store.db-wal'))).toBe(false)
+    db = new Database(join(dir, 'store.db'), { readonly: true })
+    expect(db.query('SELECT name FROM authors').all()).toEqual([{ name: 'Ursula K. Le Guin' }])
+  })
+})
