@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { Elysia } from 'elysia'
 import packageJson from '../../package.json'
 import { DEFAULT_LIMITS, type RequestLimits } from '../jsonapi/limits'
@@ -62,6 +63,12 @@ export interface AppOptions {
   readonly requireIfMatch?: boolean
   /** GET /metrics and the hooks that feed it; true by default. Off, neither costs anything. */
   readonly metrics?: boolean
+  /**
+   * The cores this process may run on: by default os.availableParallelism(), which follows its
+   * CPU affinity (`taskset`, a container's cpuset). With one, an unpaginated list that reads in
+   * bounded steps is streamed by the main thread, not a read worker (see ReadOffload).
+   */
+  readonly cores?: number
 }
 
 /** Two read workers: the machines this service is sized for have two cores. */
@@ -99,6 +106,7 @@ export function createApp({
   corsOrigins,
   requireIfMatch = false,
   metrics: metricsOn = true,
+  cores = availableParallelism(),
 }: AppOptions) {
   const metrics = metricsOn ? new ServiceMetrics(packageJson.version) : null
   // What the requests use; /ready asks the store itself, so its probes are not database time.
@@ -120,7 +128,7 @@ export function createApp({
           metrics?.workerRoundTrip,
         )
       : null
-  const api = resourceRoutes(registry, timed, API_PREFIX, fetchLimits, reads, requireIfMatch)
+  const api = resourceRoutes(registry, timed, API_PREFIX, fetchLimits, reads, requireIfMatch, cores)
   const operations = new OperationsController(registry, timed, {
     maxOperations,
     maxRelationshipIds: limits.maxRelationshipIds,

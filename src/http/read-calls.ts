@@ -4,6 +4,7 @@ import type { ResourceDescription } from '../resources/description'
 import { type StoreFaultReason, StoreUnavailableError } from '../store/faults'
 import type { StoreFilter } from '../store/store'
 import type { Coding } from './compression'
+import type { ApiResponse } from './responses'
 
 /**
  * A read handed to a read worker (see read-pool.ts): everything it needs as plain data, so that
@@ -28,6 +29,17 @@ export type OffloadedRead =
       readonly id: string
       readonly acceptEncoding?: string | null
     }
+
+/** Where the reads whose cost grows with the data are answered: the read workers (see read-pool.ts). */
+export interface ReadOffload {
+  run(read: OffloadedRead): Promise<ApiResponse>
+  /**
+   * Whether an unpaginated list that reads in bounded steps (see readsInBoundedSteps) is streamed
+   * on the main thread instead: so it is when the process has one core to run on, where a worker
+   * cannot run beside the main thread and the hop to it costs a third more CPU than the list.
+   */
+  readonly boundedListsHere: boolean
+}
 
 /** What a read worker is started with. */
 export interface ReadWorkerData {

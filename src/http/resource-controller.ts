@@ -18,7 +18,7 @@ import { preconditionFailed, recordName, type WritePreconditions } from './condi
 import { DocumentStream } from './document-stream'
 import { recordState } from './etag'
 import { LIST_BATCH, ListReader } from './list-reader'
-import type { OffloadedRead } from './read-calls'
+import type { OffloadedRead, ReadOffload } from './read-calls'
 import { type ApiResponse, documentResponse, noContent, stateResponse } from './responses'
 
 /** What a handler gets from the request: the raw URL, the path id and the parsed body. */
@@ -57,6 +57,22 @@ function cheap(
   if (page.kind === 'number' && (page.number - 1) * page.size > CHEAP_OFFSET) return false
   if (page.kind === 'offset' && page.offset > CHEAP_OFFSET) return false
   return !followsToMany(registry, resource, query.include ?? noInclude)
+}
+
+/**
+ * Whether an unpaginated list reads in steps of bounded cost: every book, say, in any order it can
+ * be sorted by (each sort key has an index), with what it includes by to-one relationships. Each
+ * batch of LIST_BATCH records is then one read by an index and at most that many included records
+ * a path, and the event loop takes other requests between batches. A filter (a search ranks every
+ * hit in one read) or a to-many include is not.
+ */
+function readsInBoundedSteps(
+  registry: ResourceRegistry,
+  resource: ResourceDescription,
+  query: FetchQuery,
+  filters: readonly StoreFilter[],
+): boolean {
+  return !query.page && filters.length === 0 && !followsToMany(registry, resource, query.include ?? noInclude)
 }
 
 /**
@@ -140,7 +156,7 @@ export class ResourceController {
      * Where the reads whose cost grows with the data are answered: a read worker (see read-pool.ts).
      * Absent in the worker itself, and where there are no workers.
      */
-    private readonly offload?: (read: OffloadedRead) => Promise<ApiResponse>,
+    private readonly offload?: ReadOffload,
   ) {
     this.defaultInclude = new Map(resource.defaultInclude.map((name) => [name, new Map()]))
     this.defaultPlan = planOf(resource, this.defaultInclude, true)
@@ -176,8 +192,13 @@ export class ResourceController {
     const include = query.include ?? noInclude
     const { sort, page } = query
     const filters = scope.length > 0 ? [...scope, ...query.filters] : query.filters
-    if (this.offload && !cheap(registry, resource, query, filters) && !(await this.short(query, filters))) {
-      return this.offload({ op: 'list', type: resource.type, url, scope, cursorProfile, acceptEncoding })
+    if (
+      this.offload &&
+      !cheap(registry, resource, query, filters) &&
+      !(this.offload.boundedListsHere && readsInBoundedSteps(registry, resource, query, filters)) &&
+      !(await this.short(query, filters))
+    ) {
+      return this.offload.run({ op: 'list', type: resource.type, url, scope, cursorProfile, acceptEncoding })
     }
     // A search without a sort comes most relevant first; cursors keep to the id order, since
     // relevance shifts as the catalogue changes.
@@ -228,7 +249,7 @@ export class ResourceController {
       const version = await store.version()
       if (this.offload) {
         const read: OffloadedRead = { op: 'show', type: resource.type, url, id: String(recordId), acceptEncoding }
-        return { ...(await this.offload(read)), version }
+        return { ...(await this.offload.run(read)), version }
       }
       // What it includes grows with the data (an author's books): written a batch at a time.
       const record = await store.find(resource, recordId)

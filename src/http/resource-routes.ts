@@ -4,7 +4,7 @@ import type { ResourceRegistry } from '../resources/registry'
 import type { Store } from '../store/store'
 import { holdsWeakTag, unchangedSinceStreamed, WritePreconditions } from './conditional'
 import { type DocumentedLimits, operationDocs, relationshipDocs } from './openapi'
-import type { OffloadedRead } from './read-calls'
+import type { OffloadedRead, ReadOffload } from './read-calls'
 import type { ReadPool } from './read-pool'
 import { RelationshipController } from './relationship-controller'
 import { type HandlerInput, ResourceController } from './resource-controller'
@@ -76,9 +76,13 @@ export function resourceRoutes(
   reads: ReadPool | null,
   /** REQUIRE_IF_MATCH: PATCH, PUT and DELETE of a record or relationship need If-Match (428 without). */
   requireIfMatch = false,
+  /** The cores the process may run on (AppOptions.cores). */
+  cores = 2,
 ) {
   const api = new Elysia({ prefix })
-  const offload = reads ? (read: OffloadedRead) => reads.run(read) : undefined
+  const offload: ReadOffload | undefined = reads
+    ? { run: (read: OffloadedRead) => reads.run(read), boundedListsHere: cores < 2 }
+    : undefined
   const controllers = new Map(
     registry.all.map((resource) => [
       resource.type,

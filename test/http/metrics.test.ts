@@ -314,6 +314,50 @@ describe('where a list is read, with a read worker', () => {
   })
 })
 
+describe('where a list is read, with a read worker, on one core', () => {
+  let t: TestApp
+  const calls = (samples: Sample[], operation: string) =>
+    sampleValue(samples, 'catalogue_database_calls_total', { operation })
+  beforeAll(async () => {
+    t = await openTestApp({ backend: 'sqlite', readWorkers: 1, app: { cores: 1 } })
+    await insertCatalogue(t, {
+      authors: ['Long list', 'Short list'],
+      collections: ['Shelf'],
+      books: LIST_BATCH + 4,
+      authorOf: (i) => (i <= LIST_BATCH ? 1 : 2),
+      collectionOf: () => 1,
+    })
+  })
+  afterAll(async () => {
+    await t.close()
+  })
+
+  it('streams an unpaginated list that reads in bounded steps itself, with its to-one includes: a worker could not run beside it', async () => {
+    for (const path of ['/api/v1/books', '/api/v1/books?sort=-name&include=author,book_collection']) {
+      const before = await scrape(t)
+      const response = await t.get(path)
+      expect(response.status).toBe(200)
+      expect(response.json.data).toHaveLength(LIST_BATCH + 4)
+      const after = await scrape(t)
+      expect(calls(after, 'read_worker')).toBe(calls(before, 'read_worker'))
+      expect(calls(after, 'stream')).toBeGreaterThan(calls(before, 'stream'))
+    }
+  })
+
+  it('still hands a filtered list, a search and a to-many include to the read worker', async () => {
+    for (const path of [
+      '/api/v1/books?author_id=1',
+      '/api/v1/books?filter[search]=book',
+      '/api/v1/authors?include=books',
+    ]) {
+      const before = await scrape(t)
+      expect((await t.get(path)).status).toBe(200)
+      const after = await scrape(t)
+      expect(calls(after, 'read_worker')).toBeGreaterThan(calls(before, 'read_worker'))
+    }
+  })
+})
+
 describe('nodejs_eventloop_lag_seconds', () => {
   let t: TestApp
   beforeAll(async () => {

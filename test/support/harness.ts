@@ -125,6 +125,8 @@ export async function openTestApp(options: TestAppOptions = {}): Promise<TestApp
   const logger = createLogger(options.logLevel ?? 'silent', { write: (line) => logs.push(line), flush() {} })
   const { maxBodyBytes, maxPageSize, maxOperations, limits } = options
   const app = createApp({
+    // As on the two cores the service is sized for, whatever this machine lends the test run.
+    cores: 2,
     ...options.app,
     store,
     logger,
