@@ -65,8 +65,8 @@ export interface AppOptions {
   readonly metrics?: boolean
   /**
    * The cores this process may run on: by default os.availableParallelism(), which follows its
-   * CPU affinity (`taskset`, a container's cpuset). With one, an unpaginated list that reads in
-   * bounded steps is streamed by the main thread, not a read worker (see ReadOffload).
+   * CPU affinity (`taskset`, a container's cpuset). With one, unpaginated lists of up to 10,000
+   * records are streamed by the main thread, not a read worker (see ReadOffload).
    */
   readonly cores?: number
 }

@@ -34,11 +34,10 @@ export type OffloadedRead =
 export interface ReadOffload {
   run(read: OffloadedRead): Promise<ApiResponse>
   /**
-   * Whether an unpaginated list that reads in bounded steps (see readsInBoundedSteps) is streamed
-   * on the main thread instead: so it is when the process has one core to run on, where a worker
-   * cannot run beside the main thread and the hop to it costs a third more CPU than the list.
+   * The process has one core to run on: a worker cannot run beside the main thread, so longer
+   * lists stay on the main thread (see ONE_CORE_LIST_MAX in resource-controller.ts).
    */
-  readonly boundedListsHere: boolean
+  readonly oneCore: boolean
 }
 
 /** What a read worker is started with. */

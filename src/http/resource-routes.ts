@@ -81,7 +81,7 @@ export function resourceRoutes(
 ) {
   const api = new Elysia({ prefix })
   const offload: ReadOffload | undefined = reads
-    ? { run: (read: OffloadedRead) => reads.run(read), boundedListsHere: cores < 2 }
+    ? { run: (read: OffloadedRead) => reads.run(read), oneCore: cores < 2 }
     : undefined
   const controllers = new Map(
     registry.all.map((resource) => [

@@ -39,6 +39,7 @@ export class WalFlusher {
     return this.queued
   }
 
+  /** After the last flush has settled: one under way would flush a closed descriptor. */
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd)
     this.fd = undefined

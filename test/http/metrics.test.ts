@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { LIST_BATCH } from '../../src/http/list-reader'
+import { ONE_CORE_LIST_MAX } from '../../src/http/resource-controller'
 import { insertCatalogue } from '../support/bulk'
 import { JSON_API, openTestApp, type TestApp } from '../support/harness'
 import { find, metricsText, parseSamples, type Sample, sampleValue, scrape } from '../support/prometheus'
@@ -320,11 +321,12 @@ describe('where a list is read, with a read worker, on one core', () => {
     sampleValue(samples, 'catalogue_database_calls_total', { operation })
   beforeAll(async () => {
     t = await openTestApp({ backend: 'sqlite', readWorkers: 1, app: { cores: 1 } })
+    // Author 1 has ONE_CORE_LIST_MAX books, author 2 one: every book is one more than the bound.
     await insertCatalogue(t, {
       authors: ['Long list', 'Short list'],
       collections: ['Shelf'],
-      books: LIST_BATCH + 4,
-      authorOf: (i) => (i <= LIST_BATCH ? 1 : 2),
+      books: ONE_CORE_LIST_MAX + 1,
+      authorOf: (i) => (i < ONE_CORE_LIST_MAX ? 1 : 2),
       collectionOf: () => 1,
     })
   })
@@ -332,22 +334,27 @@ describe('where a list is read, with a read worker, on one core', () => {
     await t.close()
   })
 
-  it('streams an unpaginated list that reads in bounded steps itself, with its to-one includes: a worker could not run beside it', async () => {
-    for (const path of ['/api/v1/books', '/api/v1/books?sort=-name&include=author,book_collection']) {
+  it('streams an unpaginated list of up to ONE_CORE_LIST_MAX itself, with its to-one includes: a worker could not run beside it', async () => {
+    for (const path of [
+      '/api/v1/books?author_id=1',
+      '/api/v1/books?author_id=1&sort=-name&include=author,book_collection',
+    ]) {
       const before = await scrape(t)
       const response = await t.get(path)
       expect(response.status).toBe(200)
-      expect(response.json.data).toHaveLength(LIST_BATCH + 4)
+      expect(response.json.data).toHaveLength(ONE_CORE_LIST_MAX)
       const after = await scrape(t)
       expect(calls(after, 'read_worker')).toBe(calls(before, 'read_worker'))
+      expect(calls(after, 'countUpTo')).toBe(calls(before, 'countUpTo') + 1)
       expect(calls(after, 'stream')).toBeGreaterThan(calls(before, 'stream'))
     }
   })
 
-  it('still hands a filtered list, a search and a to-many include to the read worker', async () => {
+  it('hands a longer list, a search, a list filtered two ways and a to-many include to the read worker', async () => {
     for (const path of [
-      '/api/v1/books?author_id=1',
+      '/api/v1/books',
       '/api/v1/books?filter[search]=book',
+      '/api/v1/books?author_id=1&filter[name]=none',
       '/api/v1/authors?include=books',
     ]) {
       const before = await scrape(t)

@@ -40,7 +40,9 @@ describe('WalFlusher', () => {
     expect(third).toBe(second)
     await Promise.all([first, second, third])
     // None under way: the next flush starts at once.
-    expect(flusher.flush()).not.toBe(third)
+    const fourth = flusher.flush()
+    expect(fourth).not.toBe(third)
+    await fourth
     flusher.close()
   })
 
