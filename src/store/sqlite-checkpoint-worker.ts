@@ -59,6 +59,8 @@ self.onmessage = (event: MessageEvent<CheckpointRequest>) => {
     if (row && row.log > RESTART_AFTER_FRAMES) row = restart?.get() ?? row
     post({ kind: 'checkpointed', frames: row?.log ?? 0, copied: row?.checkpointed ?? 0 })
   } catch (error) {
-    post({ kind: 'failed', message: (error as Error).message })
+    // Another process's checkpoint under way: this one copies nothing now, and the next tries again.
+    if ((error as { code?: string }).code === 'SQLITE_BUSY') post({ kind: 'checkpointed', frames: 0, copied: 0 })
+    else post({ kind: 'failed', message: (error as Error).message })
   }
 }

@@ -45,10 +45,11 @@ const workerUrl = import.meta.url.includes('$bunfs')
  * POST at DURABILITY=normal: the main thread idle 12 % of the time, waiting in fsync).
  *
  * Once the thread is up, the writer's own checkpoints are turned off, and after a commit the thread
- * is asked for a PASSIVE checkpoint (which never waits for the writer or a reader) within
- * CHECKPOINT_INTERVAL_MS, one at a time. The writer starts the WAL over at its next commit after a
- * checkpoint that copied everything, as SQLite always does. Should the thread fail to start or
- * fail a checkpoint, the writer's own checkpoints come back on: the WAL never grows unchecked.
+ * is asked for a checkpoint within CHECKPOINT_INTERVAL_MS, one at a time: PASSIVE, which never waits
+ * for the writer or a reader, then, with the WAL past RESTART_AFTER_FRAMES, RESTART, which holds new
+ * writes back for the moment it copies the last frames so that the writer's next commit starts the
+ * WAL over. Should the thread fail to start or fail a checkpoint, the writer's own checkpoints come
+ * back on: the WAL never grows unchecked.
  */
 export class WalCheckpointer {
   private readonly worker: Worker

@@ -627,7 +627,10 @@ export class SqliteStore implements Store {
         if (outcome?.ok) resolve(outcome.value)
         else reject(outcome?.error)
       })
-    if (!this.flusher) return answer()
+    if (!this.flusher) {
+      answer()
+      return
+    }
     // Answered once on disk; meanwhile the next batch may begin and commit.
     this.flusher.flush().then(answer, (error: Error) => {
       const failed = new StoreUnavailableError(
