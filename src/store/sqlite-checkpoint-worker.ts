@@ -55,12 +55,16 @@ self.onmessage = (event: MessageEvent<CheckpointRequest>) => {
     let row = passive?.get()
     // Commits made while a PASSIVE checkpoint copies are left for the next, so under a steady
     // stream of writes it never catches up and the WAL is never started over: past a bound, the
-    // few frames left are copied with new writes held back for that moment.
-    if (row && row.log > RESTART_AFTER_FRAMES) row = restart?.get() ?? row
+    // few frames left are copied with new writes held back for that moment. Only when PASSIVE
+    // could copy all it found: a reader still using older frames (a backup's long read) would make
+    // RESTART wait its whole timeout with writes held back, for nothing.
+    if (row && row.log > RESTART_AFTER_FRAMES && row.checkpointed === row.log) row = restart?.get() ?? row
     post({ kind: 'checkpointed', frames: row?.log ?? 0, copied: row?.checkpointed ?? 0 })
   } catch (error) {
     // Another process's checkpoint under way: this one copies nothing now, and the next tries again.
-    if ((error as { code?: string }).code === 'SQLITE_BUSY') post({ kind: 'checkpointed', frames: 0, copied: 0 })
+    const code = (error as { code?: string }).code ?? ''
+    if (code.startsWith('SQLITE_BUSY') || code === 'SQLITE_PROTOCOL')
+      post({ kind: 'checkpointed', frames: 0, copied: 0 })
     else post({ kind: 'failed', message: (error as Error).message })
   }
 }

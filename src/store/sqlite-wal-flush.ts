@@ -25,11 +25,32 @@ export class WalFlusher {
   /** The flush under way, and the one that follows it for commits made meanwhile. */
   private running: Promise<void> | undefined
   private queued: Promise<void> | undefined
+  private closed = false
+  /**
+   * The first failed flush. After one, Linux may have marked the pages it could not write as clean,
+   * so a later flush can succeed without them; and since each WAL frame's checksum follows from the
+   * one before, recovery after a power cut would stop at the gap and drop later commits too. So a
+   * failure sticks: every later flush fails with it, until the service is started again.
+   */
+  private failure: Error | undefined
 
-  constructor(private readonly walPath: string) {}
+  /**
+   * Opens the WAL at `walPath` (the database file's real path, links followed, as SQLite does, and
+   * `-wal`); throws if it cannot, so that the store keeps SQLite's own flush instead.
+   */
+  constructor(private readonly walPath: string) {
+    this.fd = openSync(walPath, 'r')
+  }
+
+  /** The failure that stopped flushing, if one did. */
+  get failed(): Error | undefined {
+    return this.failure
+  }
 
   /** Resolves once everything committed before this call is on disk. */
   flush(): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure)
+    if (this.closed) return Promise.reject(new Error('the WAL flusher is closed'))
     if (!this.running) return this.start()
     // The flush under way may have begun before this commit: the next one covers it.
     this.queued ??= this.running.then(
@@ -39,15 +60,18 @@ export class WalFlusher {
     return this.queued
   }
 
-  /** After the last flush has settled: one under way would flush a closed descriptor. */
-  close(): void {
+  /** Waits for the flushes asked for, then closes the descriptor; later flushes fail. */
+  async close(): Promise<void> {
+    this.closed = true
+    await this.queued?.catch(() => {})
+    await this.running?.catch(() => {})
     if (this.fd !== undefined) closeSync(this.fd)
     this.fd = undefined
   }
 
   private afterRunning(): Promise<void> {
     this.queued = undefined
-    return this.start()
+    return this.failure ? Promise.reject(this.failure) : this.start()
   }
 
   private start(): Promise<void> {
@@ -57,9 +81,14 @@ export class WalFlusher {
     } catch (error) {
       flushing = Promise.reject(error)
     }
-    const running = flushing.finally(() => {
-      if (this.running === running) this.running = undefined
-    })
+    const running = flushing
+      .catch((error: Error) => {
+        this.failure ??= error
+        throw error
+      })
+      .finally(() => {
+        if (this.running === running) this.running = undefined
+      })
     this.running = running
     return running
   }
@@ -70,7 +99,8 @@ export class WalFlusher {
    */
   private descriptor(): number {
     if (this.fd !== undefined && fstatSync(this.fd).ino === statSync(this.walPath).ino) return this.fd
-    this.close()
+    if (this.fd !== undefined) closeSync(this.fd)
+    this.fd = undefined
     this.fd = openSync(this.walPath, 'r')
     return this.fd
   }

@@ -1,5 +1,5 @@
 import { constants, Database, type SQLQueryBindings, type Statement } from 'bun:sqlite'
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, realpathSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
@@ -86,6 +86,19 @@ function lockBackoff(attempt: number): Promise<void> {
   return Bun.sleep(Math.random() * ceiling)
 }
 
+/**
+ * What a write fails with once a flush of the WAL has failed (503): every write after it too, until
+ * the service is started again (see WalFlusher.failed), and /ready says so.
+ */
+function flushFailed(error: Error, what: string): StoreUnavailableError {
+  return new StoreUnavailableError(
+    'io',
+    'WAL_FLUSH_FAILED',
+    `${what} (${error.message}); writes are refused until the service is started again`,
+    { cause: error },
+  )
+}
+
 /** What a write that waited out BUSY_TIMEOUT for the write lock fails with (503, Retry-After: 1). */
 function lockedOut(busyTimeoutMs: number): StoreUnavailableError {
   return new StoreUnavailableError(
@@ -110,6 +123,8 @@ export class SqliteStore implements Store {
   private committing: Promise<void> | undefined
   /** One import at a time: a dry run's temporary tables belong to the connection. */
   private importing = false
+  /** close() has begun: no write is taken any more. */
+  private closing = false
   private readonly registry: ResourceRegistry
   /** For version(): the row every connection to the file reads alike (migration 4). */
   private readonly dataVersion: Statement<{ generation: string; changes: number }>
@@ -170,9 +185,8 @@ export class SqliteStore implements Store {
     useWal(db)
     // FULL: a commit reaches the disk before the 2xx goes out, so it survives a crash or power loss.
     // NORMAL (in WAL): the commit is in the WAL file, which survives the process, not the machine.
-    // With offloadDiskWaits, `full` commits as NORMAL does and flushes the WAL itself, off this thread.
-    const flushed = options.offloadDiskWaits === true && options.durability !== 'normal' && path !== ':memory:'
-    db.run(`PRAGMA synchronous = ${options.durability === 'normal' || flushed ? 'NORMAL' : 'FULL'}`)
+    // With offloadDiskWaits, `full` commits as NORMAL does and flushes the WAL itself (flushOffThread).
+    db.run(`PRAGMA synchronous = ${options.durability === 'normal' ? 'NORMAL' : 'FULL'}`)
     db.run('PRAGMA foreign_keys = ON')
     try {
       migrate(db, options.migrations ?? sqliteMigrations)
@@ -193,9 +207,25 @@ export class SqliteStore implements Store {
     // timers instead (see commitPending and read); only the start above may block.
     db.run('PRAGMA busy_timeout = 0')
     const store = new SqliteStore(db, new SqliteReader(db, registry), latestVersion(options.migrations), busyTimeoutMs)
-    if (options.offloadDiskWaits && path !== ':memory:') store.checkpointer = new WalCheckpointer(db, path)
-    if (flushed) store.flusher = new WalFlusher(`${path}-wal`)
+    if (options.offloadDiskWaits && path !== ':memory:') {
+      store.checkpointer = new WalCheckpointer(db, path)
+      if (options.durability !== 'normal') store.flushOffThread(path)
+    }
     return store
+  }
+
+  /**
+   * At `full`: commits as NORMAL does, and answers them once the WAL is flushed off this thread
+   * (sqlite-wal-flush.ts). The WAL is found as SQLite finds it, next to the file a link points to;
+   * if it cannot be opened, SQLite's own flush inside COMMIT stays.
+   */
+  private flushOffThread(path: string): void {
+    try {
+      this.flusher = new WalFlusher(`${realpathSync(path)}-wal`)
+    } catch {
+      return
+    }
+    this.db.run('PRAGMA synchronous = NORMAL')
   }
 
   /**
@@ -477,6 +507,8 @@ export class SqliteStore implements Store {
   }
 
   async ready(): Promise<void> {
+    const failed = this.flusher?.failed
+    if (failed) throw flushFailed(failed, 'a flush of the WAL failed')
     await this.read(() => {
       // A file deleted or replaced under the open connection still answers reads (from the
       // unlinked file, or the pages cached): only SQLite's own check of the path tells. A
@@ -505,11 +537,12 @@ export class SqliteStore implements Store {
 
   /** Commits what is pending and closes; with every statement finalized SQLite checkpoints the WAL into the file. */
   async close(): Promise<void> {
+    // Writes asked for from here on are refused (503), rather than meeting a closed connection.
+    this.closing = true
     // The commit under way (perhaps waiting for the lock), then the writes queued after it.
     while (this.committing || this.pending.length > 0) await this.flush()
     // Every flush asked for is done (a failed one failed its writes already).
-    await this.flusher?.flush().catch(() => {})
-    this.flusher?.close()
+    await this.flusher?.close()
     // Its connection closed first, this one is the last: closing it checkpoints the whole WAL.
     await this.checkpointer?.close()
     const prepared = [this.beginWrite, this.commit, this.rollback, this.dataVersion, ...Object.values(this.savepoint)]
@@ -525,6 +558,9 @@ export class SqliteStore implements Store {
    * instead of queueing for one each. A write that throws is undone alone.
    */
   private write<T>(work: () => T): Promise<T> {
+    if (this.closing) {
+      return Promise.reject(new StoreUnavailableError('unavailable', 'STORE_CLOSING', 'the service is stopping'))
+    }
     return new Promise<T>((resolve, reject) => {
       this.pending.push({
         deadline: Date.now() + this.busyTimeoutMs,
@@ -558,6 +594,14 @@ export class SqliteStore implements Store {
    * writes queued meanwhile join the batch; each write waits BUSY_TIMEOUT at most, then fails busy.
    */
   private async commitPending(): Promise<void> {
+    const failed = this.flusher?.failed
+    if (failed) {
+      // Nothing more is written once a flush has failed: it could be answered and then lost.
+      const refused = this.pending
+      this.pending = []
+      for (const { reject } of refused) reject(flushFailed(failed, 'an earlier flush of the WAL failed'))
+      return
+    }
     for (let attempt = 0; this.pending.length > 0; attempt++) {
       if (this.begin()) {
         const batch = this.pending
@@ -633,12 +677,7 @@ export class SqliteStore implements Store {
     }
     // Answered once on disk; meanwhile the next batch may begin and commit.
     this.flusher.flush().then(answer, (error: Error) => {
-      const failed = new StoreUnavailableError(
-        'io',
-        'WAL_FLUSH_FAILED',
-        `the commit could not be flushed to disk (${error.message}): what it wrote may be lost`,
-        { cause: error },
-      )
+      const failed = flushFailed(error, 'the commit could not be flushed to disk: what it wrote may be lost')
       for (const { reject } of batch) reject(failed)
     })
   }

@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import { afterEach, describe, expect, it } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { resources } from '../../src/resources/registry'
@@ -46,9 +46,24 @@ describe('WalFlusher', () => {
     flusher.close()
   })
 
-  it('fails when the file is not there', async () => {
-    const flusher = new WalFlusher(join(tempDir(), 'none.db-wal'))
+  it('cannot be made for a file that is not there', () => {
+    expect(() => new WalFlusher(join(tempDir(), 'none.db-wal'))).toThrow('ENOENT')
+  })
+
+  it('fails every flush after one has failed, and refuses any after close', async () => {
+    const dir = tempDir()
+    const store = SqliteStore.open(join(dir, 'test.db'), resources)
+    stores.push(store)
+    await store.create(authors, { attributes: { name: 'A' }, toOne: {} })
+    const flusher = new WalFlusher(join(dir, 'test.db-wal'))
+    rmSync(join(dir, 'test.db-wal'))
     await expect(flusher.flush()).rejects.toThrow('ENOENT')
+    expect(flusher.failed?.message).toContain('ENOENT')
+    await expect(flusher.flush()).rejects.toThrow('ENOENT')
+    await flusher.close()
+    const other = new WalFlusher(join(dir, 'test.db'))
+    await other.close()
+    await expect(other.flush()).rejects.toThrow('closed')
   })
 })
 
@@ -85,6 +100,32 @@ describe('SqliteStore at durability full with offloadDiskWaits', () => {
     expect(synchronousOf(plain)).toBe(2)
   })
 
+  it('finds the WAL next to the file a link points to, as SQLite does', async () => {
+    const dir = tempDir()
+    mkdirSync(join(dir, 'real'))
+    const real = SqliteStore.open(join(dir, 'real', 'test.db'), resources)
+    await real.close()
+    symlinkSync(join(dir, 'real', 'test.db'), join(dir, 'link.db'))
+    const store = SqliteStore.open(join(dir, 'link.db'), resources, { durability: 'full', offloadDiskWaits: true })
+    stores.push(store)
+    expect(synchronousOf(store)).toBe(1)
+    const written = await store.create(authors, { attributes: { name: 'Ada' }, toOne: {} })
+    expect(written.ok).toBe(true)
+    expect(existsSync(join(dir, 'real', 'test.db-wal'))).toBe(true)
+  })
+
+  it('refuses writes once it has begun to close, rather than meeting a closed connection', async () => {
+    const store = SqliteStore.open(join(tempDir(), 'test.db'), resources, {
+      durability: 'full',
+      offloadDiskWaits: true,
+    })
+    const closing = store.close()
+    const failure = await store.create(authors, { attributes: { name: 'Late' }, toOne: {} }).catch((error) => error)
+    await closing
+    expect(failure).toBeInstanceOf(StoreUnavailableError)
+    expect(failure).toMatchObject({ reason: 'unavailable', code: 'STORE_CLOSING' })
+  })
+
   it('fails a write whose flush fails as a fault of the disk (503), saying it may be lost', async () => {
     const dir = tempDir()
     const store = SqliteStore.open(join(dir, 'test.db'), resources, { durability: 'full', offloadDiskWaits: true })
@@ -96,5 +137,13 @@ describe('SqliteStore at durability full with offloadDiskWaits', () => {
     expect(failure).toBeInstanceOf(StoreUnavailableError)
     expect(failure).toMatchObject({ reason: 'io', code: 'WAL_FLUSH_FAILED', retryAfterSeconds: 5 })
     expect((failure as Error).message).toContain('may be lost')
+    // The kernel may have dropped what it could not write: nothing more is written, and /ready says so.
+    const refused = await store.create(authors, { attributes: { name: 'Linus' }, toOne: {} }).catch((error) => error)
+    expect(refused).toMatchObject({ reason: 'io', code: 'WAL_FLUSH_FAILED' })
+    expect((refused as Error).message).toContain('refused until the service is started again')
+    await expect(store.ready()).rejects.toMatchObject({ code: 'WAL_FLUSH_FAILED' })
+    // Grace was committed before her flush failed; Linus was never written.
+    expect((await store.find(authors, 2))?.attributes.name).toBe('Grace')
+    expect(await store.find(authors, 3)).toBeNull()
   })
 })
