@@ -10,6 +10,9 @@ async function readBody(request: Request, maxBytes: number): Promise<Uint8Array>
   const declared = request.headers.get('content-length')
   if (declared !== null && Number(declared) > maxBytes) throw tooLarge()
   if (!request.body) return new Uint8Array()
+  // A body of declared length within the limit is read whole, natively: the server reads no more
+  // than the length says. Through the stream below, a PATCH's 80 bytes took a tenth of its CPU.
+  if (declared !== null && request.headers.get('transfer-encoding') === null) return request.bytes()
   const chunks: Uint8Array[] = []
   let size = 0
   for await (const chunk of request.body) {
