@@ -203,6 +203,14 @@ export class ListReader {
     return this.respond(store.stream(resource, { filters, sort, ranked }, LIST_BATCH))
   }
 
+  /**
+   * A whole list read already (see ResourceController.shortList): bounded, so answered whole and
+   * tagged by its bytes, however long its text.
+   */
+  whole(records: readonly StoredRecord[]): Promise<ApiResponse> {
+    return documentResponse(200, this.document.chunks([records], 'many'), Infinity)
+  }
+
   /** The values of a record's sort keys: where a keyset continues after it. */
   private sortValues(record: StoredRecord): CursorValues {
     return sortValuesOf(this.request.sort, record)

@@ -12,7 +12,7 @@ import { parseWriteDocument } from '../jsonapi/request-document'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import { checkReferencesExist, failsAsParsed, referencesMissing, stillReferenced } from '../rules/write-rules'
-import type { IncludeNode, IncludePlan, Store, StoreFilter } from '../store/store'
+import type { IncludeNode, IncludePlan, Store, StoredRecord, StoreFilter } from '../store/store'
 import { documentOf } from './body-parser'
 import { preconditionFailed, recordName, type WritePreconditions } from './conditional'
 import { DocumentStream } from './document-stream'
@@ -46,6 +46,12 @@ const noInclude: IncludeTree = new Map()
  * 30 MB of garbage pile up before it runs, which a list of 100,000 books reaches.
  */
 export const ONE_CORE_LIST_MAX = 10 * LIST_BATCH
+
+/**
+ * An unpaginated list of at most this many records is read by one query, without a count first
+ * (see shortList); a longer one pays for this many records read again, a tenth of a batch.
+ */
+export const SHORT_LIST = LIST_BATCH / 10
 
 /** Offset pages no deeper than this are read where they are asked for: the rows skipped cost little. */
 const CHEAP_OFFSET = 1000
@@ -158,9 +164,10 @@ export class ResourceController {
   }
 
   /**
-   * `scope` narrows the list before the client's filters: the books of one author, say. A list
-   * other than a bounded page (see ListRequest.bounded) may be long enough to stream: the store's
-   * version is read before the list, to tag it.
+   * `scope` narrows the list before the client's filters: the books of one author, say. A short
+   * unpaginated list (see shortList) is answered from one read; any other list but a bounded page
+   * (see ListRequest.bounded) may be long enough to stream: the store's version is read before the
+   * list, to tag it.
    */
   async list(
     { url, acceptEncoding, cursorProfile = null }: HandlerInput,
@@ -168,10 +175,57 @@ export class ResourceController {
   ): Promise<ApiResponse> {
     const { resource, registry } = this
     const query = parseFetchQuery(registry, resource, url, 'list', this.limits, { cursorProfile })
+    const filters = scope.length > 0 ? [...scope, ...query.filters] : query.filters
     const bounded = isBoundedPage(registry, resource, query)
+    if (!query.page) {
+      const records = await this.shortList(query, filters)
+      // Answered whole, so tagged by its bytes: no version is needed.
+      if (records) return this.reader(query, false, url, cursorProfile, filters).whole(records)
+    }
     const version = bounded ? undefined : await this.store.version()
-    const answer = await this.readList(query, bounded, url, acceptEncoding, cursorProfile, scope)
+    const answer = await this.readList(query, bounded, url, acceptEncoding, cursorProfile, scope, filters)
     return bounded ? answer : { ...answer, version }
+  }
+
+  /**
+   * The whole of an unpaginated list of at most SHORT_LIST records, read by one query of at most
+   * SHORT_LIST + 1 records in an index's order; null for a longer list, or one that one query could
+   * not read at a cost bounded by the records it returns (a search, two filters, a to-many include).
+   * The common list (an author's or a collection's books) is then one query, without the count or
+   * the version read a longer list needs first; a longer one has read SHORT_LIST records more.
+   */
+  private async shortList(query: FetchQuery, filters: readonly StoreFilter[]): Promise<StoredRecord[] | null> {
+    const { registry, resource, store } = this
+    if (!countable(resource, filters) || followsToMany(registry, resource, query.include ?? noInclude)) return null
+    const records = await store.list(resource, { filters, sort: query.sort, limit: SHORT_LIST + 1 })
+    return records.length <= SHORT_LIST ? records : null
+  }
+
+  private reader(
+    query: FetchQuery,
+    bounded: boolean,
+    url: string,
+    cursorProfile: string | null,
+    filters: readonly StoreFilter[],
+  ): ListReader {
+    const { resource, registry, store } = this
+    const { page } = query
+    // A search without a sort comes most relevant first; cursors keep to the id order, since
+    // relevance shifts as the catalogue changes.
+    const ranked = !query.sorted && page?.kind !== 'cursor' && filters.some((f) => f.kind === 'search')
+    return new ListReader({
+      resource,
+      registry,
+      store,
+      url,
+      include: query.include ?? noInclude,
+      fields: query.fields,
+      filters,
+      sort: query.sort,
+      ranked,
+      profile: page ? cursorProfile : null,
+      bounded,
+    })
   }
 
   private async readList(
@@ -181,30 +235,14 @@ export class ResourceController {
     acceptEncoding: string | null | undefined,
     cursorProfile: string | null,
     scope: readonly StoreFilter[],
+    filters: readonly StoreFilter[],
   ): Promise<ApiResponse> {
-    const { resource, registry, store } = this
-    const include = query.include ?? noInclude
-    const { sort, page } = query
-    const filters = scope.length > 0 ? [...scope, ...query.filters] : query.filters
+    const { resource, registry } = this
+    const { page } = query
     if (this.offload && !cheap(registry, resource, query, filters) && !(await this.short(query, filters))) {
       return this.offload.run({ op: 'list', type: resource.type, url, scope, cursorProfile, acceptEncoding })
     }
-    // A search without a sort comes most relevant first; cursors keep to the id order, since
-    // relevance shifts as the catalogue changes.
-    const ranked = !query.sorted && page?.kind !== 'cursor' && filters.some((f) => f.kind === 'search')
-    const reader = new ListReader({
-      resource,
-      registry,
-      store,
-      url,
-      include,
-      fields: query.fields,
-      filters,
-      sort,
-      ranked,
-      profile: page ? cursorProfile : null,
-      bounded,
-    })
+    const reader = this.reader(query, bounded, url, cursorProfile, filters)
     if (page?.kind === 'number' || page?.kind === 'offset') return reader.windowed(page)
     if (page?.kind === 'cursor') return reader.cursor(page)
     return reader.streamed()

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { LIST_BATCH } from '../../src/http/list-reader'
-import { ONE_CORE_LIST_MAX } from '../../src/http/resource-controller'
+import { ONE_CORE_LIST_MAX, SHORT_LIST } from '../../src/http/resource-controller'
 import { insertCatalogue } from '../support/bulk'
 import { JSON_API, openTestApp, type TestApp } from '../support/harness'
 import { find, metricsText, parseSamples, type Sample, sampleValue, scrape } from '../support/prometheus'
@@ -245,7 +245,7 @@ describe('catalogue_database_seconds_total', () => {
     const id = await t.create('authors', { name: 'Timed' })
     expect((await t.get(`/api/v1/authors/${id}`)).status).toBe(200)
     const after = await scrape(t)
-    for (const operation of ['create', 'find', 'members']) {
+    for (const operation of ['create', 'find', 'members', 'version']) {
       expect(sampleValue(after, calls, { operation })).toBe(sampleValue(before, calls, { operation }) + 1)
       expect(sampleValue(after, seconds, { operation })).toBeGreaterThan(sampleValue(before, seconds, { operation }))
     }
@@ -263,7 +263,8 @@ describe('catalogue_database_seconds_total', () => {
 
   it('labels the time by the store calls made, named as in the Store interface', async () => {
     const operations = new Set(find(await scrape(t), calls).map((sample) => sample.labels.operation))
-    expect([...operations].sort()).toEqual(['create', 'find', 'members'])
+    // An author's answer can grow with their books: the version is read first, to tag it if streamed.
+    expect([...operations].sort()).toEqual(['create', 'find', 'members', 'version'])
   })
 })
 
@@ -273,12 +274,12 @@ describe('where a list is read, with a read worker', () => {
     sampleValue(samples, 'catalogue_database_calls_total', { operation })
   beforeAll(async () => {
     t = await openTestApp({ backend: 'sqlite', readWorkers: 1 })
-    // Author 1 has one book more than a batch; author 2 has three.
+    // Author 1 has one book more than a batch; author 2 has three; author 3 one more than a short list.
     await insertCatalogue(t, {
-      authors: ['Long list', 'Short list'],
+      authors: ['Long list', 'Short list', 'Middle list'],
       collections: [],
-      books: LIST_BATCH + 4,
-      authorOf: (i) => (i <= LIST_BATCH ? 1 : 2),
+      books: LIST_BATCH + 4 + SHORT_LIST + 1,
+      authorOf: (i) => (i <= LIST_BATCH ? 1 : i <= LIST_BATCH + 3 ? 2 : 3),
       collectionOf: () => null,
     })
   })
@@ -286,13 +287,25 @@ describe('where a list is read, with a read worker', () => {
     await t.close()
   })
 
-  it('reads an unpaginated list of at most one batch on the main thread, once counted in an index', async () => {
+  it('reads an unpaginated list of at most SHORT_LIST records by one query on the main thread, neither counted nor versioned first', async () => {
     const before = await scrape(t)
     const response = await t.get('/api/v1/books?author_id=2')
     expect(response.json.data).toHaveLength(3)
     const after = await scrape(t)
+    expect(calls(after, 'list')).toBe(calls(before, 'list') + 1)
+    for (const operation of ['read_worker', 'countUpTo', 'version', 'stream']) {
+      expect(calls(after, operation)).toBe(calls(before, operation))
+    }
+  })
+
+  it('reads a longer unpaginated list of at most one batch on the main thread, once counted in an index', async () => {
+    const before = await scrape(t)
+    const response = await t.get('/api/v1/books?author_id=3')
+    expect(response.json.data).toHaveLength(SHORT_LIST + 1)
+    const after = await scrape(t)
     expect(calls(after, 'read_worker')).toBe(calls(before, 'read_worker'))
     expect(calls(after, 'countUpTo')).toBe(calls(before, 'countUpTo') + 1)
+    expect(calls(after, 'version')).toBe(calls(before, 'version') + 1)
     expect(calls(after, 'stream')).toBeGreaterThan(calls(before, 'stream'))
   })
 
