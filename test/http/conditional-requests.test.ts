@@ -133,6 +133,24 @@ describe('GET of lists and relationships', () => {
     expect(etagOf(after)).not.toBe(tag)
   })
 
+  it('tags a short unpaginated list (read whole, in one query) by its bytes, and answers 304 until a book changes', async () => {
+    await t.create('books', { name: 'Second', author_id: Number(lib.authorId) })
+    for (const path of [`/api/v1/books?author_id=${lib.authorId}`, '/api/v1/books?sort=-name&include=author']) {
+      const first = await t.get(path)
+      expect(first.json.data).toHaveLength(2)
+      const tag = etagOf(first)
+      expect(tag).toMatch(STRONG)
+      expectNotModified(await t.get(path, { 'if-none-match': tag }), tag)
+    }
+    await renameBook(t, lib.bookId, 'Changed')
+    const path = `/api/v1/books?author_id=${lib.authorId}`
+    const tag = etagOf(await t.get(path))
+    await renameBook(t, lib.bookId, 'Changed again')
+    const after = await t.get(path, { 'if-none-match': tag })
+    expect(after.status).toBe(200)
+    expect(etagOf(after)).not.toBe(tag)
+  })
+
   it('tags the related resource and relationship endpoints, and answers 304 to their tags', async () => {
     for (const path of [
       `/api/v1/books/${lib.bookId}/author`,
