@@ -12,9 +12,17 @@ export function searchOf(resource: ResourceDescription): SearchDescription | und
 }
 
 /** All resource types the service serves, with look-ups by the names clients use. */
+/** A to-one relationship of another type that points at a type. */
+export interface Dependent {
+  readonly resource: ResourceDescription
+  readonly name: string
+  readonly relationship: ToOneRelationship
+}
+
 export class ResourceRegistry {
   readonly all: readonly ResourceDescription[]
   private readonly byType = new Map<string, ResourceDescription>()
+  private readonly dependentsByType = new Map<string, Dependent[]>()
 
   constructor(descriptions: readonly ResourceDescription[]) {
     this.all = descriptions
@@ -28,13 +36,17 @@ export class ResourceRegistry {
     return description
   }
 
-  /** The to-one relationships of other types that point at `type` (what deleting one affects). */
-  dependents(type: string): { resource: ResourceDescription; name: string; relationship: ToOneRelationship }[] {
-    const found = []
-    for (const resource of this.all) {
-      for (const [name, relationship] of Object.entries(resource.relationships)) {
-        if (relationship.kind === 'to-one' && relationship.target === type) found.push({ resource, name, relationship })
+  /** The to-one relationships of other types that point at `type` (what deleting one affects); made once, read by every DELETE. */
+  dependents(type: string): readonly Dependent[] {
+    let found = this.dependentsByType.get(type)
+    if (!found) {
+      found = []
+      for (const resource of this.all) {
+        for (const [name, relationship] of Object.entries(resource.relationships)) {
+          if (relationship.kind === 'to-one' && relationship.target === type) found.push({ resource, name, relationship })
+        }
       }
+      this.dependentsByType.set(type, found)
     }
     return found
   }
