@@ -43,7 +43,8 @@ export class ResourceRegistry {
       found = []
       for (const resource of this.all) {
         for (const [name, relationship] of Object.entries(resource.relationships)) {
-          if (relationship.kind === 'to-one' && relationship.target === type) found.push({ resource, name, relationship })
+          if (relationship.kind === 'to-one' && relationship.target === type)
+            found.push({ resource, name, relationship })
         }
       }
       this.dependentsByType.set(type, found)

@@ -33,7 +33,10 @@ describe('cursorEncoder', () => {
       [{ field: 'id', descending: false }],
       [{ field: 'id', descending: true }],
       byName,
-      [{ field: 'name', descending: false }, { field: 'id', descending: false }],
+      [
+        { field: 'name', descending: false },
+        { field: 'id', descending: false },
+      ],
     ]
     for (const type of ['books', 'authors', 'book_collections']) {
       for (const sort of sorts) {
