@@ -69,6 +69,18 @@ export class DocumentStream {
   }
 
   /**
+   * The whole JSON text of a plain document (no include, no sparse fieldset, no linkage) of the
+   * records given, written at once; null for any other document, which `chunks` writes.
+   */
+  plainText(records: readonly StoredRecord[], tail = '', itemCursor?: (record: StoredRecord) => string): string | null {
+    if (!this.plain) return null
+    const parts: (string | number)[] = ['{"data":[']
+    pushUnlinkedResources(this.request.resource, records, parts, itemCursor)
+    parts.push(']', tail, '}')
+    return parts.join('')
+  }
+
+  /**
    * The document's JSON text in pieces; `one` writes `data` as the single record of the first batch.
    * `itemCursor` gives each primary record of a page its cursor (`meta.page.cursor`).
    */

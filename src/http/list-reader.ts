@@ -207,7 +207,9 @@ export class ListReader {
    * A whole list read already (see ResourceController.shortList): bounded, so answered whole and
    * tagged by its bytes, however long its text.
    */
-  whole(records: readonly StoredRecord[]): Promise<ApiResponse> {
+  async whole(records: readonly StoredRecord[]): Promise<ApiResponse> {
+    const text = this.document.plainText(records)
+    if (text !== null) return { status: 200, body: text }
     return documentResponse(200, this.document.chunks([records], 'many'), Infinity)
   }
 
@@ -236,9 +238,12 @@ export class ListReader {
     const encode = this.cursors()
     const itemCursor = ranked ? undefined : (record: StoredRecord) => encode(sortValuesOf(sort, record))
     const tail = `,"meta":${JSON.stringify({ total })},"links":${JSON.stringify(links)}`
+    const headers = profile ? { 'content-type': profiledContentType(profile), vary: 'Accept' } : varyByAccept
+    // A bounded page of plain records is written at once, without the stream's machinery.
+    const text = this.request.bounded ? this.document.plainText(records, tail, itemCursor) : null
+    if (text !== null) return { status: 200, body: text, headers }
     const pieces = this.document.chunks([records], 'many', tail, itemCursor)
     const answer = await documentResponse(200, pieces, this.request.bounded ? Infinity : undefined)
-    const headers = profile ? { 'content-type': profiledContentType(profile), vary: 'Accept' } : varyByAccept
     return { ...answer, headers }
   }
 }
