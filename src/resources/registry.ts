@@ -11,7 +11,6 @@ export function searchOf(resource: ResourceDescription): SearchDescription | und
   return undefined
 }
 
-/** All resource types the service serves, with look-ups by the names clients use. */
 /** A to-one relationship of another type that points at a type. */
 export interface Dependent {
   readonly resource: ResourceDescription
@@ -19,6 +18,7 @@ export interface Dependent {
   readonly relationship: ToOneRelationship
 }
 
+/** All resource types the service serves, with look-ups by the names clients use. */
 export class ResourceRegistry {
   readonly all: readonly ResourceDescription[]
   private readonly byType = new Map<string, ResourceDescription>()
@@ -36,7 +36,10 @@ export class ResourceRegistry {
     return description
   }
 
-  /** The to-one relationships of other types that point at `type` (what deleting one affects); made once, read by every DELETE. */
+  /**
+   * The to-one relationships of other types that point at `type` (what deleting one affects):
+   * found once per type, since every DELETE asks.
+   */
   dependents(type: string): readonly Dependent[] {
     let found = this.dependentsByType.get(type)
     if (!found) {
