@@ -438,16 +438,19 @@ export class SqliteStore implements Store {
 
   private updateNow(resource: ResourceDescription, id: Id, input: RecordInput): WriteResult | null {
     const table = this.table(resource)
-    const current = this.local.find(resource.type, id)
-    if (!current) return null
     const missing = this.local.missing(resource, input.toOne)
-    if (missing.length > 0) return { ok: false, missing }
+    // A record that is not there is reported as such first, whatever it was to refer to.
+    if (missing.length > 0) return this.local.exists(resource.type, id) ? { ok: false, missing } : null
     const set = table.assignments(input)
-    if (set.length === 0) return { ok: true, record: current }
+    if (set.length === 0) {
+      const current = this.local.find(resource.type, id)
+      return current ? { ok: true, record: current } : null
+    }
+    // No read first: the UPDATE returns no row when there is no such record.
     const row = this.statement(
       `UPDATE ${table.name} SET ${set.map(([c]) => `${quote(c)} = ?`).join(', ')} WHERE "id" = ? RETURNING ${table.columns}`,
-    ).get(...set.map(([, v]) => v), id) as Row
-    return { ok: true, record: table.toRecord(row) }
+    ).get(...set.map(([, v]) => v), id) as Row | null
+    return row ? { ok: true, record: table.toRecord(row) } : null
   }
 
   private changeToManyNow(
@@ -493,7 +496,8 @@ export class SqliteStore implements Store {
 
   private deleteNow(resource: ResourceDescription, id: Id): DeleteResult {
     const table = this.table(resource)
-    if (!this.local.exists(resource.type, id)) return { status: 'not-found' }
+    // No read of the record first: a record that is not there has no dependents, and the DELETE
+    // then changes nothing.
     for (const dependent of this.registry.dependents(resource.type)) {
       if (dependent.relationship.onTargetDelete !== 'restrict') continue
       const { count } = this.statement(
@@ -502,8 +506,8 @@ export class SqliteStore implements Store {
       if (count > 0) return { status: 'restricted', by: dependent.resource, count }
     }
     // Relationships declared `nullify` are cleared by the foreign key's ON DELETE SET NULL.
-    this.statement(`DELETE FROM ${table.name} WHERE "id" = ?`).run(id)
-    return { status: 'deleted' }
+    const { changes } = this.statement(`DELETE FROM ${table.name} WHERE "id" = ?`).run(id)
+    return changes > 0 ? { status: 'deleted' } : { status: 'not-found' }
   }
 
   async ready(): Promise<void> {

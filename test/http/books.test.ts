@@ -208,6 +208,18 @@ describe('/api/v1/books', () => {
       expect(answer.json.errors.map((e: { detail: string }) => e.detail)).toEqual(['Author must exist'])
       expect(await t.stored('books')).toEqual(before)
     })
+
+    it('answers 404, not 422, for a book that does not exist naming an author that does not either', async () => {
+      const before = await t.stored('books')
+      for (const method of ['PUT', 'PATCH']) {
+        const answer = await t.request(method, '/api/v1/books/31337', {
+          body: { data: { type: 'book', id: '31337', attributes: { name: 'Nowhere', author_id: 31337 } } },
+        })
+        expect(answer.status).toBe(404)
+        expect(answer.json).toEqual({ errors: [] })
+      }
+      expect(await t.stored('books')).toEqual(before)
+    })
   })
 
   describe('DELETE /api/v1/books/{id}', () => {
