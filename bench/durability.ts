@@ -2,7 +2,7 @@
  * The writes at each DURABILITY (docs/performance.md): the service started with DURABILITY=full and
  * then normal, each beside the raw reference (bench/reference.ts), the minimal Elysia app and
  * Express + jsonapi-serializer at the same setting (REFERENCE_DURABILITY), which commit each write
- * alone: POST, PATCH (a rename) and DELETE of a book, on fresh copies of the write runs' file for
+ * alone, and the raw reference committing them in groups as the service does: POST, PATCH (a rename) and DELETE of a book, on fresh copies of the write runs' file for
  * each (the 10,000 books and DELETE_STOCK more for DELETE to delete, bench/scenarios.ts).
  */
 import type { Durability } from '../src/store/open'
@@ -32,18 +32,25 @@ export async function runDurability(
 ): Promise<DurabilityResult[]> {
   const all: DurabilityResult[] = []
   for (const durability of DURABILITY_SETTINGS) {
-    const files = copiesFor(pristine, dir, `writes-${durability}`, ['service', 'reference', 'elysia', 'express'])
+    const files = copiesFor(pristine, dir, `writes-${durability}`, [
+      'service',
+      'reference',
+      'grouped',
+      'elysia',
+      'express',
+    ])
     const servers = await startComparison(files, pinning.server, track, durability)
     try {
       const { service, reference, others } = servers
       const compared = [
         { server: reference, check: 'bytes' as const },
+        ...(others.grouped ? [{ server: others.grouped, check: 'bytes' as const }] : []),
         ...(others.elysia ? [{ server: others.elysia, check: 'bytes' as const }] : []),
         ...(others.express ? [{ server: others.express, check: 'records' as const }] : []),
       ]
       await compareWrites(service, compared, WRITE_SET)
       process.stderr.write(
-        `DURABILITY=${durability}: the raw reference and Elysia answer the writes byte for byte as the service does, Express with the same statuses and record counts; measuring\n`,
+        `DURABILITY=${durability}: the raw reference (alone and grouped) and Elysia answer the writes byte for byte as the service does, Express with the same statuses and record counts; measuring\n`,
       )
       for (const server of [service, reference, ...Object.values(others)]) await warmUp(server)
       const results: ScenarioResult[] = []

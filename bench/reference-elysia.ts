@@ -11,8 +11,8 @@ import { pathId } from './reference-documents'
 import { openQueries, referenceEnvironment, referenceHandlers } from './reference-sqlite'
 import { reusePort, runWorkers } from './reference-workers'
 
-const { port, path, durability, lists } = referenceEnvironment('reference-elysia')
-const queries = openQueries(path, durability)
+const { port, path, durability, lists, commits } = referenceEnvironment('reference-elysia')
+const queries = openQueries(path, durability, commits)
 const handle = referenceHandlers(queries, lists)
 
 const app = new Elysia()

@@ -2,7 +2,8 @@
  * The SQLite side of the baselines, shared so that they differ only in what serves HTTP:
  *
  * - `openQueries`: the connection (the service's pragmas) and the prepared bun:sqlite statements,
- *   with the service's SQL, each write committed alone (one transaction per write). The raw
+ *   with the service's SQL, each write committed alone (one transaction per write) or, asked for,
+ *   in group commits as the service makes them. The raw
  *   reference (bench/reference.ts) and the minimal Elysia app (bench/reference-elysia.ts) run
  *   these statements; the Express app (bench/reference-express.mjs, on Node) the same SQL;
  * - `referenceHandlers`: request in, Response out, byte for byte as the service answers, for the
@@ -11,7 +12,10 @@
  * The environment all of them read: PORT, REFERENCE_DB (the SQLite file), REFERENCE_DURABILITY
  * (`full`, the default: synchronous=FULL; `normal`: NORMAL, as the service's DURABILITY) and
  * REFERENCE_LISTS (`whole`, the default: an unpaginated list is read and written in one piece;
- * `streamed`: read in keyset batches of 1,000 rows, each written as one chunk, as the service does).
+ * `streamed`: read in keyset batches of 1,000 rows, each written as one chunk, as the service does)
+ * and REFERENCE_COMMITS (`alone`, the default: each write its own transaction; `grouped`: the writes
+ * that arrive in one turn of the event loop share one, each in a savepoint, as the service's writes
+ * do, and are answered after its COMMIT).
  */
 import { Database } from 'bun:sqlite'
 import {
@@ -39,20 +43,23 @@ import {
 
 export type ReferenceDurability = 'full' | 'normal'
 export type ReferenceLists = 'whole' | 'streamed'
+export type ReferenceCommits = 'alone' | 'grouped'
 
 export interface ReferenceEnvironment {
   readonly port: number
   readonly path: string
   readonly durability: ReferenceDurability
   readonly lists: ReferenceLists
+  readonly commits: ReferenceCommits
 }
 
-/** PORT, REFERENCE_DB, REFERENCE_DURABILITY and REFERENCE_LISTS; a bad or missing one stops the process (exit 2). */
+/** PORT, REFERENCE_DB, REFERENCE_DURABILITY, REFERENCE_LISTS and REFERENCE_COMMITS; a bad or missing one stops the process (exit 2). */
 export function referenceEnvironment(name: string, env = process.env): ReferenceEnvironment {
   const port = Number(env.PORT)
   const path = env.REFERENCE_DB
   const durability = env.REFERENCE_DURABILITY ?? 'full'
   const lists = env.REFERENCE_LISTS ?? 'whole'
+  const commits = env.REFERENCE_COMMITS ?? 'alone'
   if (!path || !Number.isInteger(port) || port <= 0) return refuse(`${name}: set PORT and REFERENCE_DB`)
   if (durability !== 'full' && durability !== 'normal') {
     return refuse(`${name}: REFERENCE_DURABILITY is full or normal (got "${durability}")`)
@@ -60,7 +67,10 @@ export function referenceEnvironment(name: string, env = process.env): Reference
   if (lists !== 'whole' && lists !== 'streamed') {
     return refuse(`${name}: REFERENCE_LISTS is whole or streamed (got "${lists}")`)
   }
-  return { port, path, durability, lists }
+  if (commits !== 'alone' && commits !== 'grouped') {
+    return refuse(`${name}: REFERENCE_COMMITS is alone or grouped (got "${commits}")`)
+  }
+  return { port, path, durability, lists, commits }
 }
 
 function refuse(message: string): never {
@@ -73,8 +83,56 @@ const BOOK_COLUMNS = 'id, name, author_id, book_collection_id'
 const SEARCH =
   'SELECT rowid AS hit, bm25(books_search, 10.0, 2.0, 1.0) AS relevance FROM books_search WHERE books_search MATCH ?'
 
+/**
+ * Group commit, as the service's SQLite store makes it and no more: the writes asked for in one turn
+ * of the event loop run in one IMMEDIATE transaction, each in a savepoint (a write that throws is
+ * undone alone and fails alone), and are answered once it has committed.
+ */
+function groupCommitter(db: Database): <T>(work: () => T) => Promise<T> {
+  const begin = db.prepare('BEGIN IMMEDIATE')
+  const commit = db.prepare('COMMIT')
+  const open = db.prepare('SAVEPOINT one_write')
+  const release = db.prepare('RELEASE one_write')
+  const undo = db.prepare('ROLLBACK TO one_write')
+  type Pending = { work: () => unknown; resolve: (value: unknown) => void; reject: (error: unknown) => void }
+  let pending: Pending[] = []
+  const flush = () => {
+    const batch = pending
+    pending = []
+    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = []
+    try {
+      begin.run()
+      for (const { work } of batch) {
+        open.run()
+        try {
+          outcomes.push({ ok: true, value: work() })
+        } catch (error) {
+          undo.run()
+          outcomes.push({ ok: false, error })
+        }
+        release.run()
+      }
+      commit.run()
+    } catch (error) {
+      if (db.inTransaction) db.run('ROLLBACK')
+      for (const { reject } of batch) reject(error)
+      return
+    }
+    batch.forEach(({ resolve, reject }, i) => {
+      const outcome = outcomes[i]
+      if (outcome?.ok) resolve(outcome.value)
+      else reject(outcome?.error)
+    })
+  }
+  return <T>(work: () => T) =>
+    new Promise<T>((resolve, reject) => {
+      if (pending.length === 0) setImmediate(flush)
+      pending.push({ work, resolve: resolve as (value: unknown) => void, reject })
+    })
+}
+
 /** The connection and its prepared statements. */
-export function openQueries(path: string, durability: ReferenceDurability) {
+export function openQueries(path: string, durability: ReferenceDurability, commits: ReferenceCommits = 'alone') {
   const db = new Database(path, { strict: true })
   db.run('PRAGMA journal_mode = WAL')
   db.run(`PRAGMA synchronous = ${durability === 'normal' ? 'NORMAL' : 'FULL'}`)
@@ -89,6 +147,9 @@ export function openQueries(path: string, durability: ReferenceDurability) {
     `UPDATE books SET name = ? WHERE id = ? RETURNING ${BOOK_COLUMNS}`,
   )
   const deleteBook = db.query<never, [number]>('DELETE FROM books WHERE id = ?')
+  const grouped = commits === 'grouped' ? groupCommitter(db) : undefined
+  const alone = db.transaction((work: () => unknown) => work())
+  const write = <T>(work: () => T): T | Promise<T> => (grouped ? grouped(work) : (alone.immediate(work) as T))
   const booksPage = db.query<BookRow, [number, number]>(
     `SELECT ${BOOK_COLUMNS} FROM books ORDER BY id LIMIT ? OFFSET ?`,
   )
@@ -123,13 +184,12 @@ export function openQueries(path: string, durability: ReferenceDurability) {
     /** The next batch of every book, or of one author's, after an id (keyset, in id order). */
     batchAfter: (authorId: number | null, after: number): BookRow[] =>
       authorId === null ? booksAfter.all(after, LIST_BATCH) : authorBooksAfter.all(authorId, after, LIST_BATCH),
-    // Each write is its own IMMEDIATE transaction (`.immediate(...)`), committed alone. The author
-    // is checked inside it, as the service does, so the answer cannot go stale.
-    createBook: db.transaction((name: string, authorId: number): BookRow | null =>
-      authorById.get(authorId) ? insertBook.get(name, authorId) : null,
-    ),
-    renameBook: db.transaction((id: number, name: string): BookRow | null => renameBook.get(name, id)),
-    deleteBook: db.transaction((id: number): boolean => deleteBook.run(id).changes > 0),
+    // Each write is its own IMMEDIATE transaction, committed alone, or a savepoint in a group
+    // commit. The author is checked inside it, as the service does, so the answer cannot go stale.
+    createBook: (name: string, authorId: number) =>
+      write(() => (authorById.get(authorId) ? insertBook.get(name, authorId) : null)),
+    renameBook: (id: number, name: string) => write(() => renameBook.get(name, id)),
+    deleteBook: (id: number) => write(() => deleteBook.run(id).changes > 0),
   }
 }
 
@@ -205,7 +265,7 @@ export function referenceHandlers(queries: Queries, lists: ReferenceLists) {
     async postBook(request: Request): Promise<Response> {
       const wanted = await parseNewBook(request)
       if (wanted instanceof Response) return wanted
-      const book = wanted.authorId === null ? null : q.createBook.immediate(wanted.name, wanted.authorId)
+      const book = wanted.authorId === null ? null : await q.createBook(wanted.name, wanted.authorId)
       return book ? createdDocument(book) : authorMissing()
     },
 
@@ -213,12 +273,12 @@ export function referenceHandlers(queries: Queries, lists: ReferenceLists) {
       if (id === null) return notFound()
       const wanted = await parseRename(request, id)
       if (wanted instanceof Response) return wanted
-      const book = q.renameBook.immediate(id, wanted.name)
+      const book = await q.renameBook(id, wanted.name)
       return book ? updatedDocument(book) : notFound()
     },
 
-    deleteBook(id: number | null): Response {
-      return id !== null && q.deleteBook.immediate(id) ? deletedAnswer() : notFound()
+    async deleteBook(id: number | null): Promise<Response> {
+      return id !== null && (await q.deleteBook(id)) ? deletedAnswer() : notFound()
     },
   }
 }

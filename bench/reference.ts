@@ -4,7 +4,8 @@
  * bench/reference-sqlite.ts (the service's pragmas and SQL, the same JSON bytes out). It has:
  *
  * - GET /api/v1/books/:id (with the author and the collection included), POST /api/v1/books,
- *   PATCH /api/v1/books/:id (a rename) and DELETE /api/v1/books/:id, each write committed alone;
+ *   PATCH /api/v1/books/:id (a rename) and DELETE /api/v1/books/:id, each write committed alone or
+ *   (REFERENCE_COMMITS=grouped) in group commits as the service makes them;
  * - GET /api/v1/books: every book or (`author_id=N`) an author's, unpaginated, written whole or
  *   (REFERENCE_LISTS=streamed) streamed in batches of 1,000 as the service does;
  *   `page[number]`/`page[size]` (optionally `filter[search]`, ranked as the service ranks it) and
@@ -16,14 +17,14 @@
  *
  * Run as its own process:
  *   PORT=<port> REFERENCE_DB=<path> [REFERENCE_WORKERS=n] [REFERENCE_DURABILITY=normal]
- *     [REFERENCE_LISTS=streamed] bun bench/reference.ts
+ *     [REFERENCE_LISTS=streamed] [REFERENCE_COMMITS=grouped] bun bench/reference.ts
  */
 import { notFound, pathId } from './reference-documents'
 import { openQueries, referenceEnvironment, referenceHandlers } from './reference-sqlite'
 import { reusePort, runWorkers } from './reference-workers'
 
-const { port, path, durability, lists } = referenceEnvironment('reference')
-const queries = openQueries(path, durability)
+const { port, path, durability, lists, commits } = referenceEnvironment('reference')
+const queries = openQueries(path, durability, commits)
 const handle = referenceHandlers(queries, lists)
 
 const server = Bun.serve({

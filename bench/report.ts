@@ -188,6 +188,7 @@ const over = (service: LoadSummary, baseline: LoadSummary | undefined) =>
  */
 export function comparisonTable(results: readonly ScenarioResult[]): string {
   const withWhole = results.some((r) => r.baselines?.whole !== undefined)
+  const withGrouped = results.some((r) => r.baselines?.grouped !== undefined)
   const header = [
     'scenario',
     'service req/s',
@@ -200,6 +201,7 @@ export function comparisonTable(results: readonly ScenarioResult[]): string {
     'service p99 (ms)',
     'raw p99 (ms)',
     ...(withWhole ? ['raw, lists whole: req/s', 'ratio to it'] : []),
+    ...(withGrouped ? ['raw, group commit: req/s', 'ratio to it', 'its multiple of Express'] : []),
   ]
   const rows = results.map((result) => {
     const { service, reference, baselines = {} } = result
@@ -217,10 +219,11 @@ export function comparisonTable(results: readonly ScenarioResult[]): string {
       p99Of(service),
       reference ? p99Of(reference) : '—',
       ...(withWhole ? [rateOrDash(other('whole')), ratio2(over(service, other('whole')))] : []),
+      ...(withGrouped ? groupedColumns(service, other('grouped'), other('express')) : []),
     ]
   })
   const notes = [
-    '"raw" is bench/reference.ts (plain Bun.serve, the same prepared statements and bytes); for the unpaginated lists it streams them in batches of 1,000 (REFERENCE_LISTS=streamed), as the service does, and "raw, lists whole" is the same server reading and writing each list in one piece. "Elysia" is bench/reference-elysia.ts, the same handlers behind plain Elysia routes; "Express" is bench/reference-express.mjs, Express 5 + jsonapi-serializer on Node 20 over better-sqlite3 with the same SQL (its documents differ: checked for status and record counts only).',
+    '"raw" is bench/reference.ts (plain Bun.serve, the same prepared statements and bytes); for the unpaginated lists it streams them in batches of 1,000 (REFERENCE_LISTS=streamed), as the service does, and "raw, lists whole" is the same server reading and writing each list in one piece. For the writes, "raw, group commit" is the same server committing them as the service does (REFERENCE_COMMITS=grouped: the writes of one turn of the event loop in one transaction, each in a savepoint, answered after the COMMIT): what the same SQL costs in a plain Bun.serve that batches as the service does; its multiple of Express is that server's, with no framework, no logging and no checks beyond the service's SQL. "Elysia" is bench/reference-elysia.ts, the same handlers behind plain Elysia routes; "Express" is bench/reference-express.mjs, Express 5 + jsonapi-serializer on Node 20 over better-sqlite3 with the same SQL (its documents differ: checked for status and record counts only).',
   ]
   const loads = results.flatMap((r) => [
     r.service,
@@ -235,9 +238,20 @@ export function comparisonTable(results: readonly ScenarioResult[]): string {
   return `${markdownTable(header, rows)}\n\n${notes.join('\n\n')}`
 }
 
+/** The raw reference committing in groups: its rate, the service's ratio to it, its own multiple of Express. */
+function groupedColumns(
+  service: LoadSummary,
+  grouped: LoadSummary | undefined,
+  express: LoadSummary | undefined,
+): string[] {
+  if (grouped === undefined) return ['—', '—', '—']
+  return [rateOf(grouped), ratio2(over(service, grouped)), ratio2(over(grouped, express))]
+}
+
 /** The comparison's CPU per request, each server's process tree. */
 export function comparisonCpuTable(results: readonly ScenarioResult[]): string {
   const withWhole = results.some((r) => r.baselines?.whole !== undefined)
+  const withGrouped = results.some((r) => r.baselines?.grouped !== undefined)
   const header = [
     'scenario',
     'service CPU µs/req',
@@ -245,6 +259,7 @@ export function comparisonCpuTable(results: readonly ScenarioResult[]): string {
     'Elysia CPU µs/req',
     'Express CPU µs/req',
     ...(withWhole ? ['raw, lists whole: CPU µs/req'] : []),
+    ...(withGrouped ? ['raw, group commit: CPU µs/req'] : []),
     'load generator cores busy (service / raw)',
   ]
   const rows = results.map((result) => {
@@ -256,6 +271,7 @@ export function comparisonCpuTable(results: readonly ScenarioResult[]): string {
       of('elysia'),
       of('express'),
       ...(withWhole ? [of('whole')] : []),
+      ...(withGrouped ? [of('grouped')] : []),
       [result.service, result.reference].map((r) => (r ? r.clientCores.toFixed(2) : '—')).join(' / '),
     ]
   })

@@ -6,9 +6,11 @@ import { type DataSet, LARGE, SEED } from './seed'
 /**
  * The baselines beyond the raw reference (bench/reference.ts) a scenario can be measured beside:
  * `whole`, the raw reference writing the unpaginated lists whole (the raw reference proper streams
- * them in the comparison); `elysia`, the minimal Elysia app; `express`, Express + jsonapi-serializer.
+ * them in the comparison); `grouped`, the raw reference committing writes in groups as the service
+ * does (the raw reference proper commits each alone); `elysia`, the minimal Elysia app; `express`,
+ * Express + jsonapi-serializer.
  */
-export type BaselineName = 'whole' | 'elysia' | 'express'
+export type BaselineName = 'whole' | 'grouped' | 'elysia' | 'express'
 
 /** What issue 10 holds a scenario to (bench/report.ts, comparisonTargets); none where absent. */
 export type Target = { readonly kind: 'read' } | { readonly kind: 'write'; readonly durability: Durability }
@@ -110,13 +112,16 @@ export const readScenarios: readonly Scenario[] = [
   compared(`GET all ${SEED.books.toLocaleString('en-US')} books`, allBooks, true, LIST_CONCURRENCY),
 ]
 
-/** Issue 10's writes at one DURABILITY, beside the raw reference, Elysia and Express at the same setting. */
+/**
+ * Issue 10's writes at one DURABILITY, beside the raw reference (committing each write alone, and in
+ * groups), Elysia and Express at the same setting.
+ */
 export function writeScenarios(durability: Durability): Scenario[] {
   const write = (name: string, plan: Plan, sequenceCount?: number): Scenario => ({
     name: `${name} (DURABILITY=${durability})`,
     concurrency: COMPARE_CONCURRENCY,
     withReference: true,
-    baselines: ['elysia', 'express'],
+    baselines: ['grouped', 'elysia', 'express'],
     target: { kind: 'write', durability },
     ...(sequenceCount === undefined ? {} : { sequenceCount }),
     plan,

@@ -185,11 +185,17 @@ export async function stopPair(pair: ServerPair): Promise<void> {
  */
 const BASELINE_SCRIPTS: Record<BaselineName, string | readonly string[]> = {
   whole: 'bench/reference.ts',
+  grouped: 'bench/reference.ts',
   elysia: 'bench/reference-elysia.ts',
   express: EXPRESS_COMMAND,
 }
 /** Their names in the progress lines. */
-const BASELINE_LABELS: Record<BaselineName, string> = { whole: 'raw-whole', elysia: 'elysia', express: 'express' }
+const BASELINE_LABELS: Record<BaselineName, string> = {
+  whole: 'raw-whole',
+  grouped: 'raw-grouped',
+  elysia: 'elysia',
+  express: 'express',
+}
 
 /** The service, the raw reference and the other baselines of the comparison, each on its own file. */
 export interface ComparisonServers extends ServerPair {
@@ -218,12 +224,18 @@ export async function startComparison(
     placement,
   )
   track(service)
-  const started = (name: string, script: string | readonly string[], database: string, lists: 'whole' | 'streamed') => {
+  const started = (
+    name: string,
+    script: string | readonly string[],
+    database: string,
+    lists: 'whole' | 'streamed',
+    commits: 'alone' | 'grouped' = 'alone',
+  ) => {
     const server = startServer(
       name,
       script,
       freePort(),
-      { REFERENCE_DB: database, REFERENCE_DURABILITY: durability, REFERENCE_LISTS: lists },
+      { REFERENCE_DB: database, REFERENCE_DURABILITY: durability, REFERENCE_LISTS: lists, REFERENCE_COMMITS: commits },
       placement,
     )
     track(server)
@@ -231,9 +243,11 @@ export async function startComparison(
   }
   const reference = started('raw', 'bench/reference.ts', files.reference, 'streamed')
   const others: Baselines = {}
-  for (const name of ['whole', 'elysia', 'express'] as const) {
+  for (const name of ['whole', 'grouped', 'elysia', 'express'] as const) {
     const database = files[name]
-    if (database !== undefined) others[name] = started(BASELINE_LABELS[name], BASELINE_SCRIPTS[name], database, 'whole')
+    if (database === undefined) continue
+    const commits = name === 'grouped' ? 'grouped' : 'alone'
+    others[name] = started(BASELINE_LABELS[name], BASELINE_SCRIPTS[name], database, 'whole', commits)
   }
   await Promise.all(
     [service, reference, ...Object.values(others)].map((server) => waitUntilReady(server, '/api/v1/books/1')),
