@@ -9,14 +9,10 @@ import type { Durability } from '../src/store/open'
 import { compareWrites } from './compare'
 import { pinning, runScenario, warmUp } from './measure'
 import type { ScenarioResult } from './report'
-import { DELETE_STOCK, writeScenarios } from './scenarios'
-import { type DataSet, SEED } from './seed'
+import { WRITE_SET, writeScenarios } from './scenarios'
 import { copiesFor, type RunningServer, startComparison, stopComparison } from './servers'
 
 export const DURABILITY_SETTINGS: readonly Durability[] = ['full', 'normal']
-
-/** The data of the write runs: the 10,000 books, then the stock DELETE deletes from (ids 10,001 on). */
-export const WRITE_SET: DataSet = { ...SEED, books: SEED.books + DELETE_STOCK }
 
 export interface DurabilityResult {
   readonly durability: Durability

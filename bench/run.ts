@@ -19,7 +19,7 @@ import { removeTempDirs, stopChildren } from '../test/support/process'
 import { compareAnswers } from './compare'
 import { type ReadsResult, runReads } from './comparison'
 import { crashBench } from './crash'
-import { type DurabilityResult, runDurability, WRITE_SET } from './durability'
+import { type DurabilityResult, runDurability } from './durability'
 import { runHostile } from './hostile'
 import {
   MATRIX_SEARCH,
@@ -55,7 +55,7 @@ import {
   table,
   workersTable,
 } from './report'
-import { DELETE_STOCK, getBook, type LargeInputs, largeScenarios, type Scenario } from './scenarios'
+import { DELETE_STOCK, getBook, type LargeInputs, largeScenarios, type Scenario, WRITE_SET } from './scenarios'
 import { AUTHOR_SURNAME, type DataSet, LARGE, SEARCH_WORD, SEED, seed } from './seed'
 import { type RunningServer, type ServerPair, startPair, stopPair, stopServer } from './servers'
 

@@ -64,6 +64,8 @@ export const patchBook = {
  * Seeding them costs about 10 s.
  */
 export const DELETE_STOCK = 250_000
+/** The data of the write runs: the 10,000 books, then the stock DELETE deletes from (ids 10,001 on). */
+export const WRITE_SET: DataSet = { ...SEED, books: SEED.books + DELETE_STOCK }
 export const deleteBook = {
   method: 'DELETE',
   path: '/api/v1/books/{next}',
