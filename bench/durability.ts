@@ -2,8 +2,9 @@
  * The writes at each DURABILITY (docs/performance.md): the service started with DURABILITY=full and
  * then normal, each beside the raw reference (bench/reference.ts), the minimal Elysia app and
  * Express + jsonapi-serializer at the same setting (REFERENCE_DURABILITY), which commit each write
- * alone, and the raw reference committing them in groups as the service does: POST, PATCH (a rename) and DELETE of a book, on fresh copies of the write runs' file for
- * each (the 10,000 books and DELETE_STOCK more for DELETE to delete, bench/scenarios.ts).
+ * alone, and the raw reference committing them in groups as the service does: POST, PATCH (a
+ * rename) and DELETE of a book, on fresh copies of the write runs' file for each (the 10,000 books
+ * and DELETE_STOCK more for DELETE to delete, bench/scenarios.ts).
  */
 import type { Durability } from '../src/store/open'
 import { compareWrites } from './compare'

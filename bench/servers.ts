@@ -6,6 +6,7 @@ import type { Durability } from '../src/store/open'
 import { EXPRESS_COMMAND, ensureBetterSqlite } from './express-on-node'
 import type { Baselines } from './measure'
 import { identify, processTree, stillRunning } from './process-tree'
+import type { ReferenceCommits, ReferenceLists } from './reference-sqlite'
 import type { BaselineName } from './scenarios'
 
 /** A server under test, running in its own process on 127.0.0.1. */
@@ -179,22 +180,24 @@ export async function stopPair(pair: ServerPair): Promise<void> {
   await Promise.all([stopServer(pair.service), stopServer(pair.reference)])
 }
 
-/**
- * The baselines' scripts (run with `bun`) or commands: `whole` is the raw reference writing the
- * unpaginated lists whole; Express runs on Node with better-sqlite3, as the conventional stack does.
- */
-const BASELINE_SCRIPTS: Record<BaselineName, string | readonly string[]> = {
-  whole: 'bench/reference.ts',
-  grouped: 'bench/reference.ts',
-  elysia: 'bench/reference-elysia.ts',
-  express: EXPRESS_COMMAND,
+/** How a baseline is started: its name in the progress lines, its script or command, and its modes. */
+interface BaselineStart {
+  readonly label: string
+  /** A script run with `bun`, or a whole command. */
+  readonly script: string | readonly string[]
+  readonly commits: ReferenceCommits
 }
-/** Their names in the progress lines. */
-const BASELINE_LABELS: Record<BaselineName, string> = {
-  whole: 'raw-whole',
-  grouped: 'raw-grouped',
-  elysia: 'elysia',
-  express: 'express',
+
+/**
+ * Each baseline, in the order they start: `whole` is the raw reference writing the unpaginated
+ * lists whole; `grouped` the raw reference committing writes in groups; Express runs on Node with
+ * better-sqlite3, as the conventional stack does. All but the raw reference write lists whole.
+ */
+const BASELINES: Record<BaselineName, BaselineStart> = {
+  whole: { label: 'raw-whole', script: 'bench/reference.ts', commits: 'alone' },
+  grouped: { label: 'raw-grouped', script: 'bench/reference.ts', commits: 'grouped' },
+  elysia: { label: 'elysia', script: 'bench/reference-elysia.ts', commits: 'alone' },
+  express: { label: 'express', script: EXPRESS_COMMAND, commits: 'alone' },
 }
 
 /** The service, the raw reference and the other baselines of the comparison, each on its own file. */
@@ -228,8 +231,8 @@ export async function startComparison(
     name: string,
     script: string | readonly string[],
     database: string,
-    lists: 'whole' | 'streamed',
-    commits: 'alone' | 'grouped' = 'alone',
+    lists: ReferenceLists,
+    commits: ReferenceCommits,
   ) => {
     const server = startServer(
       name,
@@ -241,13 +244,11 @@ export async function startComparison(
     track(server)
     return server
   }
-  const reference = started('raw', 'bench/reference.ts', files.reference, 'streamed')
+  const reference = started('raw', 'bench/reference.ts', files.reference, 'streamed', 'alone')
   const others: Baselines = {}
-  for (const name of ['whole', 'grouped', 'elysia', 'express'] as const) {
+  for (const [name, { label, script, commits }] of Object.entries(BASELINES) as [BaselineName, BaselineStart][]) {
     const database = files[name]
-    if (database === undefined) continue
-    const commits = name === 'grouped' ? 'grouped' : 'alone'
-    others[name] = started(BASELINE_LABELS[name], BASELINE_SCRIPTS[name], database, 'whole', commits)
+    if (database !== undefined) others[name] = started(label, script, database, 'whole', commits)
   }
   await Promise.all(
     [service, reference, ...Object.values(others)].map((server) => waitUntilReady(server, '/api/v1/books/1')),
