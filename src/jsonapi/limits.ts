@@ -1,6 +1,6 @@
 /**
  * Limits on what one request may ask for, so that no request costs more than a bounded amount
- * however it is written. Each is set well above what a real client sends; README's "Limits" lists
+ * however it is written. Each is set well above what a real client sends; docs/api.md's "Limits" lists
  * them with the answer a client gets past each.
  */
 export interface RequestLimits {
