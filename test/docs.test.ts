@@ -43,9 +43,7 @@ function relativeLinks(file: string): string[] {
   const text = readFileSync(file, 'utf8')
     .replace(/```[\s\S]*?```/g, '')
     .replace(/`[^`\n]*`/g, '')
-  return [...text.matchAll(/\]\(([^)\s]+)\)/g)]
-    .map((m) => m[1] as string)
-    .filter((target) => !/^[a-z]+:/.test(target))
+  return [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1] as string).filter((target) => !/^[a-z]+:/.test(target))
 }
 
 describe('the documentation', () => {
