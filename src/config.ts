@@ -121,7 +121,7 @@ const settings = {
     flag: '--require-if-match',
     env: 'REQUIRE_IF_MATCH',
     fallback: 'false',
-    help: 'true: PATCH, PUT and DELETE of a record or relationship need If-Match (428 without it)',
+    help: 'true: every write but a create (PATCH, PUT, DELETE, POST to a relationship, atomic updates) needs If-Match (428 without it)',
   },
   shutdownTimeout: {
     flag: '--shutdown-timeout',

@@ -182,6 +182,31 @@ describe('parseConfig bad values', () => {
     expect(message).toContain('path')
   })
 
+  it.each([
+    'postgres://postgres@127.0.0.1:5432/',
+    'postgres://postgres@127.0.0.1:5432',
+    'postgresql://db.example',
+    'postgres://catalogue@db.example:5432/?sslmode=disable',
+    'postgres://catalogue@db.example:5432/?dbname=',
+  ])('rejects DATABASE_URL=%p, which names no database, saying so', (url) => {
+    const message = errorOf([], { DATABASE_URL: url }).message
+    expect(message).toStartWith(`DATABASE_URL ${url} names no database: add its name after the host`)
+    expect(message).toContain('postgres maintenance database')
+  })
+
+  it('rejects a postgres:// DATABASE_URL that names no database without showing its password', () => {
+    const message = errorOf([], { DATABASE_URL: 'postgres://catalogue:s3cret@db.example:5432/' }).message
+    expect(message).toStartWith('DATABASE_URL postgres://catalogue:***@db.example:5432/ names no database')
+    expect(message).not.toContain('s3cret')
+  })
+
+  it('rejects a postgres:// DATABASE_URL that is not a URL, saying what to encode and not showing it', () => {
+    const message = errorOf([], { DATABASE_URL: 'postgres://catalogue:pa#ss@db.example/catalogue' }).message
+    expect(message).toBe(
+      'DATABASE_URL is not a valid postgres:// URL: percent-encode the characters @ : / ? # % in the user name and password (@ as %40)',
+    )
+  })
+
   it('rejects an empty HOST', () => {
     expect(errorOf([], { HOST: ' ' }).message).toContain('HOST')
   })
@@ -214,6 +239,7 @@ describe('parseConfig bad values', () => {
       [[], { LOG_LEVEL: 'loud' }],
       [[], { DATABASE_URL: 'mysql://x' }],
       [[], { DATABASE_URL: 'sqlite://' }],
+      [[], { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/' }],
       [['--nope'], {}],
       [['--port'], {}],
     ]
@@ -245,6 +271,9 @@ describe('parseConfig DATABASE_URL forms', () => {
     expect(configOf([], { DATABASE_URL: url }).database).toEqual({ kind: 'postgres', url })
     const long = 'postgresql://localhost/catalogue'
     expect(configOf([], { DATABASE_URL: long }).database).toEqual({ kind: 'postgres', url: long })
+    for (const named of ['postgres://u@localhost/?dbname=catalogue', 'postgres://u@localhost?database=catalogue']) {
+      expect(configOf([], { DATABASE_URL: named }).database).toEqual({ kind: 'postgres', url: named })
+    }
   })
 })
 

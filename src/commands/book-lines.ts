@@ -1,4 +1,5 @@
 import { validateString } from '../jsonapi/request-document'
+import { storedText } from '../jsonapi/visible-text'
 import { authors } from '../resources/authors'
 import { bookCollections } from '../resources/book-collections'
 import { books } from '../resources/books'
@@ -13,7 +14,11 @@ export const BOOK_FIELDS = ['title', 'author', 'collection'] as const
  * the same names, with the same words: a title is a book's name, an author's and a collection's
  * name theirs. An empty collection ('' or null; absent in JSON) means none.
  */
-export function namedBook(title: unknown, author: unknown, collection: unknown): NamedBook | string {
+export function namedBook(sentTitle: unknown, sentAuthor: unknown, sentCollection: unknown): NamedBook | string {
+  // Names as the API stores them (NFC): the same name typed either way finds the same author.
+  const title = storedText(books.attributes.name, sentTitle)
+  const author = storedText(authors.attributes.name, sentAuthor)
+  const collection = storedText(bookCollections.attributes.name, sentCollection)
   const wrong =
     validateString('title', books.attributes.name, title === undefined ? '' : title) ??
     validateString('author', authors.attributes.name, author === undefined ? '' : author)

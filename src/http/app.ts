@@ -59,7 +59,7 @@ export interface AppOptions {
   readonly rateLimit?: RateLimitOptions
   /** Origins browsers may call from (CORS_ORIGINS); no CORS headers without them. */
   readonly corsOrigins?: CorsOrigins
-  /** PATCH, PUT and DELETE of a record or relationship without If-Match get 428 (docs/caching.md). */
+  /** Writes that change stored records without If-Match get 428 (docs/caching.md): all but creates. */
   readonly requireIfMatch?: boolean
   /** GET /metrics and the hooks that feed it; true by default. Off, neither costs anything. */
   readonly metrics?: boolean
@@ -129,10 +129,12 @@ export function createApp({
         )
       : null
   const api = resourceRoutes(registry, timed, API_PREFIX, fetchLimits, reads, requireIfMatch, cores)
-  const operations = new OperationsController(registry, timed, {
-    maxOperations,
-    maxRelationshipIds: limits.maxRelationshipIds,
-  })
+  const operations = new OperationsController(
+    registry,
+    timed,
+    { maxOperations, maxRelationshipIds: limits.maxRelationshipIds },
+    requireIfMatch,
+  )
   api.post(
     '/operations',
     async ({ request, body, set }) => send(set, await operations.run(request.url, request.headers, body), request),

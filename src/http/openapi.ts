@@ -217,8 +217,7 @@ export function relationshipDocs(
   const change = (verb: string, summary: string) => {
     const operation = { tags, operationId: `${verb}_${resource.singular}_${name}`, summary, parameters: id }
     if (removable || verb === 'add') {
-      const guarded = verb === 'add' ? { 412: preconditions[412] } : preconditions
-      return { ...operation, requestBody: request, responses: { 200: document, ...linkWrites, ...guarded } }
+      return { ...operation, requestBody: request, responses: { 200: document, ...linkWrites, ...preconditions } }
     }
     // Taking books from their author is always refused (403): no client can use the operation, so
     // the document leaves it out; the linkage GET says so.
@@ -294,6 +293,9 @@ export function operationsDocs(registry: ResourceRegistry, limits: AtomicLimitsD
       413: writeFailures[413],
       415: failure(`Content-Type is not ${atomic}`),
       422: failure('Validation failed in an operation'),
+      428: failure(
+        'The service requires If-Match (REQUIRE_IF_MATCH=true) and an operation changes a record stored before the request; If-Match: * lets it through',
+      ),
       ...negotiation,
     },
   }

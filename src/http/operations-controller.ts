@@ -8,6 +8,7 @@ import type { ResourceRegistry } from '../resources/registry'
 import { referencesMissing, stillReferenced } from '../rules/write-rules'
 import type { AtomicFailure, AtomicOperation, Store } from '../store/store'
 import { documentOf } from './body-parser'
+import { atomicIfMatchRequired } from './conditional'
 import { type ApiResponse, jsonApiResponse } from './responses'
 
 /** The error of the operation at `index` that the store could not carry out; nothing was stored. */
@@ -44,6 +45,8 @@ export class OperationsController {
     private readonly registry: ResourceRegistry,
     private readonly store: Store,
     private readonly limits: AtomicLimits,
+    /** REQUIRE_IF_MATCH: operations that change stored records are refused with 428 (atomicIfMatchRequired). */
+    private readonly requireIfMatch = false,
   ) {}
 
   async run(url: string, headers: Headers, body: unknown): Promise<ApiResponse> {
@@ -56,6 +59,8 @@ export class OperationsController {
     const refused = checkAcceptsExtension(headers.get('accept'), ATOMIC_EXT)
     if (refused) throw refused
     const operations = parseAtomicDocument(this.registry, documentOf(body), this.limits)
+    const unguarded = this.requireIfMatch ? atomicIfMatchRequired(operations, headers) : undefined
+    if (unguarded) throw unguarded
     const outcome = await this.store.atomic(operations)
     if (!outcome.ok) {
       throw failed(operations[outcome.index] as AtomicOperation, outcome.index, outcome.failure)

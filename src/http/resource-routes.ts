@@ -39,14 +39,14 @@ function reading(operation: Operation, store: Store, list = false) {
 }
 
 /**
- * How a write treats If-Match: `checked` when sent; `guarded` also requires it when the service
- * is set to (REQUIRE_IF_MATCH), since the write can overwrite what another client wrote; `none`
- * for a create, which has nothing to compare with.
+ * How a write treats If-Match: `guarded` checks it when sent, and requires it when the service is
+ * set to (REQUIRE_IF_MATCH), since the write can overwrite what another client wrote (a to-many
+ * POST too: it takes records from their owner); `none` for a create, which has nothing to compare with.
  */
-type WriteGuard = 'none' | 'checked' | 'guarded'
+type WriteGuard = 'none' | 'guarded'
 
 function preconditionsOf(request: Request, guard: WriteGuard, requireIfMatch: boolean) {
-  return guard === 'none' ? undefined : WritePreconditions.of(request.headers, guard === 'guarded' && requireIfMatch)
+  return guard === 'none' ? undefined : WritePreconditions.of(request.headers, requireIfMatch)
 }
 
 /** A write without a request document (DELETE of a record). */
@@ -74,7 +74,7 @@ export function resourceRoutes(
   prefix: string,
   limits: DocumentedLimits,
   reads: ReadPool | null,
-  /** REQUIRE_IF_MATCH: PATCH, PUT and DELETE of a record or relationship need If-Match (428 without). */
+  /** REQUIRE_IF_MATCH: every write but a create needs If-Match (428 without). */
   requireIfMatch = false,
   /** The cores the process may run on (AppOptions.cores). */
   cores = 2,
@@ -154,7 +154,7 @@ export function resourceRoutes(
         api
           .post(
             self,
-            writing((input) => related.add(input), 'checked', requireIfMatch),
+            writing((input) => related.add(input), 'guarded', requireIfMatch),
             { params, detail: endpoints.add },
           )
           .delete(

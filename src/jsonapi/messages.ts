@@ -20,6 +20,9 @@ export const messages = {
   blank: (field: string) => `${humanize(field)} can't be blank`,
   notAString: (field: string) => `${humanize(field)} must be a string`,
   notUnicode: (field: string) => `${humanize(field)} must be valid Unicode text`,
+  /** `Name must not contain control characters or line breaks (U+000A at character 6)`: which one, and where. */
+  breaksLine: (field: string, codePoint: number, position: number) =>
+    `${humanize(field)} must not contain control characters or line breaks (U+${codePoint.toString(16).toUpperCase().padStart(4, '0')} at character ${position})`,
   tooLong: (field: string, maximum: number) => `${humanize(field)} is too long (maximum is ${maximum} characters)`,
   mustExist: (relationship: string) => `${humanize(relationship)} must exist`,
   unknownAttribute: (field: string) => `${humanize(field)} is not a known attribute`,

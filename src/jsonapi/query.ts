@@ -7,6 +7,7 @@ import { parseId } from './ids'
 import type { RequestLimits } from './limits'
 import { CURSOR_PROFILE_ERRORS, profiledContentType } from './media-type'
 import { humanize, withArticle, words } from './messages'
+import { storedText } from './visible-text'
 
 /** Relationship paths to include, as a tree: `books.book_collection` is books -> book_collection. */
 export type IncludeTree = ReadonlyMap<string, IncludeTree>
@@ -155,7 +156,10 @@ function parseFilter(
 ): StoreFilter {
   const filter = Object.hasOwn(resource.filters, name) ? resource.filters[name] : undefined
   if (!filter) throw invalid(parameter, `${humanize(resource.type)} have no filter "${name}"`)
-  if (filter.kind === 'attribute') return { kind: 'attribute', attribute: filter.attribute, value }
+  if (filter.kind === 'attribute') {
+    const attribute = resource.attributes[filter.attribute]
+    return { kind: 'attribute', attribute: filter.attribute, value: attribute ? storedText(attribute, value) : value }
+  }
   if (filter.kind === 'search') {
     const words = searchWordCount(value)
     if (words === 0) throw invalid(parameter, `${parameter} needs at least one word to search for`)

@@ -6,7 +6,7 @@ import type { Id, RecordInput } from '../store/store'
 import { type FieldError, httpError } from './errors'
 import { parseId } from './ids'
 import { humanize, messages, withArticle, words } from './messages'
-import { visibleCharacter } from './visible-text'
+import { nameBreaker, storedText, visibleCharacter } from './visible-text'
 
 const identifier = t.Union([t.String(), t.Number()])
 const linkage = t.Object({ type: t.String(), id: identifier })
@@ -57,12 +57,20 @@ function envelopeError(body: unknown): never {
   throw httpError(400, `Invalid JSON:API document at ${path}: ${error?.message.toLowerCase()}`, { pointer: path })
 }
 
+/** Why `value` (as storedText gives it) cannot be stored in `attribute`, in a sentence; null if it can. */
 export function validateString(name: string, attribute: StringAttribute, value: unknown): string | null {
   if (typeof value !== 'string') return messages.notAString(name)
   // A lone surrogate (from a \ud800 escape) is no character: stored, it would turn into U+FFFD.
   if (!value.isWellFormed()) return messages.notUnicode(name)
-  // A name that shows nothing is as blank as an empty one; one that shows something is kept as sent.
+  // A name that shows nothing is as blank as an empty one: white space and controls alone included.
   if (!visibleCharacter.test(value)) return messages.blank(name)
+  if (attribute.isName && nameBreaker.test(value)) {
+    let position = 0
+    for (const character of value) {
+      position++
+      if (nameBreaker.test(character)) return messages.breaksLine(name, character.codePointAt(0) ?? 0, position)
+    }
+  }
   // Count code points, not UTF-16 units, as JSON Schema's maxLength does.
   let length = 0
   for (const _ of value) if (++length > attribute.maxLength) return messages.tooLong(name, attribute.maxLength)
@@ -150,9 +158,10 @@ export function parseWriteDocument(
       if (mode.kind === 'create' && attribute.required) errors.push(attributeError(name, messages.blank(name)))
       continue
     }
-    const detail = validateString(name, attribute, given[name])
+    const value = storedText(attribute, given[name])
+    const detail = validateString(name, attribute, value)
     if (detail) errors.push(attributeError(name, detail))
-    else attributes[name] = given[name] as string
+    else attributes[name] = value as string
   }
 
   for (const [name, value] of Object.entries(given)) {

@@ -1,7 +1,7 @@
 import { type TSchema, Type as t } from '@sinclair/typebox'
 import type { ResourceDescription, ToOneRelationship } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
-import { visibleTextPattern } from './visible-text'
+import { textPattern } from './visible-text'
 
 /**
  * JSON Schemas of the bodies clients send, for the OpenAPI document, with examples. They are as
@@ -40,13 +40,14 @@ function identifier(target: ResourceDescription, mode: Mode | 'plural' | 'both')
   return t.Union([byId, t.Object({ type: typeName(target, mode), lid }, closed)])
 }
 
-/** A string attribute as the service takes it: a string with a visible character, not too long. */
+/** A string attribute as the service takes it: a string with a visible character, not too long; a name on one line. */
 export function attributeValueSchema(attribute: ResourceDescription['attributes'][string]) {
+  const name = attribute.isName ? ' One line: no control character or line break. Stored in Unicode NFC.' : ''
   return t.String({
     minLength: 1,
     maxLength: attribute.maxLength,
-    pattern: visibleTextPattern,
-    description: `${attribute.description} At least one visible character; at most ${attribute.maxLength} characters.`,
+    pattern: textPattern(attribute),
+    description: `${attribute.description} At least one visible character; at most ${attribute.maxLength} characters.${name}`,
   })
 }
 

@@ -2,7 +2,7 @@ import { type TSchema, Type as t } from '@sinclair/typebox'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import { DEFAULT_LIMITS as limits } from './limits'
-import { visibleTextPattern } from './visible-text'
+import { textPattern } from './visible-text'
 
 /**
  * JSON Schemas of the documents the service answers, derived from the resource descriptions
@@ -19,7 +19,7 @@ function attributeSchemas(resource: ResourceDescription): Record<string, TSchema
   return Object.fromEntries(
     Object.entries(resource.attributes).map(([name, a]) => [
       name,
-      t.String({ maxLength: a.maxLength, pattern: visibleTextPattern, description: a.description }),
+      t.String({ maxLength: a.maxLength, pattern: textPattern(a), description: a.description }),
     ]),
   )
 }

@@ -11,6 +11,12 @@ export interface StringAttribute {
   readonly required: boolean
   /** Maximum length in characters (Unicode code points, as JSON Schema counts). */
   readonly maxLength: number
+  /**
+   * A name: one line of text, refused with a control character or a line break in it, and stored
+   * in Unicode NFC (composed), so that `É` typed as one character or as `E` and an accent is one
+   * name to filters, sorting and the import. Other strings are stored as sent.
+   */
+  readonly isName: boolean
   readonly description: string
   /** A value to show in the OpenAPI document's examples. */
   readonly example: string

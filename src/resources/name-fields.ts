@@ -1,8 +1,8 @@
 import type { FilterDescription, SearchField, StringAttribute } from './description'
 
-/** The `name` every type has: required, not blank, at most 1000 characters. */
+/** The `name` every type has: required, not blank, one line, at most 1000 characters, stored in NFC. */
 export function nameAttribute(description: string, example: string): StringAttribute {
-  return { kind: 'string', column: 'name', required: true, maxLength: 1000, description, example }
+  return { kind: 'string', column: 'name', required: true, maxLength: 1000, isName: true, description, example }
 }
 
 /** `filter[name]` (exact) and `filter[search]` (full text over `fields`, which `searched` puts in words). */

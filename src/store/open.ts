@@ -13,7 +13,7 @@ export type DatabaseLocation =
 
 /**
  * Parses `sqlite://relative/path.db`, `sqlite:///absolute/path.db`, `sqlite://:memory:` and
- * `postgres://` / `postgresql://` URLs. Returns an error sentence for anything else.
+ * `postgres://` / `postgresql://` URLs that name a database. Returns an error sentence for anything else.
  */
 export function parseDatabaseUrl(url: string): DatabaseLocation | string {
   if (url.startsWith('sqlite://')) {
@@ -21,8 +21,30 @@ export function parseDatabaseUrl(url: string): DatabaseLocation | string {
     if (path === '') return 'DATABASE_URL sqlite:// needs a file path, as in sqlite://data/catalogue.db'
     return { kind: 'sqlite', path }
   }
-  if (/^postgres(ql)?:\/\//.test(url)) return { kind: 'postgres', url }
+  if (/^postgres(ql)?:\/\//.test(url)) return postgresLocation(url)
   return `DATABASE_URL must start with sqlite:// or postgres:// (got "${url}")`
+}
+
+/**
+ * A postgres:// URL that names its database, in the path or as `?dbname=` / `?database=` (which
+ * Bun's client also reads). Without one the server picks the user's own, often `postgres`, the
+ * maintenance database, which the service would then migrate: refused, as sqlite:// without a path is.
+ * A URL that does not parse is refused without being shown, since its password may be what broke it.
+ */
+function postgresLocation(url: string): DatabaseLocation | string {
+  if (!URL.canParse(url)) {
+    return 'DATABASE_URL is not a valid postgres:// URL: percent-encode the characters @ : / ? # % in the user name and password (@ as %40)'
+  }
+  const parsed = new URL(url)
+  const named = [
+    parsed.pathname.replace(/^\//, ''),
+    parsed.searchParams.get('dbname'),
+    parsed.searchParams.get('database'),
+  ]
+  if (!named.some((name) => name !== null && name !== '')) {
+    return `DATABASE_URL ${shownDatabaseUrl(url)} names no database: add its name after the host, as in postgres://catalogue@127.0.0.1:5432/catalogue (without one the server would pick the user's, often the postgres maintenance database)`
+  }
+  return { kind: 'postgres', url }
 }
 
 /** The URL as logs and messages may show it: a password in it replaced by `***`. */

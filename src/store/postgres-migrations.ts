@@ -354,6 +354,24 @@ export const postgresMigrations: readonly PostgresMigration[] = [
       ${searchTotalTriggers}
     `,
   },
+  {
+    version: 6,
+    name: 'names in Unicode NFC, as the service stores them since',
+    // As SQLite's migration 5: names stored by earlier versions decomposed are composed, so that
+    // filter[name] and the import find a name whichever form it was sent in. normalize() needs a
+    // UTF8 database; under another encoding names were stored as sent and stay so.
+    sql: `
+      DO $migration$
+      BEGIN
+        IF pg_catalog.current_setting('server_encoding') = 'UTF8' THEN
+          UPDATE authors SET name = normalize(name, NFC) WHERE name IS NOT NFC NORMALIZED;
+          UPDATE book_collections SET name = normalize(name, NFC) WHERE name IS NOT NFC NORMALIZED;
+          UPDATE books SET name = normalize(name, NFC) WHERE name IS NOT NFC NORMALIZED;
+        END IF;
+      END
+      $migration$;
+    `,
+  },
 ]
 
 /** Any number fits: the key of the advisory lock that makes the instances starting together migrate one at a time. */

@@ -112,6 +112,9 @@ export class PostgresSearch {
    * phrases' IDFs (one row, `bm25_search`), and per word and relationship the related records
    * that match with their row counts (`GROUP BY`, joined by the row's reference). Per row, one
    * pass over its words counts D and every word's occurrences.
+   *
+   * A table with no rows (fresh, or all deleted) has N = 0: avgdl is then NULL, not a division by
+   * zero, since bm25_search is computed even when no row matches; no row can need it then.
    */
   ranking(words: readonly string[], params: Params): Ranking {
     // A constant, not the literal 0, which ORDER BY would read as a column's position.
@@ -119,7 +122,7 @@ export class PostgresSearch {
     const attributes = this.columns.filter((c) => c.kind === 'attribute')
     const name = params.add(this.tableName)
     const ctes = [
-      `bm25_search AS MATERIALIZED (SELECT totals.rows AS bm25_rows, totals.words::float8 / totals.rows::float8 AS bm25_avgdl${words
+      `bm25_search AS MATERIALIZED (SELECT totals.rows AS bm25_rows, totals.words::float8 / NULLIF(totals.rows, 0)::float8 AS bm25_avgdl${words
         .map((word, i) => {
           if (attributes.length === 0) return ''
           const query = `search_prefix(${params.add(word)})`

@@ -44,7 +44,8 @@ export function migrate(db: Database, migrations: readonly Migration[]): void {
     }
     const next = migrations.find((migration) => migration.version > current)
     if (!next) return false
-    db.run(next.sql)
+    if (next.sql.trim() !== '') db.run(next.sql)
+    next.rewrite?.(db)
     db.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
       next.version,
       next.name,

@@ -1,3 +1,5 @@
+import type { Database } from 'bun:sqlite'
+
 /**
  * Versioned schema migrations for the SQLite store. Applied in order on start, each in its own
  * transaction; a migration, once released, is never edited: add a new one instead.
@@ -6,6 +8,27 @@ export interface Migration {
   readonly version: number
   readonly name: string
   readonly sql: string
+  /** What SQL cannot do (SQLite has no Unicode normalization), run after `sql` in the same transaction. */
+  readonly rewrite?: (db: Database) => void
+}
+
+/**
+ * Migration 5: the names of each table in Unicode NFC. Only names with a character beyond ASCII
+ * (more bytes than characters) can change, so only those are read.
+ */
+function composeNames(db: Database): void {
+  for (const table of ['authors', 'book_collections', 'books']) {
+    const update = db.query(`UPDATE ${table} SET name = ? WHERE id = ?`)
+    const rows = db
+      .query<{ id: number; name: string }, []>(
+        `SELECT id, name FROM ${table} WHERE length(CAST(name AS BLOB)) <> length(name)`,
+      )
+      .all()
+    for (const { id, name } of rows) {
+      const composed = name.isWellFormed() ? name.normalize('NFC') : name
+      if (composed !== name) update.run(composed, id)
+    }
+  }
 }
 
 /** Migration 4's triggers: one per data table and event, each adding one to data_version's count. */
@@ -170,5 +193,14 @@ export const sqliteMigrations: readonly Migration[] = [
       INSERT INTO data_version (id, generation, changes) VALUES (1, lower(hex(randomblob(8))), 0);
       ${countTriggers}
     `,
+  },
+  {
+    version: 5,
+    name: 'names in Unicode NFC, as the service stores them since',
+    // Names were stored as sent, so `É` sent decomposed (E and an accent) made another name than `É`
+    // that filter[name] and the import told apart. The service now stores names in NFC; this brings
+    // the names earlier versions stored to that form, so that every name is found by either.
+    sql: '',
+    rewrite: composeNames,
   },
 ]

@@ -146,3 +146,65 @@ describe('catalogue import, export and migrate: the pool and timeout settings', 
     expect(again.lines.at(-1)).toMatch(/^imported 1 book \(1 author, 0 collections created\)/)
   })
 })
+
+describe('DATABASE_URL=postgres:// without a database name', () => {
+  /** What a database holds besides PostgreSQL's own catalogs: relations, functions and extensions. */
+  const objectsIn = async (url: string): Promise<Record<string, number>> => {
+    const sql = new SQL(url, { max: 1 })
+    try {
+      const [row] = await sql`SELECT
+        (SELECT COUNT(*)::int FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')) AS relations,
+        (SELECT COUNT(*)::int FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+          WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')) AS functions,
+        (SELECT COUNT(*)::int FROM pg_extension) AS extensions`
+      return row
+    } finally {
+      await sql.close()
+    }
+  }
+  /** SERVER with another user and path. */
+  const serverUrl = (user: string, path: string) => {
+    const url = new URL(SERVER)
+    url.username = user
+    url.password = ''
+    return `${url.protocol}//${url.username}@${url.host}${path}`
+  }
+  const expectRefused = (run: Awaited<ReturnType<typeof runCli>>, prefix: string, url: string) => {
+    expect({ code: run.code, lines: run.lines.length }).toEqual({ code: 2, lines: 1 })
+    expect(run.lines[0]).toStartWith(`${prefix}: DATABASE_URL ${url} names no database: add its name after the host`)
+  }
+
+  it('refuses to start, migrate, import or export with exit 2 and one line, creating nothing in the database the server would pick', async () => {
+    // A user whose own database (the one a URL without a name reaches) it owns, so that a migration there would succeed.
+    const user = `r_${Bun.randomUUIDv7().replaceAll('-', '_')}`
+    await admin.unsafe(`CREATE ROLE ${user} LOGIN`)
+    await admin.unsafe(`CREATE DATABASE ${user} OWNER ${user}`)
+    try {
+      const own = serverUrl('postgres', `/${user}`)
+      const before = await objectsIn(own)
+      const file = join(tempDir('catalogue-pg-'), 'books.csv')
+      writeFileSync(file, csvOf([['Kindred', 'Octavia E. Butler', '']]))
+      for (const url of [serverUrl(user, '/'), serverUrl(user, '')]) {
+        const env = { DATABASE_URL: url, PORT: '0' }
+        expectRefused(await runCli([], { env }), 'catalogue', url)
+        expectRefused(await runCli(['migrate'], { env }), 'catalogue migrate', url)
+        expectRefused(await runCli(['import', file], { env }), 'catalogue import', url)
+        expectRefused(await runCli(['export'], { env }), 'catalogue export', url)
+      }
+      expect(await objectsIn(own)).toEqual(before)
+    } finally {
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${user} WITH (FORCE)`)
+      await admin.unsafe(`DROP ROLE IF EXISTS ${user}`)
+    }
+  })
+
+  it('leaves the postgres maintenance database as it was when the user is postgres', async () => {
+    const maintenance = serverUrl('postgres', '/postgres')
+    const before = await objectsIn(maintenance)
+    const url = serverUrl('postgres', '/')
+    expectRefused(await runCli([], { env: { DATABASE_URL: url, PORT: '0' } }), 'catalogue', url)
+    expectRefused(await runCli(['migrate'], { env: { DATABASE_URL: url } }), 'catalogue migrate', url)
+    expect(await objectsIn(maintenance)).toEqual(before)
+  })
+})

@@ -380,12 +380,88 @@ describe('REQUIRE_IF_MATCH=true', () => {
     }
   })
 
-  it('lets POST create a record and add to a to-many relationship without If-Match', async () => {
-    const created = await strict.create('book_collections', { name: 'New shelf' })
-    const added = await strict.request('POST', `/api/v1/book_collections/${created}/relationships/books`, {
-      body: { data: [{ type: 'books', id: ids.bookId }] },
+  const REQUIRED =
+    'This service requires If-Match on PATCH, PUT and DELETE: send the ETag of your last GET of this record or relationship (or * to write whatever is stored)'
+  const members = (...books: string[]) => ({ data: books.map((id) => ({ type: 'books', id })) })
+
+  it('lets POST create a record without If-Match', async () => {
+    const created = await strict.request('POST', '/api/v1/book_collections', {
+      body: { data: { type: 'book_collections', attributes: { name: 'New shelf' } } },
+    })
+    expect(created.status).toBe(201)
+  })
+
+  it('answers 428 to POST, PATCH and DELETE of a to-many relationship without If-Match, moving no book', async () => {
+    const shelf = await strict.create('book_collections', { name: 'New shelf' })
+    const second = await strict.create('authors', { name: 'Second author' })
+    for (const [method, path] of [
+      ['POST', `/api/v1/book_collections/${shelf}/relationships/books`],
+      ['PATCH', `/api/v1/book_collections/${shelf}/relationships/books`],
+      ['DELETE', `/api/v1/book_collections/${ids.collectionId}/relationships/books`],
+      // The issue's case: a book taken from its author by adding it to another's books.
+      ['POST', `/api/v1/authors/${second}/relationships/books`],
+    ] as const) {
+      const answer = await changesNothing(strict, () => strict.request(method, path, { body: members(ids.bookId) }))
+      expectOneError(answer, 428, { header: 'If-Match' })
+      expect([method, path, answer.json.errors[0].detail]).toEqual([method, path, REQUIRED])
+    }
+  })
+
+  it("answers 412 to a to-many write whose If-Match is not the relationship's current tag, moving no book", async () => {
+    const second = await strict.create('authors', { name: 'Second author' })
+    const path = `/api/v1/authors/${second}/relationships/books`
+    const stale = etagOf(await strict.get(path))
+    const other = await strict.create('books', { name: 'Joins first', author_id: Number(second) })
+    const bookTag = etagOf(await strict.get(`/api/v1/books/${ids.bookId}`))
+    // The tag before a member joined, and the moved book's own tag: neither is the relationship's now.
+    for (const tag of [stale, bookTag]) {
+      const answer = await changesNothing(strict, () =>
+        strict.request('POST', path, { body: members(ids.bookId), headers: { 'if-match': tag } }),
+      )
+      expectOneError(answer, 412, { header: 'If-Match' })
+    }
+    const shelf = `/api/v1/book_collections/${ids.collectionId}/relationships/books`
+    const shelfTag = etagOf(await strict.get(shelf))
+    expect(
+      (await strict.request('POST', shelf, { body: members(other), headers: { 'if-match': shelfTag } })).status,
+    ).toBe(200)
+    for (const method of ['PATCH', 'DELETE']) {
+      const answer = await changesNothing(strict, () =>
+        strict.request(method, shelf, { body: members(ids.bookId), headers: { 'if-match': shelfTag } }),
+      )
+      expectOneError(answer, 412, { header: 'If-Match' })
+    }
+  })
+
+  it("writes a to-many relationship with its current tag (GET's, or the last write's), or with *", async () => {
+    const second = await strict.create('authors', { name: 'Second author' })
+    const path = `/api/v1/authors/${second}/relationships/books`
+    const moved = await strict.request('POST', path, {
+      body: members(ids.bookId),
+      headers: { 'if-match': etagOf(await strict.get(path)) },
+    })
+    expect(moved.status).toBe(200)
+    expect((await strict.stored('books'))[0]?.author_id).toBe(Number(second))
+    const shelf = await strict.create('book_collections', { name: 'New shelf' })
+    const shelfPath = `/api/v1/book_collections/${shelf}/relationships/books`
+    const added = await strict.request('POST', shelfPath, {
+      body: members(ids.bookId),
+      headers: { 'if-match': etagOf(await strict.get(shelfPath)) },
     })
     expect(added.status).toBe(200)
+    const replaced = await strict.request('PATCH', shelfPath, {
+      body: members(),
+      headers: { 'if-match': etagOf(added) },
+    })
+    expect(replaced.status).toBe(200)
+    const readded = await strict.request('POST', shelfPath, { body: members(ids.bookId), headers: { 'if-match': '*' } })
+    expect(readded.status).toBe(200)
+    const removed = await strict.request('DELETE', shelfPath, {
+      body: members(ids.bookId),
+      headers: { 'if-match': etagOf(readded) },
+    })
+    expect(removed.status).toBe(200)
+    expect((await strict.stored('books'))[0]?.book_collection_id).toBeNull()
   })
 
   it('writes with If-Match, * included', async () => {
@@ -396,13 +472,95 @@ describe('REQUIRE_IF_MATCH=true', () => {
     expect(deleted.status).toBe(204)
   })
 
-  it('leaves atomic operations alone: they carry no per-operation If-Match', async () => {
-    const answer = await strict.request('POST', '/api/v1/operations', {
-      body: { 'atomic:operations': [{ op: 'update', data: body(ids.bookId).data }] },
+  describe('POST /api/v1/operations', () => {
+    const atomic = (operations: unknown[], headers: Record<string, string> = {}) =>
+      strict.request('POST', '/api/v1/operations', {
+        body: { 'atomic:operations': operations },
+        headers: { 'content-type': ATOMIC, accept: ATOMIC, ...headers },
+      })
+    const ref = (type: string, id: string, relationship?: string) => ({ ref: { type, id, relationship } })
+
+    it('answers 428 to an operation that changes a stored record, pointing at it, and stores nothing of the request', async () => {
+      const shelf = { op: 'add', data: { type: 'book_collections', lid: 'shelf', attributes: { name: 'Shelf' } } }
+      const changes = [
+        { op: 'update', data: body(ids.bookId).data },
+        { op: 'remove', ...ref('books', ids.bookId) },
+        { op: 'update', ...ref('books', ids.bookId, 'book_collection'), data: null },
+        { op: 'add', ...ref('authors', ids.authorId, 'books'), data: [{ type: 'books', id: ids.bookId }] },
+        { op: 'update', ...ref('book_collections', ids.collectionId, 'books'), data: [] },
+        // A collection added by the request itself, taking a stored book from its collection.
+        {
+          op: 'add',
+          ref: { type: 'book_collections', lid: 'shelf', relationship: 'books' },
+          data: [{ type: 'books', id: ids.bookId }],
+        },
+      ]
+      for (const change of changes) {
+        const answer = await changesNothing(strict, () => atomic([shelf, change]))
+        expectOneError(answer, 428, { pointer: '/atomic:operations/1' })
+        expect(answer.json.errors[0].detail).toBe(
+          'This service requires If-Match on writes that change stored records, and atomic operations carry no ETag: send operation 1 on its own with the If-Match of your last GET (PATCH or DELETE of the record or relationship), or send If-Match: * with this request to write whatever is stored',
+        )
+        // Another tag cannot stand for an operation's record: only * does.
+        const tag = etagOf(await strict.get(`/api/v1/books/${ids.bookId}`))
+        expectOneError(await changesNothing(strict, () => atomic([shelf, change], { 'if-match': tag })), 428, {
+          pointer: '/atomic:operations/1',
+        })
+      }
+    })
+
+    it('runs adds, and changes to records the request added, without If-Match', async () => {
+      const answer = await atomic([
+        { op: 'add', data: { type: 'authors', lid: 'a', attributes: { name: 'New author' } } },
+        { op: 'add', data: { type: 'book_collections', lid: 'c', attributes: { name: 'New shelf' } } },
+        {
+          op: 'add',
+          data: {
+            type: 'books',
+            lid: 'b',
+            attributes: { name: 'New book' },
+            relationships: { author: { data: { type: 'authors', lid: 'a' } } },
+          },
+        },
+        { op: 'update', data: { type: 'authors', lid: 'a', attributes: { name: 'Renamed author' } } },
+        {
+          op: 'add',
+          ref: { type: 'book_collections', lid: 'c', relationship: 'books' },
+          data: [{ type: 'books', lid: 'b' }],
+        },
+      ])
+      expect(answer.status).toBe(200)
+      expect((await strict.stored('authors')).map((a) => a.name)).toEqual(['Ursula K. Le Guin', 'Renamed author'])
+    })
+
+    it('runs operations that change stored records with If-Match: *', async () => {
+      const answer = await atomic([{ op: 'update', data: body(ids.bookId).data }], { 'if-match': '*' })
+      expect(answer.status).toBe(200)
+      expect((await strict.stored('books'))[0]?.name).toBe('Unguarded')
+    })
+  })
+})
+
+describe('REQUIRE_IF_MATCH off (the default)', () => {
+  it('writes to-many relationships and atomic updates without If-Match', async () => {
+    const second = await t.create('authors', { name: 'Second author' })
+    const moved = await t.request('POST', `/api/v1/authors/${second}/relationships/books`, {
+      body: { data: [{ type: 'books', id: lib.bookId }] },
+    })
+    expect(moved.status).toBe(200)
+    const path = `/api/v1/book_collections/${lib.collectionId}/relationships/books`
+    expect((await t.request('DELETE', path, { body: { data: [{ type: 'books', id: lib.bookId }] } })).status).toBe(200)
+    expect((await t.request('PATCH', path, { body: { data: [{ type: 'books', id: lib.bookId }] } })).status).toBe(200)
+    const atomic = await t.request('POST', '/api/v1/operations', {
+      body: {
+        'atomic:operations': [{ op: 'update', data: { type: 'books', id: lib.bookId, attributes: { name: 'Free' } } }],
+      },
       headers: { 'content-type': ATOMIC, accept: ATOMIC },
     })
-    expect(answer.status).toBe(200)
-    expect((await strict.stored('books'))[0]?.name).toBe('Unguarded')
+    expect(atomic.status).toBe(200)
+    expect(await t.stored('books')).toEqual([
+      { id: Number(lib.bookId), name: 'Free', author_id: Number(second), book_collection_id: Number(lib.collectionId) },
+    ])
   })
 })
 

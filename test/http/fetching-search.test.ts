@@ -119,3 +119,47 @@ describe('filter[search]', () => {
     }
   })
 })
+
+describe('filter[search] of a type with no records', () => {
+  /** The ranked answers (whole, and a page with its total) for each type: 200 and nothing listed. */
+  const expectEmptyRankedLists = async (t: TestApp) => {
+    for (const type of ['authors', 'book_collections', 'books']) {
+      const whole = await t.get(`/api/v1/${type}?filter[search]=tolkien`)
+      expect([type, whole.status, whole.json.data]).toEqual([type, 200, []])
+      const page = await t.get(`/api/v1/${type}?filter[search]=tolkien&page[size]=10`)
+      expect([type, page.status, page.json.data, page.json.meta.total]).toEqual([type, 200, [], 0])
+    }
+  }
+
+  it('answers 200 with an empty list on a fresh database', async () => {
+    const t = await openTestApp()
+    try {
+      await expectEmptyRankedLists(t)
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('answers 200 with an empty list once the last record of each type is deleted', async () => {
+    const t = await openTestApp()
+    try {
+      const author = await t.create('authors', { name: 'J.R.R. Tolkien' })
+      const collection = await t.create('book_collections', { name: 'Tolkien Classics' })
+      const book = await t.create('books', {
+        name: 'Tolkien Reader',
+        author_id: author,
+        book_collection_id: collection,
+      })
+      for (const [type, id] of [
+        ['books', book],
+        ['book_collections', collection],
+        ['authors', author],
+      ] as const) {
+        expect((await t.request('DELETE', `/api/v1/${type}/${id}`)).status).toBe(204)
+      }
+      await expectEmptyRankedLists(t)
+    } finally {
+      await t.close()
+    }
+  })
+})

@@ -119,6 +119,29 @@ export function describeListContract(t: ContractContext): void {
       expect(await found('nowhere')).toEqual([])
     })
 
+    it('ranks a search of a table with no rows, fresh or emptied by deletes, as an empty list and page', async () => {
+      const rankedEmpty = async () => {
+        for (const resource of [authors, collections, books]) {
+          const query = { filters: [search('tolkien')], sort: byId, ranked: true, limit: 10 }
+          expect(await listed(resource, query)).toEqual([])
+          expect(await t.store().page(resource, query)).toEqual({ records: [], total: 0 })
+        }
+      }
+      await rankedEmpty()
+      const tolkien = await author('Tolkien')
+      const shelf = await collection('Tolkien Shelf')
+      const reader = await book('Tolkien Reader', tolkien.id, shelf.id)
+      expect((await found('tolkien', true)).length).toBe(1)
+      for (const [resource, id] of [
+        [books, reader.id],
+        [collections, shelf.id],
+        [authors, tolkien.id],
+      ] as const) {
+        expect(await t.store().delete(resource, id)).toEqual({ status: 'deleted' })
+      }
+      await rankedEmpty()
+    })
+
     it('folds case and accents both ways', async () => {
       const zola = await author('Émile Zola')
       const germinal = await book('Germinal', zola.id)
