@@ -94,7 +94,7 @@ export function recordName(resource: ResourceDescription, id: Id): string {
 function ifMatchRequired(): JsonApiError {
   return httpError(
     428,
-    'This service requires If-Match on PATCH, PUT and DELETE: send the ETag of your last GET of this record or relationship (or * to write whatever is stored)',
+    'This service requires If-Match on writes that change stored records (PATCH, PUT, DELETE, and POST to a relationship): send the ETag of your last GET of this record or relationship (or * to write whatever is stored)',
     { header: 'If-Match' },
   )
 }

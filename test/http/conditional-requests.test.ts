@@ -362,7 +362,7 @@ describe('REQUIRE_IF_MATCH=true', () => {
       )
       expectOneError(answer, 428, { header: 'If-Match' })
       expect(answer.json.errors[0].detail).toBe(
-        'This service requires If-Match on PATCH, PUT and DELETE: send the ETag of your last GET of this record or relationship (or * to write whatever is stored)',
+        'This service requires If-Match on writes that change stored records (PATCH, PUT, DELETE, and POST to a relationship): send the ETag of your last GET of this record or relationship (or * to write whatever is stored)',
       )
     }
   })
@@ -381,7 +381,7 @@ describe('REQUIRE_IF_MATCH=true', () => {
   })
 
   const REQUIRED =
-    'This service requires If-Match on PATCH, PUT and DELETE: send the ETag of your last GET of this record or relationship (or * to write whatever is stored)'
+    'This service requires If-Match on writes that change stored records (PATCH, PUT, DELETE, and POST to a relationship): send the ETag of your last GET of this record or relationship (or * to write whatever is stored)'
   const members = (...books: string[]) => ({ data: books.map((id) => ({ type: 'books', id })) })
 
   it('lets POST create a record without If-Match', async () => {
