@@ -6,6 +6,9 @@ import { printable } from './progress'
 /** The delimiters a header is tried with, in this order, when none is given. */
 export const DELIMITERS = [',', ';', '\t'] as const
 
+const NEEDED =
+  'a header names the columns title and author (collection optional), in any case and order, separated by commas, semicolons or tabs'
+
 /** Where a CSV file's columns are, as its header names them. */
 export interface CsvLayout {
   readonly delimiter: string
@@ -63,7 +66,8 @@ function shown(delimiter: string): string {
  * one given, or the first of `,` `;` tab with which the header names title and author.
  */
 export function csvLayout(header: string, given: string | undefined): CsvLayout | string {
-  const found = header === '' ? 'it is empty' : `found "${printable(header)}"`
+  if (header === '') return `its first line is empty: ${NEEDED}`
+  const found = `found "${printable(header)}"`
   if (given !== undefined) {
     const layout = layoutWith(header, given)
     return typeof layout === 'string' ? `${layout} (${found}, delimiter ${shown(given)})` : layout
@@ -76,5 +80,5 @@ export function csvLayout(header: string, given: string | undefined): CsvLayout 
   const likeliest = [...DELIMITERS].sort((a, b) => header.split(b).length - header.split(a).length)[0] ?? ','
   const reason = layoutWith(header, likeliest)
   const why = typeof reason === 'string' ? reason : 'its header cannot be read'
-  return `${why} (${found}): a header names the columns title and author (collection optional), in any case and order, separated by commas, semicolons or tabs`
+  return `${why} (${found}): ${NEEDED}`
 }

@@ -27,7 +27,8 @@ FILE is one of:
   is bad, nothing is stored. ${RESTORE_BATCH_SIZE} records per transaction.
 - CSV (.csv) whose first line names the columns ${BOOK_FIELDS.join(', ')} (title and author needed),
   in any case and order, separated by commas, semicolons or tabs (found from the header, or
-  --delimiter); other columns are left aside. Spaces around a name are dropped.
+  --delimiter), such as ${BOOK_FIELDS.join(',')} or Title;Author;Collection;ISBN; other columns
+  are left aside. Spaces around a name are dropped.
 - JSON Lines (.jsonl, .ndjson) of objects {"title": "...", "author": "...", "collection": "..." or null}.
 For CSV and JSON Lines, the collection may be empty, null or absent: the book is then in none.
 Authors and collections are found by their exact name, or created. A book whose title, author and
@@ -151,31 +152,31 @@ async function runImport(argv: readonly string[], env: Readonly<Record<string, s
       `there is no catalogue at ${where}: check the database's name, or give --create to make a new one there`,
     )
   }
-  let store: Store
-  if (present || !dryRun) {
-    // A dry run neither migrates the database nor writes to it.
-    store = await openCommandStore(settings, resources, { migrate: !dryRun })
-  } else {
-    say(`note: there is no catalogue at ${where}: the file is checked as against an empty one, and none is created`)
-    store = await openStore({ kind: 'sqlite', path: ':memory:' }, resources)
+  // Opened when needed: a restore that creates the database does so once the file is found sound.
+  const opened: { store?: Store } = {}
+  const open = async (): Promise<Store> => {
+    if (!present && dryRun) {
+      say(`note: there is no catalogue at ${where}: the file is checked as against an empty one, and none is created`)
+      opened.store = await openStore({ kind: 'sqlite', path: ':memory:' }, resources)
+    } else {
+      // A dry run neither migrates the database nor writes to it.
+      opened.store = await openCommandStore(settings, resources, { migrate: !dryRun })
+    }
+    return opened.store
   }
   try {
-    if (layout && layout.ignored.length > 0) {
-      say(
-        `note: the columns ${layout.ignored.map((name) => `"${printable(name)}"`).join(', ')} are left aside (the import reads ${BOOK_FIELDS.join(', ')})`,
-      )
+    if (tallies) {
+      const exported = { path: file, size, encoding, tallies }
+      const options = { dryRun, merge: values.merge === true, where }
+      return await restoreExport(present || dryRun ? await open() : open, resources, exported, options, started)
     }
-    if (tallies)
-      return await restoreExport(
-        store,
-        resources,
-        { path: file, size, encoding, tallies },
-        { dryRun, merge: values.merge === true, where },
-        started,
-      )
-    return await importBooks(store, { path: file, size, encoding, csv: layout }, dryRun, started)
+    if (layout && layout.ignored.length > 0) {
+      const ignored = layout.ignored.map((name) => `"${printable(name)}"`).join(', ')
+      say(`note: the columns ${ignored} are left aside (the import reads ${BOOK_FIELDS.join(', ')})`)
+    }
+    return await importBooks(await open(), { path: file, size, encoding, csv: layout }, dryRun, started)
   } finally {
-    await store.close()
+    await opened.store?.close()
   }
 }
 

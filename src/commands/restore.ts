@@ -178,15 +178,16 @@ function refusal(where: string, held: Holdings, file: string): string {
  * their ids, a batch of one type per transaction. Resolves to the exit code.
  */
 export async function restoreExport(
-  store: Store,
+  target: Store | (() => Promise<Store>),
   registry: ResourceRegistry,
   file: ExportFile,
   options: RestoreOptions,
   started: number,
 ): Promise<number> {
-  const restore = store.openRestore()
+  // A database still to be created holds nothing, and is created only once the file is found sound.
+  let restore = typeof target === 'function' ? null : target.openRestore()
   try {
-    const held = await restore.holdings()
+    const held = restore ? await restore.holdings() : new Map<ResourceDescription, number>()
     const holds = [...held.values()].some((records) => records > 0)
     if (holds && !options.merge) throw new UsageError(refusal(options.where, held, file.path))
 
@@ -205,12 +206,13 @@ export async function restoreExport(
       return 0
     }
 
+    restore ??= (await (target as () => Promise<Store>)()).openRestore()
     const lastIds = new Map<ResourceDescription, Id>([...file.tallies].map(([resource, t]) => [resource, t.lastId]))
     const refused = await restore.begin(lastIds, !options.merge)
     if (refused) throw new UsageError(refusal(options.where, refused, file.path))
     return await write(restore, registry, file, options, seconds)
   } finally {
-    await restore.close()
+    await restore?.close()
   }
 }
 
