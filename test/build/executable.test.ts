@@ -76,7 +76,7 @@ describe('the compiled catalogue executable', () => {
     expect(await empty.exitCode()).toBe(0)
     const none = spawnExecutable(['export'], cwd, env)
     expect(await none.exitCode()).toBe(0)
-    expect(none.stdout.split('\n')).toEqual([expect.stringStartingWith('{"format":"library-catalogue-export"'), ''])
+    expect(none.stdout.split('\n')).toEqual([expect.stringMatching(/^\{"format":"library-catalogue-export"/), ''])
     const file = join(dataDir, 'books.jsonl')
     await Bun.write(file, '{"title":"Dune","author":"Frank Herbert","collection":null}\n')
     const imported = spawnExecutable(['import', file], cwd, env)
