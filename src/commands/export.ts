@@ -20,20 +20,21 @@ const help = `catalogue export: write the whole catalogue, ids included, as JSON
 
 Usage: catalogue export [options] [FILE]
 
-Writes FILE, or (without FILE) standard output: a first line naming the format (${FORMAT_NAME})
-and, per type, its number of records and the highest id it ever handed out; then one line per
-record, as a JSON:API resource object with its id, attributes and to-one relationships:
+Writes FILE, or (without FILE) standard output. The first line names the format
+(${FORMAT_NAME}) and gives, per type, its number of records and the highest id it ever
+handed out. Then one line per record, a JSON:API resource object with its id, attributes and
+to-one relationships ("data":null for none), the types in this order (a record after those it
+refers to), each in id order:
 ${order
   .map((resource) => {
-    const relationships = toOneOf(resource).map(([name, r]) => `"${name}":{"data":{"type":"${r.target}","id":"..."}}`)
+    const relationships = toOneOf(resource).map(([name]) => `"${name}":{"data":...}`)
     const tail = relationships.length > 0 ? `,"relationships":{${relationships.join(',')}}` : ''
     return `  {"type":"${resource.type}","id":"7","attributes":{...}${tail}}`
   })
   .join('\n')}
-Types come in that order (a record after those it refers to), each in id order; a relationship to
-nothing is "data":null. Every record of every type is written, from one snapshot of the database:
-the file is consistent however the service writes meanwhile. catalogue import restores it into an
-empty database with the same ids (see its --help).
+Every record of every type is written, from one snapshot of the database: the file is consistent
+however the service writes meanwhile. catalogue import restores it into an empty database of
+either backend with the same ids (see its --help).
 
 Options:
   --force                             replace FILE if it exists

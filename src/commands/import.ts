@@ -21,15 +21,16 @@ const help = `catalogue import: restore an export, or add books from a CSV or JS
 Usage: catalogue import [options] FILE
 
 FILE is one of:
-- a file of catalogue export (its first line names the format ${FORMAT_NAME}): every record
-  is restored with its id, into an empty database; the id counters are raised to the file's, so
+- an export (its first line names the format ${FORMAT_NAME}): every record is
+  restored with its id, into an empty database; the id counters are raised to the file's, so
   that no id it holds or held is handed out again. The file is checked whole first: if any of it
   is bad, nothing is stored. ${RESTORE_BATCH_SIZE} records per transaction.
 - CSV (.csv) whose first line names the columns ${BOOK_FIELDS.join(', ')} (title and author needed),
   in any case and order, separated by commas, semicolons or tabs (found from the header, or
   --delimiter), such as ${BOOK_FIELDS.join(',')} or Title;Author;Collection;ISBN; other columns
   are left aside. Spaces around a name are dropped.
-- JSON Lines (.jsonl, .ndjson) of objects {"title": "...", "author": "...", "collection": "..." or null}.
+- JSON Lines (.jsonl, .ndjson) of objects
+  {"title": "...", "author": "...", "collection": "..." or null}.
 For CSV and JSON Lines, the collection may be empty, null or absent: the book is then in none.
 Authors and collections are found by their exact name, or created. A book whose title, author and
 collection are those of a book already stored is not added again: importing a file twice adds
@@ -182,7 +183,7 @@ async function runImport(argv: readonly string[], env: Readonly<Record<string, s
 
 export const importCommand: Command = {
   name: 'import',
-  summary: 'restore an export, or add books from a CSV or JSON Lines file (authors and collections by name)',
+  summary: 'restore an export, or add books from a CSV or JSON Lines file',
   help,
   run: runImport,
 }
