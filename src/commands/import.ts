@@ -48,8 +48,8 @@ Options:
                                       the same (else nothing is stored)
   --format csv|jsonl                  the file's format, when its name does not tell
   --delimiter ,|;|tab                 CSV: the delimiter, when the header does not tell
-  --encoding utf-8|latin1             the file's encoding (default utf-8; latin1 is read as
-                                      Windows-1252, as browsers do)
+  --encoding utf-8|latin1             a file of books' encoding (default utf-8; latin1 is read
+                                      as Windows-1252, as browsers do); an export is UTF-8
 ${storeSettingsHelp}
   --help                              print this text and exit
 
@@ -138,6 +138,8 @@ async function runImport(argv: readonly string[], env: Readonly<Record<string, s
   if (delimiter !== undefined && format !== 'csv') throw new UsageError('--delimiter is for CSV files only')
   const tallies = header ? parseHeader(header, resources) : null
   if (typeof tallies === 'string') throw new UsageError(`${file} cannot be restored: ${tallies}`)
+  if (tallies && encoding !== 'utf-8')
+    throw new UsageError(`${file} is a catalogue export, always UTF-8: drop --encoding`)
   const layout = format === 'csv' ? csvLayout(first, delimiter) : null
   if (typeof layout === 'string') throw new UsageError(`${file}: ${layout}`)
   if (values.merge && !tallies) throw new UsageError('--merge is for a catalogue export; a file of books always adds')

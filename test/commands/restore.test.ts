@@ -134,6 +134,17 @@ describe('catalogue import of an export', () => {
     expect(run.code).toBe(0)
   })
 
+  it('exits 2 for --encoding latin1: an export is UTF-8', async () => {
+    const { file } = await exported()
+    const target = tempDatabase()
+    const run = await runCli(['import', '--create', '--encoding', 'latin1', file], {
+      env: { DATABASE_URL: target.url },
+    })
+    expect(run.code).toBe(2)
+    expect(run.lines).toEqual([`catalogue import: ${file} is a catalogue export, always UTF-8: drop --encoding`])
+    expect(existsSync(target.path)).toBe(false)
+  })
+
   it('--dry-run says what it would restore, and creates no database', async () => {
     const { file } = await exported()
     const target = tempDatabase()
