@@ -31,12 +31,28 @@ export function namedBook(sentTitle: unknown, sentAuthor: unknown, sentCollectio
   return { title: title as string, author: author as string, collection: collection as string }
 }
 
-/** A book from the fields of a CSV record (after the header). */
-export function bookFromCsv(fields: readonly string[]): NamedBook | string {
-  if (fields.length !== BOOK_FIELDS.length) {
-    return `${fields.length} field${fields.length === 1 ? '' : 's'} where the header has ${BOOK_FIELDS.length} (${BOOK_FIELDS.join(',')})`
+/** Where a CSV record holds the title, the author and the collection (none: every book in none). */
+export interface BookColumns {
+  readonly title: number
+  readonly author: number
+  readonly collection: number | null
+}
+
+/**
+ * A book from the fields of a CSV record (after the header, whose `names` it has as many fields
+ * as). Spaces around a name are dropped: a spreadsheet's `Dune, Frank Herbert` names Frank Herbert.
+ */
+export function bookFromCsv(
+  fields: readonly string[],
+  columns: BookColumns,
+  names: readonly string[],
+): NamedBook | string {
+  if (fields.length !== names.length) {
+    const header = printable(names.join(','))
+    return `${fields.length} field${fields.length === 1 ? '' : 's'} where the header has ${names.length} (${header})`
   }
-  return namedBook(fields[0], fields[1], fields[2])
+  const field = (at: number | null) => (at === null ? '' : (fields[at] ?? '').trim())
+  return namedBook(field(columns.title), field(columns.author), field(columns.collection))
 }
 
 /** A book from a JSON line: an object with title, author and, optionally, collection. */

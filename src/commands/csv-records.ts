@@ -17,8 +17,9 @@ interface OpenRecord {
 }
 
 /**
- * Reads CSV records (RFC 4180) from lines: fields separated by commas; a field in double quotes
- * may hold commas, line breaks and doubled quotes (`""` for `"`). A record ends at the first line
+ * Reads CSV records (RFC 4180) from lines: fields separated by commas (or the delimiter given: a
+ * semicolon, a tab); a field in double quotes may hold delimiters, line breaks and doubled quotes
+ * (`""` for `"`). A record ends at the first line
  * break outside quotes; a carriage return before it (CRLF) is not part of the last field, while a
  * line break inside quotes is kept as the file has it. A record that cannot be read is reported
  * with the line it starts on, and reading goes on at the next line.
@@ -27,6 +28,8 @@ export class CsvRecords {
   /** The record being read, while a quoted field spans lines. */
   private open: OpenRecord | null = null
 
+  constructor(private readonly delimiter = ',') {}
+
   /** The record that ends on this line, if one does; an empty line between records is skipped. */
   push(line: PhysicalLine): CsvRecord | null {
     const open = this.open
@@ -34,7 +37,7 @@ export class CsvRecords {
       if (line.fault === 'too-long') return { line: line.number, error: TOO_LONG }
       if (line.text === '' || line.text === '\r') return null
       // Most lines hold no quote: split them at once.
-      if (!line.text.includes('"')) return this.finish(line.number, dropCr(line.text).split(','), line.fault)
+      if (!line.text.includes('"')) return this.finish(line.number, dropCr(line.text).split(this.delimiter), line.fault)
     }
     if (open && line.fault === 'too-long') {
       this.open = null
@@ -80,13 +83,13 @@ export class CsvRecords {
         }
         i = quote + 1
         quoted = false
-        // After the closing quote: the comma, or the end of the record.
+        // After the closing quote: the delimiter, or the end of the record.
         const rest = i === text.length || (i === text.length - 1 && text[i] === '\r')
         if (rest) {
           fields.push(field)
           break
         }
-        if (text[i] !== ',') {
+        if (text[i] !== this.delimiter) {
           this.open = null
           return {
             line: start,
@@ -106,8 +109,8 @@ export class CsvRecords {
         i++
         continue
       }
-      const comma = text.indexOf(',', i)
-      const plain = comma === -1 ? dropCr(text.slice(i)) : text.slice(i, comma)
+      const next = text.indexOf(this.delimiter, i)
+      const plain = next === -1 ? dropCr(text.slice(i)) : text.slice(i, next)
       if (plain.includes('"')) {
         this.open = null
         return {
@@ -116,8 +119,8 @@ export class CsvRecords {
         }
       }
       fields.push(plain)
-      if (comma === -1) break
-      i = comma + 1
+      if (next === -1) break
+      i = next + 1
       if (i === text.length) {
         fields.push('')
         break

@@ -1,29 +1,40 @@
 import { storeSettingsHelp } from '../config'
-import { authors } from '../resources/authors'
-import { bookCollections } from '../resources/book-collections'
-import { books } from '../resources/books'
+import type { ResourceDescription } from '../resources/description'
 import { resources } from '../resources/registry'
+import type { TypeTally } from '../store/catalogue-copy'
 import { StoreUnavailableError } from '../store/faults'
-import type { Id, SearchOrder, Store, StoredRecord } from '../store/store'
+import type { Store } from '../store/store'
 import { parseCommandArguments } from './arguments'
+import { FORMAT_NAME, fileOrder, headerLine, recordLine, toOneOf } from './catalogue-file'
 import type { Command } from './command'
 import { openCommandStore } from './open-store'
 import { OutputFile } from './output-file'
 import { count, Progress, say } from './progress'
 
-/** Books read, looked up and written at a time: what the export holds in memory. */
+/** Records read and written at a time: what the export holds in memory. */
 export const EXPORT_BATCH_SIZE = 1000
 
-const help = `catalogue export: write the whole catalogue as JSON Lines
+const order = fileOrder(resources)
+
+const help = `catalogue export: write the whole catalogue, ids included, as JSON Lines
 
 Usage: catalogue export [options] [FILE]
 
-Writes one line per book, in id order, to FILE or (without FILE) to standard output:
-  {"title":"...","author":"...","collection":"..."}
-with "collection":null for a book in none. catalogue import reads this back: into an empty
-database it gives the same catalogue. While the service writes, the export is not one snapshot
-(a book changed meanwhile shows as it was when its batch was read): for an exact copy, use
-catalogue backup.
+Writes FILE, or (without FILE) standard output. The first line names the format
+(${FORMAT_NAME}) and gives, per type, its number of records and the highest id it ever
+handed out. Then one line per record, a JSON:API resource object with its id, attributes and
+to-one relationships ("data":null for none), the types in this order (a record after those it
+refers to), each in id order:
+${order
+  .map((resource) => {
+    const relationships = toOneOf(resource).map(([name]) => `"${name}":{"data":...}`)
+    const tail = relationships.length > 0 ? `,"relationships":{${relationships.join(',')}}` : ''
+    return `  {"type":"${resource.type}","id":"7","attributes":{...}${tail}}`
+  })
+  .join('\n')}
+Every record of every type is written, from one snapshot of the database: the file is consistent
+however the service writes meanwhile. catalogue import restores it into an empty database of
+either backend with the same ids (see its --help).
 
 Options:
   --force                             replace FILE if it exists
@@ -33,37 +44,40 @@ ${storeSettingsHelp}
 Exit status: 0 written, 1 the database or the output failed part-way, 2 bad arguments.
 `
 
-const ID_ORDER: SearchOrder = { filters: [], sort: [{ field: 'id', descending: false }] }
-
-/** The names of the records with these ids, read at once. */
-async function namesOf(store: Store, resource: typeof authors | typeof bookCollections, ids: Iterable<Id>) {
-  const found = await store.findMany(resource, [...new Set(ids)])
-  return new Map(found.map((record) => [record.id, record.attributes.name as string]))
+/** `3 authors, 1 book collection and 5 books`: a count per type, in words. */
+export function tallyText(counts: Iterable<readonly [ResourceDescription, number]>): string {
+  const parts = [...counts].map(([resource, n]) => count(n, resource.title.toLowerCase()))
+  return parts.length <= 1 ? (parts[0] ?? '') : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}`
 }
 
-/** The JSON Lines of a batch of books, or none for a book whose author is gone (deleted meanwhile, with it). */
-async function linesOf(store: Store, batch: readonly StoredRecord[]): Promise<{ text: string; count: number }> {
-  const authorNames = await namesOf(
-    store,
-    authors,
-    batch.map((book) => book.toOne.author as Id),
-  )
-  const collectionNames = await namesOf(
-    store,
-    bookCollections,
-    batch.flatMap((book) => (book.toOne.book_collection == null ? [] : [book.toOne.book_collection])),
-  )
-  let text = ''
-  let count = 0
-  for (const book of batch) {
-    const author = authorNames.get(book.toOne.author as Id)
-    if (author === undefined) continue
-    const collectionId = book.toOne.book_collection
-    const collection = collectionId == null ? null : (collectionNames.get(collectionId) ?? null)
-    text += `${JSON.stringify({ title: book.attributes.name, author, collection })}\n`
-    count++
+/** Writes the header and every record of the snapshot; resolves to each type's number written. */
+async function writeCatalogue(store: Store, output: OutputFile): Promise<Map<ResourceDescription, number>> {
+  const snapshot = await store.openSnapshot()
+  try {
+    const tallies = new Map<ResourceDescription, TypeTally>()
+    for (const resource of order) tallies.set(resource, await snapshot.tally(resource))
+    await output.write(headerLine(tallies))
+    const total = [...tallies.values()].reduce((sum, tally) => sum + tally.records, 0)
+    const progress = new Progress('exporting', total, (done, all) => `${done} / ${all} records`)
+    const written = new Map<ResourceDescription, number>()
+    let done = 0
+    for (const resource of order) {
+      let n = 0
+      for await (const batch of snapshot.records(resource, EXPORT_BATCH_SIZE)) {
+        let text = ''
+        for (const record of batch) text += recordLine(resource, record)
+        await output.write(text)
+        n += batch.length
+        done += batch.length
+        progress.update(done, total)
+      }
+      written.set(resource, n)
+    }
+    progress.finish()
+    return written
+  } finally {
+    await snapshot.close()
   }
-  return { text, count }
 }
 
 async function runExport(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
@@ -82,21 +96,10 @@ async function runExport(argv: readonly string[], env: Readonly<Record<string, s
     await output.discard()
     throw error
   }
-  let written = 0
-  let read = 0
+  let written: Map<ResourceDescription, number>
   try {
-    const { total } = await store.page(books, { ...ID_ORDER, limit: 1 })
-    const progress = new Progress('exporting', total, (done, all) => `${done} / ${all} books`)
-    for await (const batch of store.stream(books, ID_ORDER, EXPORT_BATCH_SIZE)) {
-      const { text, count } = await linesOf(store, batch)
-      await output.write(text)
-      written += count
-      read += batch.length
-      // Books added meanwhile make the list longer than it was counted.
-      progress.update(read, Math.max(total, read))
-    }
+    written = await writeCatalogue(store, output)
     await output.close()
-    progress.finish()
   } catch (error) {
     // The database failed (StoreUnavailableError) or the output did (a full disk, a closed pipe).
     if (!(error instanceof StoreUnavailableError) && typeof (error as { code?: unknown }).code !== 'string') throw error
@@ -107,13 +110,13 @@ async function runExport(argv: readonly string[], env: Readonly<Record<string, s
     await store.close()
   }
   const where = file === undefined ? '' : ` to ${file}`
-  say(`exported ${count(written, 'book')}${where} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+  say(`exported ${tallyText(written)}${where} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   return 0
 }
 
 export const exportCommand: Command = {
   name: 'export',
-  summary: 'write the whole catalogue as JSON Lines, which import reads back',
+  summary: 'write the whole catalogue, ids included, as JSON Lines, which import restores',
   help,
   run: runExport,
 }

@@ -1,50 +1,75 @@
 import { statSync } from 'node:fs'
 import { storeSettingsHelp } from '../config'
 import { resources } from '../resources/registry'
-import { StoreUnavailableError } from '../store/faults'
-import type { ImportCounts, NamedBook } from '../store/store'
+import { holdsCatalogue, openStore, refusedToCommands, shownDatabaseUrl } from '../store/open'
+import type { Store } from '../store/store'
 import { parseCommandArguments } from './arguments'
-import { BOOK_FIELDS, bookFromCsv, bookFromJson } from './book-lines'
+import { IMPORT_BATCH_SIZE, importBooks, MAX_REPORTED_LINES } from './book-import'
+import { BOOK_FIELDS } from './book-lines'
+import { exportHeaderOf, FORMAT_NAME, parseHeader } from './catalogue-file'
 import { type Command, UsageError } from './command'
-import { CsvRecords } from './csv-records'
-import { LineReader, type PhysicalLine, TOO_LONG } from './line-reader'
+import { csvLayout, parseDelimiter } from './csv-header'
+import { decodeBytes, type Encoding, encodings, MAX_LINE_BYTES } from './line-reader'
 import { openCommandStore } from './open-store'
-import { count, formatBytes, Progress, printable, say } from './progress'
+import { printable, say } from './progress'
+import { RESTORE_BATCH_SIZE, restoreExport } from './restore'
 
-/** Books per transaction: large enough to amortize a commit, short enough not to hold up the service's writes. */
-export const IMPORT_BATCH_SIZE = 5000
-/** Bad lines reported one by one; past these, only their number. */
-export const MAX_REPORTED_LINES = 100
+export { IMPORT_BATCH_SIZE, MAX_REPORTED_LINES } from './book-import'
 
-type Format = 'csv' | 'jsonl'
-const HEADER = BOOK_FIELDS.join(',')
-
-const help = `catalogue import: add books from a CSV or JSON Lines file
+const help = `catalogue import: restore an export, or add books from a CSV or JSON Lines file
 
 Usage: catalogue import [options] FILE
 
-FILE is CSV (.csv) whose first line is exactly the header ${HEADER}, or JSON Lines
-(.jsonl, .ndjson) of objects {"title": "...", "author": "...", "collection": "..." or null}.
-The collection may be empty (CSV), null or absent (JSON): the book is then in none.
+FILE is one of:
+- an export (its first line names the format ${FORMAT_NAME}): every record is
+  restored with its id, into an empty database; the id counters are raised to the file's, so
+  that no id it holds or held is handed out again. The file is checked whole first: if any of it
+  is bad, nothing is stored. ${RESTORE_BATCH_SIZE} records per transaction.
+- CSV (.csv) whose first line names the columns ${BOOK_FIELDS.join(', ')} (title and author needed),
+  in any case and order, separated by commas, semicolons or tabs (found from the header, or
+  --delimiter), such as ${BOOK_FIELDS.join(',')} or Title;Author;Collection;ISBN; other columns
+  are left aside. Spaces around a name are dropped.
+- JSON Lines (.jsonl, .ndjson) of objects
+  {"title": "...", "author": "...", "collection": "..." or null}.
+For CSV and JSON Lines, the collection may be empty, null or absent: the book is then in none.
 Authors and collections are found by their exact name, or created. A book whose title, author and
 collection are those of a book already stored is not added again: importing a file twice adds
-nothing the second time. Books are stored ${IMPORT_BATCH_SIZE} at a time, each batch in one transaction,
-so the service can keep running meanwhile.
-
-A bad line (wrong number of fields, not JSON, a name the API would refuse) is reported on stderr
-as "line N: reason" (the first ${MAX_REPORTED_LINES}, then how many more) and skipped; the others are stored.
+nothing the second time. Books are stored ${IMPORT_BATCH_SIZE} at a time, each batch in one
+transaction, so the service can keep running meanwhile. A bad line (wrong number of fields, not
+JSON, a name the API would refuse) is reported on stderr as "line N: reason" (the first
+${MAX_REPORTED_LINES}, then how many more) and skipped; the others are stored.
 
 Options:
+  --create                            create the database if there is none (else: exit 2)
+  --dry-run                           check every line and count what would be added; store
+                                      nothing, and create or migrate no database
+  --merge                             an export into a database that holds records: add the
+                                      records it lacks; those it holds under the same ids must be
+                                      the same (else nothing is stored)
   --format csv|jsonl                  the file's format, when its name does not tell
-  --dry-run                           check every line and count what would be added; store nothing
+  --delimiter ,|;|tab                 CSV: the delimiter, when the header does not tell
+  --encoding utf-8|latin1             a file of books' encoding (default utf-8; latin1 is read
+                                      as Windows-1252, as browsers do); an export is UTF-8
 ${storeSettingsHelp}
   --help                              print this text and exit
 
 Exit status: 0 every line imported or already present, 1 some lines were bad (the others were
-stored) or the database failed part-way, 2 bad arguments, an unreadable file or a wrong header.
+stored) or the database failed part-way, 2 bad arguments, no database (without --create), an
+unreadable file, a wrong header, an export that is not sound or meets a database not empty.
 `
 
-function formatOf(file: string, given: string | undefined): Format {
+const flags = {
+  format: { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  create: { type: 'boolean' },
+  merge: { type: 'boolean' },
+  delimiter: { type: 'string' },
+  encoding: { type: 'string' },
+} as const
+
+type Format = 'csv' | 'jsonl'
+
+function formatOf(file: string, given: string | undefined): Format | null {
   if (given !== undefined) {
     if (given === 'csv' || given === 'jsonl') return given
     throw new UsageError(`--format must be csv or jsonl (got "${given}")`)
@@ -52,147 +77,115 @@ function formatOf(file: string, given: string | undefined): Format {
   const lower = file.toLowerCase()
   if (lower.endsWith('.csv')) return 'csv'
   if (lower.endsWith('.jsonl') || lower.endsWith('.ndjson')) return 'jsonl'
-  throw new UsageError(`cannot tell the format of ${file} from its name: give --format csv or --format jsonl`)
+  return null
+}
+
+function encodingOf(given: string | undefined): Encoding {
+  if (given === undefined) return 'utf-8'
+  const name = given
+    .toLowerCase()
+    .replace(/^utf8$/, 'utf-8')
+    .replace(/^(latin-1|iso-8859-1)$/, 'latin1')
+  if ((encodings as readonly string[]).includes(name)) return name as Encoding
+  throw new UsageError(`--encoding must be utf-8 or latin1 (got "${given}")`)
 }
 
 /** The size of a file that can be read, or a UsageError saying why not. */
-async function readableSize(file: string): Promise<number> {
-  let size: number
+function readableSize(file: string): number {
   try {
     const stat = statSync(file)
     if (!stat.isFile()) throw new UsageError(`${file} is not a file`)
-    size = stat.size
+    return stat.size
   } catch (error) {
     if (error instanceof UsageError) throw error
     const code = (error as { code?: string }).code
     throw new UsageError(`cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : (error as Error).message}`)
   }
-  // Opening it reports a file that cannot be read (permissions) before the database is touched.
-  await Bun.file(file)
-    .slice(0, 1)
+}
+
+/** The file's first line as text, without its line break (or a byte order mark); '' for an empty file. */
+async function firstLine(file: string, encoding: Encoding): Promise<string> {
+  const head = await Bun.file(file)
+    .slice(0, MAX_LINE_BYTES)
     .bytes()
     .catch((error: Error) => {
       throw new UsageError(`cannot read ${file}: ${error.message}`)
     })
-  return size
-}
-
-/** Checks the CSV header line before anything else happens. */
-async function checkHeader(file: string): Promise<void> {
-  const head = await Bun.file(file).slice(0, 1024).text()
-  const first = head.split('\n', 1)[0] ?? ''
-  const header = first.replace(/^\uFEFF/, '').replace(/\r$/, '')
-  if (header !== HEADER) {
-    const found = head === '' ? 'the file is empty' : `found "${printable(header)}"`
-    throw new UsageError(`${file}: the first line must be the header ${HEADER} (${found})`)
-  }
-}
-
-function summary(dryRun: boolean, totals: ImportCounts, bad: number, seconds: number): string {
-  const created = `${count(totals.authors, 'author')}, ${count(totals.collections, 'collection')}`
-  const rest = `${totals.present} already present, ${count(bad, 'bad line')} in ${seconds.toFixed(1)} s`
-  return dryRun
-    ? `dry run: would import ${count(totals.books, 'book')} (${created} to create), ${rest}; nothing was stored`
-    : `imported ${count(totals.books, 'book')} (${created} created), ${rest}`
+  const end = head.indexOf(0x0a)
+  const bytes = end === -1 ? head : head.subarray(0, end)
+  const text = decodeBytes(bytes, encoding) ?? new TextDecoder().decode(bytes)
+  return text.replace(/^\uFEFF/, '').replace(/\r$/, '')
 }
 
 async function runImport(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
   const started = performance.now()
-  const {
-    values,
-    positionals,
-    store: settings,
-  } = parseCommandArguments('import', argv, env, { format: { type: 'string' }, 'dry-run': { type: 'boolean' } }, 1)
+  const { values, positionals, store: settings } = parseCommandArguments('import', argv, env, flags, 1)
   const file = positionals[0]
   if (file === undefined) throw new UsageError('needs the FILE to import (see catalogue import --help)')
-  const format = formatOf(file, values.format)
+  let format = formatOf(file, values.format)
+  const encoding = encodingOf(values.encoding)
+  const delimiter = values.delimiter === undefined ? undefined : parseDelimiter(values.delimiter)
   const dryRun = values['dry-run'] === true
-  const size = await readableSize(file)
-  if (format === 'csv') await checkHeader(file)
+  const size = readableSize(file)
+  const first = await firstLine(file, encoding)
 
-  const store = await openCommandStore(settings, resources)
-  const importer = store.openImport({ dryRun })
-  const progress = new Progress(
-    dryRun ? 'checking' : 'importing',
-    size,
-    (done, total) => `${formatBytes(done)} / ${formatBytes(total)}`,
-  )
-  const totals = { books: 0, present: 0, authors: 0, collections: 0 }
-  let bad = 0
-  let batch: NamedBook[] = []
-  /** The lines of the first and the last book in `batch`, for a failure's report. */
-  let firstLine = 0
-  let lastLine = 0
+  // An export is known by its first line, whatever the file's name.
+  const header = format === 'csv' ? null : exportHeaderOf(first)
+  if (!header && format === null) {
+    throw new UsageError(`cannot tell the format of ${file} from its name: give --format csv or --format jsonl`)
+  }
+  format ??= 'jsonl'
+  if (delimiter !== undefined && format !== 'csv') throw new UsageError('--delimiter is for CSV files only')
+  const tallies = header ? parseHeader(header, resources) : null
+  if (typeof tallies === 'string') throw new UsageError(`${file} cannot be restored: ${tallies}`)
+  if (tallies && encoding !== 'utf-8')
+    throw new UsageError(`${file} is a catalogue export, always UTF-8: drop --encoding`)
+  const layout = format === 'csv' ? csvLayout(first, delimiter) : null
+  if (typeof layout === 'string') throw new UsageError(`${file}: ${layout}`)
+  if (values.merge && !tallies) throw new UsageError('--merge is for a catalogue export; a file of books always adds')
 
-  const badLine = (line: number, reason: string) => {
-    bad++
-    if (bad <= MAX_REPORTED_LINES) progress.note(`line ${line}: ${reason}`)
-  }
-  const take = (line: number, book: NamedBook | string) => {
-    if (typeof book === 'string') return badLine(line, book)
-    if (batch.length === 0) firstLine = line
-    batch.push(book)
-    lastLine = line
-  }
-  const flush = async () => {
-    if (batch.length === 0) return
-    const added = await importer.add(batch)
-    for (const key of Object.keys(totals) as (keyof ImportCounts)[]) totals[key] += added[key]
-    batch = []
-  }
-
-  const reader = new LineReader(Bun.file(file).stream())
-  const csv = new CsvRecords()
-  const readLine = (line: PhysicalLine) => {
-    if (format === 'jsonl') {
-      if (line.fault) return badLine(line.number, line.fault === 'too-long' ? TOO_LONG : 'not UTF-8 text')
-      if (line.text.trim() === '') return
-      return take(line.number, bookFromJson(line.text))
-    }
-    // The header, checked before.
-    if (line.number === 1) return
-    const record = csv.push(line)
-    if (!record) return
-    if ('error' in record) return badLine(record.line, record.error)
-    take(record.line, bookFromCsv(record.fields))
-  }
-
-  let code = 0
-  try {
-    for await (const lines of reader.batches()) {
-      for (const line of lines) {
-        readLine(line)
-        if (batch.length >= IMPORT_BATCH_SIZE) await flush()
-      }
-      progress.update(reader.bytesRead)
-    }
-    const last = csv.end()
-    if (last && 'error' in last) badLine(last.line, last.error)
-    await flush()
-  } catch (error) {
-    if (!(error instanceof StoreUnavailableError)) throw error
-    progress.finish()
-    const stored = dryRun
-      ? 'nothing was stored'
-      : `the batch of lines ${firstLine} to ${lastLine} was not stored, the ${count(totals.books, 'book')} before it were`
-    say(
-      `catalogue import: the database failed (${error.description}: ${error.message}); ${stored}. Run the same import again once it is fixed: it adds only what is missing`,
+  const where = shownDatabaseUrl(settings.databaseUrl)
+  const refused = refusedToCommands(settings.database, settings.databaseUrl)
+  if (refused !== null) throw new UsageError(refused)
+  const present = await holdsCatalogue(settings.database, settings.databaseConnectTimeout).catch((error: Error) => {
+    throw new UsageError(`cannot open the database at ${where}: ${error.message}`)
+  })
+  if (!present && !dryRun && values.create !== true) {
+    throw new UsageError(
+      `there is no catalogue at ${where}: check the database's name, or give --create to make a new one there`,
     )
-    code = 1
-  } finally {
-    await importer.close()
-    await store.close()
   }
-  if (code !== 0) return code
-  progress.finish()
-  if (bad > MAX_REPORTED_LINES) say(`... and ${bad - MAX_REPORTED_LINES} more bad lines`)
-  say(summary(dryRun, totals, bad, (performance.now() - started) / 1000))
-  return bad > 0 ? 1 : 0
+  // Opened when needed: a restore that creates the database does so once the file is found sound.
+  const opened: { store?: Store } = {}
+  const open = async (): Promise<Store> => {
+    if (!present && dryRun) {
+      say(`note: there is no catalogue at ${where}: the file is checked as against an empty one, and none is created`)
+      opened.store = await openStore({ kind: 'sqlite', path: ':memory:' }, resources)
+    } else {
+      // A dry run neither migrates the database nor writes to it.
+      opened.store = await openCommandStore(settings, resources, { migrate: !dryRun })
+    }
+    return opened.store
+  }
+  try {
+    if (tallies) {
+      const exported = { path: file, size, encoding, tallies }
+      const options = { dryRun, merge: values.merge === true, where }
+      return await restoreExport(present || dryRun ? await open() : open, resources, exported, options, started)
+    }
+    if (layout && layout.ignored.length > 0) {
+      const ignored = layout.ignored.map((name) => `"${printable(name)}"`).join(', ')
+      say(`note: the columns ${ignored} are left aside (the import reads ${BOOK_FIELDS.join(', ')})`)
+    }
+    return await importBooks(await open(), { path: file, size, encoding, csv: layout }, dryRun, started)
+  } finally {
+    await opened.store?.close()
+  }
 }
 
 export const importCommand: Command = {
   name: 'import',
-  summary: 'add books from a CSV or JSON Lines file (authors and collections by name)',
+  summary: 'restore an export, or add books from a CSV or JSON Lines file',
   help,
   run: runImport,
 }

@@ -18,19 +18,41 @@ export interface PhysicalLine {
 const LINE_FEED = 0x0a
 const strict = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 const lenient = new TextDecoder('utf-8', { ignoreBOM: true })
+/**
+ * `latin1` as browsers read it (the WHATWG Encoding Standard's label): Windows-1252, the superset
+ * of ISO-8859-1 that spreadsheets on Windows write, where 0x80-0x9F are € ‘ ’ “ ” and the like.
+ */
+const latin1 = new TextDecoder('latin1')
+
+/** How a file's bytes are read as text. */
+export const encodings = ['utf-8', 'latin1'] as const
+export type Encoding = (typeof encodings)[number]
+
+/** Bytes as text: UTF-8 (null when they are not), or Latin-1, where every byte is a character. */
+export function decodeBytes(bytes: Uint8Array, encoding: Encoding): string | null {
+  if (encoding === 'latin1') return latin1.decode(bytes)
+  try {
+    return strict.decode(bytes)
+  } catch {
+    return null
+  }
+}
 
 /**
- * Splits a byte stream into lines, read as UTF-8 one line at a time, so that a byte that is not
- * UTF-8 faults its own line only (a line feed byte is never part of a UTF-8 sequence, so the split
- * is exact). A line longer than MAX_LINE_BYTES is not kept: its bytes are skipped up to the next
- * line feed. Memory: one chunk of the stream and one line.
+ * Splits a byte stream into lines, read as UTF-8 (or Latin-1) one line at a time, so that a byte
+ * that is not UTF-8 faults its own line only (a line feed byte is never part of a UTF-8 sequence,
+ * nor anything but a line feed in Latin-1, so the split is exact). A line longer than MAX_LINE_BYTES
+ * is not kept: its bytes are skipped up to the next line feed. Memory: one chunk of the stream and one line.
  */
 export class LineReader {
   /** Bytes taken from the stream so far: how far the file has been read. */
   bytesRead = 0
   private number = 0
 
-  constructor(private readonly stream: ReadableStream<Uint8Array>) {}
+  constructor(
+    private readonly stream: ReadableStream<Uint8Array>,
+    private readonly encoding: Encoding = 'utf-8',
+  ) {}
 
   /** The lines of each chunk, as each chunk arrives. */
   async *batches(): AsyncGenerator<PhysicalLine[]> {
@@ -79,14 +101,10 @@ export class LineReader {
   private line(bytes: Uint8Array, fault?: PhysicalLine['fault']): PhysicalLine {
     const number = ++this.number
     if (fault) return { number, text: '', fault }
-    let text: string
-    try {
-      text = strict.decode(bytes)
-    } catch {
-      return { number, text: lenient.decode(bytes), fault: 'not-utf8' }
-    }
+    let text = decodeBytes(bytes, this.encoding)
+    if (text === null) return { number, text: lenient.decode(bytes), fault: 'not-utf8' }
     // A byte order mark opens the file, not its first name.
-    if (number === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1)
+    if (number === 1 && this.encoding === 'utf-8' && text.charCodeAt(0) === 0xfeff) text = text.slice(1)
     return { number, text }
   }
 }

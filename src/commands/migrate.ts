@@ -1,10 +1,11 @@
 import { storeSettingsHelp } from '../config'
 import { resources } from '../resources/registry'
+import type { MigrationApplied } from '../store/migration-state'
 import { migrationCount, shownDatabaseUrl } from '../store/open'
 import { parseCommandArguments } from './arguments'
 import type { Command } from './command'
 import { openCommandStore } from './open-store'
-import { say } from './progress'
+import { count, say } from './progress'
 
 const help = `catalogue migrate: bring the database's schema up to this build's
 
@@ -19,16 +20,30 @@ Options:
 ${storeSettingsHelp}
   --help                              print this text and exit
 
+Prints a line for each migration it applies, then one saying the schema's version and how many
+were applied, or that it was up to date already.
+
 Exit status: 0 up to date, 2 bad arguments or a database that cannot be opened or migrated.
 `
 
 async function migrate(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
   const { store: settings } = parseCommandArguments('migrate', argv, env, {}, 0)
+  const applied: MigrationApplied[] = []
   // Opening a store applies what is missing and checks the result: the one way a backend migrates.
-  const store = await openCommandStore(settings, resources)
+  const store = await openCommandStore(settings, resources, {
+    onMigration: (migration) => {
+      applied.push(migration)
+      say(`applied migration ${migration.version}: ${migration.name}`)
+    },
+  })
   await store.close()
-  const versions = migrationCount(settings.database)
-  say(`the schema of ${shownDatabaseUrl(settings.databaseUrl)} is up to date (${versions} migrations)`)
+  const where = shownDatabaseUrl(settings.databaseUrl)
+  const version = migrationCount(settings.database)
+  if (applied.length === 0) {
+    say(`the schema of ${where} was up to date already (version ${version}): no migration applied`)
+  } else {
+    say(`the schema of ${where} is now at version ${version}: ${count(applied.length, 'migration')} applied`)
+  }
   return 0
 }
 

@@ -1,6 +1,6 @@
 import type { StoreSettings } from '../config'
 import type { ResourceRegistry } from '../resources/registry'
-import { openStore, refusedToCommands, shownDatabaseUrl } from '../store/open'
+import { openStore, refusedToCommands, type StoreOptions, shownDatabaseUrl } from '../store/open'
 import type { Store } from '../store/store'
 import { UsageError } from './command'
 
@@ -11,7 +11,12 @@ import { UsageError } from './command'
 export async function openCommandStore(
   settings: StoreSettings,
   registry: ResourceRegistry,
-  options: { readonly existing?: boolean } = {},
+  options: {
+    readonly existing?: boolean
+    /** false: neither create nor migrate it (a dry run): a schema behind this build's is refused. */
+    readonly migrate?: boolean
+    readonly onMigration?: StoreOptions['onMigration']
+  } = {},
 ): Promise<Store> {
   const { database, databaseUrl } = settings
   const refused = refusedToCommands(database, databaseUrl, options)
@@ -22,6 +27,8 @@ export async function openCommandStore(
       poolSize: settings.databasePoolSize,
       connectTimeoutSeconds: settings.databaseConnectTimeout,
       statementTimeoutMs: settings.statementTimeoutMs,
+      migrate: options.migrate,
+      onMigration: options.onMigration,
     })
   } catch (error) {
     throw new UsageError(`cannot open the database at ${shownDatabaseUrl(databaseUrl)}: ${(error as Error).message}`)

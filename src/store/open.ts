@@ -1,8 +1,12 @@
+import { Database } from 'bun:sqlite'
 import { existsSync } from 'node:fs'
+import { SQL } from 'bun'
 import type { ResourceRegistry } from '../resources/registry'
+import type { MigrationApplied } from './migration-state'
 import { PostgresStore } from './postgres'
-import { postgresMigrations } from './postgres-migrations'
+import { postgresMigrations, postgresSchemaVersion } from './postgres-migrations'
 import { SqliteStore } from './sqlite'
+import { schemaVersion } from './sqlite-migrate'
 import { sqliteMigrations } from './sqlite-migrations'
 import type { Store } from './store'
 
@@ -84,6 +88,30 @@ export function refusedToCommands(
   return null
 }
 
+/**
+ * Whether the database holds a catalogue (the schema_migrations table a first migration leaves),
+ * without creating or changing anything: a SQLite file that is not there (or holds no catalogue,
+ * an empty file), a PostgreSQL database without the catalogue's tables, holds none. A PostgreSQL
+ * database that does not exist at all cannot be opened: that rejects, as any connection failure.
+ */
+export async function holdsCatalogue(location: DatabaseLocation, connectTimeoutSeconds = 10): Promise<boolean> {
+  if (location.kind === 'sqlite') {
+    if (location.path === ':memory:' || !existsSync(location.path)) return false
+    const db = new Database(location.path, { readonly: true })
+    try {
+      return schemaVersion(db) > 0
+    } finally {
+      db.close()
+    }
+  }
+  const sql = new SQL(location.url, { max: 1, connectionTimeout: connectTimeoutSeconds })
+  try {
+    return (await postgresSchemaVersion(sql)) > 0
+  } finally {
+    await sql.close()
+  }
+}
+
 /** How many migrations this build applies to the database: its schema's version once migrated. */
 export function migrationCount(location: DatabaseLocation): number {
   return location.kind === 'sqlite' ? sqliteMigrations.length : postgresMigrations.length
@@ -111,6 +139,13 @@ export interface StoreOptions {
   readonly durability?: Durability
   /** SQLite: checkpoint the WAL on a thread of its own (SqliteOptions.offloadDiskWaits). */
   readonly offloadDiskWaits?: boolean
+  /** Told of each migration this opening applies, once it is committed (catalogue migrate lists them). */
+  readonly onMigration?: (migration: MigrationApplied) => void
+  /**
+   * false: the database is neither created nor migrated nor written to (a dry run's store; SQLite
+   * opens it read-only). A schema behind this build's is refused, saying to run `catalogue migrate`.
+   */
+  readonly migrate?: boolean
 }
 
 /**
@@ -133,6 +168,8 @@ export async function openStore(
       return SqliteStore.open(location.path, registry, {
         busyTimeoutMs: options.busyTimeoutMs,
         readOnly: options.readOnly,
+        migrate: options.migrate,
+        onMigration: options.onMigration,
         newGeneration: options.newGeneration,
         durability: options.durability,
         offloadDiskWaits: options.offloadDiskWaits,
@@ -143,6 +180,8 @@ export async function openStore(
         connectTimeoutSeconds: options.connectTimeoutSeconds,
         statementTimeoutMs: options.statementTimeoutMs,
         newGeneration: options.newGeneration,
+        migrate: options.migrate,
+        onMigration: options.onMigration,
       })
   }
 }

@@ -383,10 +383,14 @@ const MIGRATION_LOCK = 7_419_233_001
  * instances starting together apply each migration once: whoever comes second waits for the
  * first's commit and then sees the version it wrote.
  */
-export async function migratePostgres(sql: SQL, migrations: readonly PostgresMigration[]): Promise<void> {
+export async function migratePostgres(
+  sql: SQL,
+  migrations: readonly PostgresMigration[],
+  onApplied: (migration: PostgresMigration) => void = () => {},
+): Promise<void> {
   const latest = migrations.at(-1)?.version ?? 0
   for (;;) {
-    const applied = await sql.begin(async (tx) => {
+    const applied = await sql.begin(async (tx): Promise<PostgresMigration | null> => {
       // STATEMENT_TIMEOUT is for requests: waiting for another instance's migration, or building
       // an index over a large table, may take longer.
       await tx`SET LOCAL statement_timeout = 0`
@@ -398,11 +402,20 @@ export async function migratePostgres(sql: SQL, migrations: readonly PostgresMig
         throw new Error(`the database schema is at version ${current}, newer than this build knows (${latest})`)
       }
       const next = migrations.find((migration) => migration.version > current)
-      if (!next) return false
+      if (!next) return null
       await tx.unsafe(next.sql)
       await tx`INSERT INTO schema_migrations (version, name) VALUES (${next.version}, ${next.name})`
-      return true
+      return next
     })
     if (!applied) return
+    onApplied(applied)
   }
+}
+
+/** The version of the last migration applied to the database: 0 when it has none (no catalogue yet). */
+export async function postgresSchemaVersion(sql: SQL): Promise<number> {
+  const [row] = await sql`SELECT to_regclass('schema_migrations') IS NOT NULL AS known`
+  if (!row?.known) return 0
+  const [{ current }] = await sql`SELECT COALESCE(MAX(version), 0)::int AS current FROM schema_migrations`
+  return Number(current)
 }

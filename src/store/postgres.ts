@@ -2,11 +2,19 @@ import { SQL } from 'bun'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import { AtomicAbort, runAtomicAsync, type TransactionWriter } from './atomic'
+import type { CatalogueRestore, CatalogueSnapshot } from './catalogue-copy'
 import { StoreUnavailableError } from './faults'
 import { JoinedFind } from './joined-find'
+import { unmigrated } from './migration-state'
+import { PostgresRestore, PostgresSnapshot } from './postgres-copy'
 import { sqlState, storeError } from './postgres-faults'
 import { PostgresBookImport } from './postgres-import'
-import { migratePostgres, type PostgresMigration, postgresMigrations } from './postgres-migrations'
+import {
+  migratePostgres,
+  type PostgresMigration,
+  postgresMigrations,
+  postgresSchemaVersion,
+} from './postgres-migrations'
 import { PostgresReader, type Queryable } from './postgres-reader'
 import { postgresSchemaMismatch } from './postgres-schema'
 import { quote, type Row } from './sqlite-table'
@@ -43,6 +51,10 @@ export interface PostgresOptions {
   readonly migrations?: readonly PostgresMigration[]
   /** A start of the service: draw a new generation for version() (StoreOptions.newGeneration in open.ts). */
   readonly newGeneration?: boolean
+  /** false: refuse a schema behind this build's rather than migrate it (StoreOptions.migrate). */
+  readonly migrate?: boolean
+  /** Told of each migration applied (StoreOptions.onMigration). */
+  readonly onMigration?: (migration: PostgresMigration) => void
 }
 
 /**
@@ -95,11 +107,18 @@ export class PostgresStore implements Store {
     // waiting for another instance's migration or building an index may take longer, and even the
     // BEGIN that would turn the timeout off could be cut by a very short one.
     const starting = new SQL(url, { ...postgresClientOptions(options), max: 1, connection: { statement_timeout: 0 } })
+    const latest = migrations.at(-1)?.version ?? 0
     let oid: string
     let mismatch: string | null
     try {
-      await migratePostgres(starting, migrations)
-      mismatch = await postgresSchemaMismatch(starting, registry)
+      if (options.migrate === false) {
+        const current = await postgresSchemaVersion(starting)
+        mismatch = current === latest ? null : unmigrated(current, latest)
+      } else {
+        await migratePostgres(starting, migrations, options.onMigration)
+        mismatch = null
+      }
+      mismatch ??= await postgresSchemaMismatch(starting, registry)
       // A new generation at each start of the service (migration 4): tags given before a restore
       // never match again. The row is made again if someone deleted it.
       if (mismatch === null && options.newGeneration) {
@@ -116,7 +135,7 @@ export class PostgresStore implements Store {
     // Not a fault of the database (no 503, no retry): this build and its schema disagree.
     if (mismatch !== null) throw new Error(mismatch)
     const sql = new SQL(url, postgresClientOptions(options))
-    return new PostgresStore(sql, registry, migrations.at(-1)?.version ?? 0, oid)
+    return new PostgresStore(sql, registry, latest, oid)
   }
 
   /**
@@ -411,6 +430,16 @@ export class PostgresStore implements Store {
       },
       close: async () => (await importer).close(),
     }
+  }
+
+  /** The catalogue at one moment: a REPEATABLE READ transaction on a connection of its own. */
+  openSnapshot(): Promise<CatalogueSnapshot> {
+    return PostgresSnapshot.open(this.sql, this.reader)
+  }
+
+  /** Each batch of a restore one transaction on the pool. */
+  openRestore(): CatalogueRestore {
+    return new PostgresRestore(this.sql, this.reader, this.registry)
   }
 
   /** One small query: the schema's version, and whether this is still the database opened. */

@@ -1,5 +1,6 @@
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
+import type { CatalogueRestore, CatalogueSnapshot } from './catalogue-copy'
 import { StoreUnavailableError } from './faults'
 import type {
   AtomicOperation,
@@ -224,6 +225,12 @@ export class RemoteWritesStore implements Store {
   }
   openImport(options: { readonly dryRun: boolean }): BookImport {
     return this.local.openImport(options)
+  }
+  openSnapshot(): Promise<CatalogueSnapshot> {
+    return this.local.openSnapshot()
+  }
+  openRestore(): CatalogueRestore {
+    return this.local.openRestore()
   }
   async close(): Promise<void> {
     this.ownerGone()

@@ -30,9 +30,13 @@ export function useWal(db: Database): void {
  * reads the version, so that processes starting together on one file apply each migration once:
  * whoever comes second sees the version the first one committed.
  */
-export function migrate(db: Database, migrations: readonly Migration[]): void {
+export function migrate(
+  db: Database,
+  migrations: readonly Migration[],
+  onApplied: (migration: Migration) => void = () => {},
+): void {
   const latest = migrations.at(-1)?.version ?? 0
-  const step = db.transaction((): boolean => {
+  const step = db.transaction((): Migration | null => {
     db.run(
       'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
     )
@@ -43,7 +47,7 @@ export function migrate(db: Database, migrations: readonly Migration[]): void {
       throw new Error(`the database schema is at version ${current}, newer than this build knows (${latest})`)
     }
     const next = migrations.find((migration) => migration.version > current)
-    if (!next) return false
+    if (!next) return null
     if (next.sql.trim() !== '') db.run(next.sql)
     next.rewrite?.(db)
     db.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
@@ -51,8 +55,18 @@ export function migrate(db: Database, migrations: readonly Migration[]): void {
       next.name,
       new Date().toISOString(),
     )
-    return true
+    return next
   })
-  // One migration per transaction, until none is left.
-  while (step.immediate()) {}
+  // One migration per transaction, until none is left; each told once committed.
+  for (let applied = step.immediate(); applied; applied = step.immediate()) onApplied(applied)
+}
+
+/** The version of the last migration applied to the database: 0 when it has none (a new file). */
+export function schemaVersion(db: Database): number {
+  const known = db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get()
+  if (!known) return 0
+  const row = db.query('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations').get() as {
+    version: number
+  }
+  return row.version
 }

@@ -82,6 +82,11 @@ export class Table {
     return set
   }
 
+  /** A whole record's values in the order of columnNames(): its id, attributes and to-one ids. */
+  rowOf(record: StoredRecord): (string | Id | null)[] {
+    return [record.id, ...this.assignments(record).map(([, value]) => value)]
+  }
+
   /** `ORDER BY` terms for sort keys. */
   orderTerms(sort: readonly SortKey[]): string[] {
     return sort.map((k) => `${this.sortColumn(k.field)} ${k.descending ? 'DESC' : 'ASC'}`)

@@ -4,12 +4,15 @@ import { dirname } from 'node:path'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import { AtomicAbort, runAtomic, type SyncWriter } from './atomic'
+import type { CatalogueRestore, CatalogueSnapshot } from './catalogue-copy'
 import { StoreUnavailableError } from './faults'
+import { unmigrated } from './migration-state'
 import type { Durability } from './open'
 import { WalCheckpointer } from './sqlite-checkpointer'
+import { type SqliteAccess, SqliteRestore, SqliteSnapshot } from './sqlite-copy'
 import { sqliteFault, storeError } from './sqlite-faults'
 import { SqliteBookImport } from './sqlite-import'
-import { migrate, useWal } from './sqlite-migrate'
+import { migrate, schemaVersion, useWal } from './sqlite-migrate'
 import { type Migration, sqliteMigrations } from './sqlite-migrations'
 import { SqliteReader } from './sqlite-reader'
 import { checkSchema } from './sqlite-schema'
@@ -48,6 +51,10 @@ export interface SqliteOptions {
    * the schema as the writer left it.
    */
   readonly readOnly?: boolean
+  /** false: open read-only, and refuse a schema behind this build's rather than migrate it (StoreOptions.migrate). */
+  readonly migrate?: boolean
+  /** Told of each migration applied (StoreOptions.onMigration). */
+  readonly onMigration?: (migration: Migration) => void
   /** A start of the service: draw a new generation for version() (StoreOptions.newGeneration in open.ts). */
   readonly newGeneration?: boolean
   /** `full` by default (see Durability in open.ts). */
@@ -125,6 +132,8 @@ export class SqliteStore implements Store {
   private importing = false
   /** close() has begun: no write is taken any more. */
   private closing = false
+  /** A snapshot's read transaction is open on the connection: a write would end it. */
+  private snapshotOpen = false
   private readonly registry: ResourceRegistry
   /** For version(): the row every connection to the file reads alike (migration 4). */
   private readonly dataVersion: Statement<{ generation: string; changes: number }>
@@ -161,7 +170,7 @@ export class SqliteStore implements Store {
    */
   static open(path: string, registry: ResourceRegistry, options: SqliteOptions = {}): SqliteStore {
     const { busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS } = options
-    if (options.readOnly) {
+    if (options.readOnly || options.migrate === false) {
       let db: Database
       try {
         db = new Database(path, { readonly: true, strict: true })
@@ -171,6 +180,9 @@ export class SqliteStore implements Store {
         throw storeError(error)
       }
       try {
+        const latest = latestVersion(options.migrations)
+        const current = options.migrate === false ? schemaVersion(db) : latest
+        if (current !== latest) throw new Error(unmigrated(current, latest))
         checkSchema(db, registry)
       } catch (error) {
         db.close()
@@ -189,7 +201,7 @@ export class SqliteStore implements Store {
     db.run(`PRAGMA synchronous = ${options.durability === 'normal' ? 'NORMAL' : 'FULL'}`)
     db.run('PRAGMA foreign_keys = ON')
     try {
-      migrate(db, options.migrations ?? sqliteMigrations)
+      migrate(db, options.migrations ?? sqliteMigrations, options.onMigration)
       checkSchema(db, registry)
       // A new generation at each start of the service: tags given before it (for a file since put
       // back from a backup, say, whose count of changes went back) never match again. The row is
@@ -414,6 +426,39 @@ export class SqliteStore implements Store {
     }
   }
 
+  /**
+   * The catalogue at one moment, in one read transaction on this connection: WAL gives it a
+   * snapshot while other processes write. This store takes no write until it is closed.
+   */
+  async openSnapshot(): Promise<CatalogueSnapshot> {
+    if (this.snapshotOpen || this.importing) throw new Error('the connection is busy with a snapshot or an import')
+    this.snapshotOpen = true
+    try {
+      return await SqliteSnapshot.open(this.access, () => {
+        this.snapshotOpen = false
+      })
+    } catch (error) {
+      this.snapshotOpen = false
+      throw error
+    }
+  }
+
+  /** Each batch of a restore is one queued write, as an import's. */
+  openRestore(): CatalogueRestore {
+    return new SqliteRestore(this.access)
+  }
+
+  /** What the snapshot and the restore use of this store. */
+  private get access(): SqliteAccess {
+    return {
+      db: this.db,
+      registry: this.registry,
+      table: (type) => this.local.table(type),
+      read: (work) => this.read(work),
+      write: (work) => this.write(work),
+    }
+  }
+
   /** The synchronous writes, for an atomic batch to run inside its one transaction. */
   private readonly writer: SyncWriter = {
     create: (resource, input) => this.createNow(resource, input),
@@ -565,6 +610,8 @@ export class SqliteStore implements Store {
     if (this.closing) {
       return Promise.reject(new StoreUnavailableError('unavailable', 'STORE_CLOSING', 'the service is stopping'))
     }
+    if (this.snapshotOpen)
+      return Promise.reject(new Error('a snapshot is open on this connection: a write would end it'))
     return new Promise<T>((resolve, reject) => {
       this.pending.push({
         deadline: Date.now() + this.busyTimeoutMs,

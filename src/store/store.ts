@@ -1,14 +1,8 @@
 import type { ResourceDescription } from '../resources/description'
+import type { CatalogueRestore, CatalogueSnapshot } from './catalogue-copy'
+import type { Id, StoredRecord } from './record'
 
-/** Record ids are integers assigned by the store. */
-export type Id = number
-
-/** One stored record: attribute values and the ids its to-one relationships point at. */
-export interface StoredRecord {
-  readonly id: Id
-  readonly attributes: Readonly<Record<string, string>>
-  readonly toOne: Readonly<Record<string, Id | null>>
-}
+export type { Id, StoredRecord } from './record'
 
 /** The fields a write sets; absent keys are left as they are (update) or take defaults (create). */
 export interface RecordInput {
@@ -306,5 +300,12 @@ export interface Store {
    * take minutes; each backend adds a batch in bulk in its own way.
    */
   openImport(options: { readonly dryRun: boolean }): BookImport
+  /**
+   * The whole catalogue at one moment, every type's records and id counter, read a batch at a
+   * time (catalogue-copy.ts): what `catalogue export` writes. Close it when done.
+   */
+  openSnapshot(): Promise<CatalogueSnapshot>
+  /** Records written back with their ids, and the id counters raised past them: an export restored. */
+  openRestore(): CatalogueRestore
   close(): Promise<void>
 }

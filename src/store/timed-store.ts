@@ -1,4 +1,5 @@
 import type { ResourceDescription } from '../resources/description'
+import type { CatalogueRestore, CatalogueSnapshot } from './catalogue-copy'
 import type {
   AtomicOperation,
   AtomicOutcome,
@@ -22,7 +23,7 @@ import type {
 } from './store'
 
 /** The store calls that are timed: every one a request makes. */
-export type StoreOperation = Exclude<keyof Store, 'ready' | 'close' | 'openImport'>
+export type StoreOperation = Exclude<keyof Store, 'ready' | 'close' | 'openImport' | 'openSnapshot' | 'openRestore'>
 
 /** Told how long one store call took, in seconds, whether it succeeded or failed. */
 export type StoreTimer = (operation: StoreOperation, seconds: number) => void
@@ -174,6 +175,15 @@ export class TimedStore implements Store {
   /** Not timed: the import command, not a request, uses it. */
   openImport(options: { readonly dryRun: boolean }): BookImport {
     return this.store.openImport(options)
+  }
+
+  /** Not timed: the export and import commands use them. */
+  openSnapshot(): Promise<CatalogueSnapshot> {
+    return this.store.openSnapshot()
+  }
+
+  openRestore(): CatalogueRestore {
+    return this.store.openRestore()
   }
 
   ready(): Promise<void> {

@@ -69,20 +69,25 @@ describe('the compiled catalogue executable', () => {
     const cwd = tempDir('catalogue-exe-cwd-')
     const dataDir = tempDir('catalogue-exe-data-')
     const env = { DATABASE_URL: `sqlite://${join(dataDir, 'x.db')}` }
-    // Importing an empty file makes the empty database.
+    // Importing an empty file with --create makes the empty database.
     const nothing = join(dataDir, 'nothing.jsonl')
     await Bun.write(nothing, '')
-    const empty = spawnExecutable(['import', nothing], cwd, env)
+    const empty = spawnExecutable(['import', '--create', nothing], cwd, env)
     expect(await empty.exitCode()).toBe(0)
     const none = spawnExecutable(['export'], cwd, env)
-    expect({ code: await none.exitCode(), stdout: none.stdout }).toEqual({ code: 0, stdout: '' })
+    expect(await none.exitCode()).toBe(0)
+    expect(none.stdout.split('\n')).toEqual([expect.stringMatching(/^\{"format":"library-catalogue-export"/), ''])
     const file = join(dataDir, 'books.jsonl')
     await Bun.write(file, '{"title":"Dune","author":"Frank Herbert","collection":null}\n')
     const imported = spawnExecutable(['import', file], cwd, env)
     expect(await imported.exitCode()).toBe(0)
-    const exported = spawnExecutable(['export'], cwd, env)
+    const exported = spawnExecutable(['export', join(dataDir, 'catalogue.jsonl')], cwd, env)
     expect(await exported.exitCode()).toBe(0)
-    expect(exported.stdout).toBe('{"title":"Dune","author":"Frank Herbert","collection":null}\n')
+    const restored = spawnExecutable(['import', '--create', join(dataDir, 'catalogue.jsonl')], cwd, {
+      DATABASE_URL: `sqlite://${join(dataDir, 'restored.db')}`,
+    })
+    expect(await restored.exitCode()).toBe(0)
+    expect(restored.stderr).toStartWith('restored 1 author, 0 book collections and 1 book')
     const backup = spawnExecutable(['backup', join(dataDir, 'backup.db')], cwd, env)
     expect(await backup.exitCode()).toBe(0)
     expect(existsSync(join(dataDir, 'backup.db'))).toBe(true)

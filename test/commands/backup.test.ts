@@ -30,7 +30,7 @@ async function seededDatabase(books: number) {
   const rows = Array.from({ length: books }, (_, i) => [`Seeded book ${i}`, `Author ${i % 100}`, `Shelf ${i % 10}`])
   writeFileSync(file, csvOf(rows))
   const env = { DATABASE_URL: database.url }
-  const run = await runCli(['import', file], { env, timeoutMs: WAIT_MS * 3 })
+  const run = await runCli(['import', '--create', file], { env, timeoutMs: WAIT_MS * 3 })
   if (run.code !== 0) throw new Error(`seeding failed: ${run.stderr}`)
   return { ...database, env }
 }

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { bookFromCsv, bookFromJson } from '../../src/commands/book-lines'
+import { bookFromJson, bookFromCsv as fromCsv } from '../../src/commands/book-lines'
 import { booksIn, countsIn, csvOf, runCli, tempDatabase } from '../support/commands'
 import { removeTempDirs } from '../support/process'
 
@@ -12,6 +12,9 @@ setDefaultTimeout(30_000)
 afterAll(removeTempDirs)
 
 const NFC = 'Émile Zola'
+/** A CSV record under the header title,author,collection. */
+const bookFromCsv = (fields: readonly string[]) =>
+  fromCsv(fields, { title: 0, author: 1, collection: 2 }, ['title', 'author', 'collection'])
 const NFD = 'E\u0301mile Zola'
 
 describe('an import line', () => {
@@ -57,7 +60,7 @@ describe('catalogue import', () => {
         ['Bad\u001b[31m', NFC, ''],
       ]),
     )
-    const run = await runCli(['import', file], { env: { DATABASE_URL: url } })
+    const run = await runCli(['import', '--create', file], { env: { DATABASE_URL: url } })
     expect(run.code).toBe(1)
     expect(run.lines[0]).toBe(
       'line 4: Title must not contain control characters or line breaks (U+001B at character 4)',

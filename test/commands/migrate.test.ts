@@ -1,5 +1,9 @@
+import { Database } from 'bun:sqlite'
 import { afterAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
+import { mkdirSync } from 'node:fs'
 import { SQL } from 'bun'
+import { postgresMigrations } from '../../src/store/postgres-migrations'
+import { migrate } from '../../src/store/sqlite-migrate'
 import { sqliteMigrations } from '../../src/store/sqlite-migrations'
 import { readDatabase, runCli, tempDatabase } from '../support/commands'
 import { removeTempDirs, stopChildren, WAIT_MS } from '../support/process'
@@ -21,19 +25,41 @@ const versionsOf = (path: string) =>
   )
 
 describe('catalogue migrate', () => {
-  it('applies every migration to a new SQLite database, exits 0, and says so on one line', async () => {
+  it('applies every migration to a new SQLite database, says which on a line each, then how many, and exits 0', async () => {
     const { path, url } = tempDatabase()
     const run = await runCli(['migrate', '--database-url', url])
     expect(run.code).toBe(0)
-    expect(run.lines).toEqual([`the schema of ${url} is up to date (${sqliteMigrations.length} migrations)`])
+    expect(run.lines).toEqual([
+      ...sqliteMigrations.map((migration) => `applied migration ${migration.version}: ${migration.name}`),
+      `the schema of ${url} is now at version ${sqliteMigrations.length}: ${sqliteMigrations.length} migrations applied`,
+    ])
     expect(versionsOf(path)).toEqual(sqliteMigrations.map((_, i) => i + 1))
   })
 
-  it('changes nothing the second time', async () => {
+  it('applies only what an older database lacks, and says so', async () => {
+    const { dir, path, url } = tempDatabase()
+    mkdirSync(dir, { recursive: true })
+    const db = new Database(path)
+    migrate(db, sqliteMigrations.slice(0, -1))
+    db.close()
+    const last = sqliteMigrations.at(-1) as (typeof sqliteMigrations)[number]
+    const run = await runCli(['migrate', '--database-url', url])
+    expect(run.code).toBe(0)
+    expect(run.lines).toEqual([
+      `applied migration ${last.version}: ${last.name}`,
+      `the schema of ${url} is now at version ${last.version}: 1 migration applied`,
+    ])
+  })
+
+  it('changes nothing the second time, and says it was up to date', async () => {
     const { path, url } = tempDatabase()
     expect((await runCli(['migrate'], { env: { DATABASE_URL: url } })).code).toBe(0)
     const before = readDatabase(path, (db) => db.query('SELECT * FROM schema_migrations').all())
-    expect((await runCli(['migrate'], { env: { DATABASE_URL: url } })).code).toBe(0)
+    const again = await runCli(['migrate'], { env: { DATABASE_URL: url } })
+    expect(again.code).toBe(0)
+    expect(again.lines).toEqual([
+      `the schema of ${url} was up to date already (version ${sqliteMigrations.length}): no migration applied`,
+    ])
     expect(readDatabase(path, (db) => db.query('SELECT * FROM schema_migrations').all())).toEqual(before)
   })
 
@@ -51,6 +77,15 @@ describe('catalogue migrate', () => {
         ),
       )
       expect(runs.map((run) => run.code)).toEqual([0, 0, 0, 0, 0])
+      // Each migration applied once, by one of the five, and said by that one alone.
+      const applied = runs.flatMap((run) => run.lines.filter((line) => line.startsWith('applied migration ')))
+      expect(applied.sort()).toEqual(
+        postgresMigrations.map((migration) => `applied migration ${migration.version}: ${migration.name}`).sort(),
+      )
+      const sixth = await runCli(['migrate', '--database-url', url.toString()])
+      expect(sixth.lines).toEqual([
+        `the schema of ${url} was up to date already (version ${postgresMigrations.length}): no migration applied`,
+      ])
       const database = new SQL(url.toString(), { max: 1 })
       const rows =
         await database`SELECT count(*)::int AS applied, count(DISTINCT version)::int AS distinct FROM schema_migrations`

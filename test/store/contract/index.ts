@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe } from 'bun:test'
 import type { Store } from '../../../src/store/store'
 import type { ContractContext, OpenStore } from './context'
+import { describeCopyContract } from './copies'
 import { describeListContract } from './lists'
 import { describeRecordContract } from './records'
 import { describeWriteContract } from './writes'
@@ -32,5 +33,6 @@ export function describeStoreContract(name: string, openStore: OpenStore): void 
     describeRecordContract(context)
     describeListContract(context)
     describeWriteContract(context)
+    describeCopyContract(context)
   })
 }
