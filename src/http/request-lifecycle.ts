@@ -161,8 +161,9 @@ export function requestLifecycle({ log, metrics, errors, stopping, routeOf }: Li
 
   function failed({ code, error, path, set, request, route }: ErrorContext & { readonly route?: string }) {
     const body = errors.answer({ code, error, path, set, request })
-    // Refused before routing (a token, a rate limit, Accept): counted under the route it would have reached.
-    const template = route || routeOf(request.method, path)
+    // Refused before routing (a token, a rate limit, Accept): counted under the route it would have
+    // reached. NOT_FOUND is Elysia's word for a request no route takes: no need to look (a scanner's 404s).
+    const template = route || (code === 'NOT_FOUND' ? undefined : routeOf(request.method, path))
     finish(request, template, set, Number(set.status ?? 500), bodyBytes(request, body))
     return body
   }
