@@ -147,7 +147,8 @@ export function createApp({
     everyRoute ??= new RouteTable(app.routes)
     return everyRoute.template(method, path)
   }
-  app.use(requestLifecycle({ log, metrics, errors, stopping, routeOf })).use(securityHeaders)
+  const server = () => app.server
+  app.use(requestLifecycle({ log, metrics, errors, stopping, routeOf, server })).use(securityHeaders)
   // Each only when set, so that a feature left off costs nothing per request. CORS answers
   // preflights before any token is asked for; tokens and rate limits come before the Accept check.
   if (corsOrigins) app.use(cors(corsOrigins))

@@ -16,6 +16,11 @@ export interface LifecycleParts {
    * (a 401, 403, 406 or 429): it is counted under that route, not as unmatched.
    */
   readonly routeOf: (method: string, path: string) => string | undefined
+  /**
+   * The server, once listening; null where the app answers app.handle() (the tests). Asked of the
+   * app, not read from the context: Elysia would define a getter on every request's context for it.
+   */
+  readonly server: () => Server<unknown> | null
 }
 
 /** What a request is given when it begins: its id, when it began (performance.now()), whence it came. */
@@ -89,7 +94,7 @@ function counted(
  * It must be the first plugin: its request hook gives the id that later hooks' failures (a 406, a
  * 401) are answered and logged with, and Elysia applies a hook only to the routes declared after it.
  */
-export function requestLifecycle({ log, metrics, errors, stopping, routeOf }: LifecycleParts) {
+export function requestLifecycle({ log, metrics, errors, stopping, routeOf, server }: LifecycleParts) {
   const begun = new WeakMap<Request, Begun>()
   /**
    * Logged and counted once, by whichever hook answers first; the hook that answers later finds
@@ -118,19 +123,11 @@ export function requestLifecycle({ log, metrics, errors, stopping, routeOf }: Li
   // hook's source to decide what to prepare for every request (a hook that takes the whole context
   // makes it parse the query, the cookies and every header) and whether to await it (it awaits any
   // hook that returns a call's value).
-  function begin({
-    request,
-    set,
-    server,
-  }: {
-    request: Request
-    set: ErrorContext['set']
-    server: Server<unknown> | null
-  }) {
+  function begin({ request, set }: { request: Request; set: ErrorContext['set'] }) {
     const id = requestIdOf(request)
     set.headers['x-request-id'] = id
-    // Asked only when a line will say it. No server when the app answers app.handle() (the tests).
-    const address = log.enabled ? server?.requestIP(request)?.address : undefined
+    // Asked only when a line will say it.
+    const address = log.enabled ? server()?.requestIP(request)?.address : undefined
     begun.set(request, { id, start: performance.now(), address })
     log.received(request, id, address)
     metrics?.begun()
