@@ -2,7 +2,9 @@
 export const logLevels = ['debug', 'info', 'warn', 'error', 'silent'] as const
 export type LogLevel = (typeof logLevels)[number]
 
-export type LogFields = Readonly<Record<string, string | number | boolean | null | undefined>>
+type LogValue = string | number | boolean | null | undefined
+/** A line's fields: plain values, or a map of them (a request's headers). */
+export type LogFields = Readonly<Record<string, LogValue | Readonly<Record<string, LogValue>>>>
 
 export interface Logger {
   readonly level: LogLevel

@@ -5,6 +5,7 @@ import { resources } from '../resources/registry'
 import { openStore, servedByReadWorkers, shownDatabaseUrl } from '../store/open'
 import { isWriteRequest } from '../store/write-messages'
 import { answerWrite } from '../store/write-owner'
+import { listeningFields } from './listening-line'
 import { fail, listenFailure } from './start-failure'
 
 /*
@@ -265,13 +266,7 @@ export async function runSupervisor(
   // Held back while the workers started, in case one failed: a start that succeeded shows them now.
   for (const worker of workers)
     if (worker.heldErrors.length > 0) process.stderr.write(`${worker.heldErrors.join('\n')}\n`)
-  logger.log('info', 'listening', {
-    url,
-    database: shownDatabaseUrl(config.databaseUrl),
-    workers: config.workers,
-    durability: config.durability,
-    pid: process.pid,
-  })
+  logger.log('info', 'listening', { ...listeningFields(config, url), workers: config.workers, pid: process.pid })
 
   return stopped
 }

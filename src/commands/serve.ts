@@ -7,6 +7,7 @@ import { resources } from '../resources/registry'
 import { openStore, servedByReadWorkers, shownDatabaseUrl } from '../store/open'
 import { RemoteWritesStore } from '../store/remote-writes'
 import type { Command } from './command'
+import { listeningFields } from './listening-line'
 import { REMOTE_WRITES_ENV, runSupervisor, workerSlot } from './serve-supervisor'
 import { fail, listenFailure } from './start-failure'
 
@@ -175,11 +176,7 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     logger.log('info', 'worker listening', { url: app.server?.url.href })
     process.send?.({ kind: 'ready' })
   } else {
-    logger.log('info', 'listening', {
-      url: app.server?.url.href,
-      database: shownDatabaseUrl(config.databaseUrl),
-      durability: config.durability,
-    })
+    logger.log('info', 'listening', listeningFields(config, app.server?.url.href))
   }
   if (tokens) {
     if (tokens.size === 0) {

@@ -1,6 +1,7 @@
 import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import { httpError, type JsonApiError } from '../jsonapi/errors'
+import { INDEX_PATH } from './api-index'
 import type { TokenEntry, TokenSet } from './api-tokens'
 import { isPreflight } from './cors'
 import { SCALAR_PATH } from './docs-page'
@@ -8,11 +9,18 @@ import { DOCS_PATH, SPEC_PATH } from './openapi'
 import { type RateLimiter, secondsLeft } from './rate-limiter'
 
 /**
- * Paths anyone may fetch without a token, whatever PUBLIC_READ says: the API's description, and
- * the probes a load balancer or orchestrator calls. A path not listed here (a /metrics, say) needs
- * a token like the API does.
+ * Paths anyone may fetch without a token, whatever PUBLIC_READ says: the API's description and its
+ * index (GET /, links to it), and the probes a load balancer or orchestrator calls. A path not
+ * listed here (a /metrics, say) needs a token like the API does.
  */
-export const PUBLIC_PATHS: ReadonlySet<string> = new Set([DOCS_PATH, SCALAR_PATH, SPEC_PATH, '/health', '/ready'])
+export const PUBLIC_PATHS: ReadonlySet<string> = new Set([
+  INDEX_PATH,
+  DOCS_PATH,
+  SCALAR_PATH,
+  SPEC_PATH,
+  '/health',
+  '/ready',
+])
 
 /** Methods that only read; every other method needs a `write` token. */
 const READ_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS'])

@@ -7,13 +7,14 @@ import { type ResourceRegistry, resources } from '../resources/registry'
 import type { Store } from '../store/store'
 import { TimedStore } from '../store/timed-store'
 import { accessControl } from './access-control'
+import { apiIndex } from './api-index'
 import type { TokenSet } from './api-tokens'
 import { jsonApiBodyParser } from './body-parser'
 import { type CorsOrigins, cors } from './cors'
 import { docsPage } from './docs-page'
 import { errorAnswers } from './error-handler'
 import { HEALTH_PATH, healthRoutes, READY_PATH } from './health'
-import { METRICS_PATH, ServiceMetrics } from './metrics'
+import { type DatabaseOperation, METRICS_PATH, ServiceMetrics } from './metrics'
 import { acceptNegotiation } from './negotiation'
 import { operationsDocs } from './openapi'
 import { apiDocument } from './openapi-document'
@@ -24,6 +25,7 @@ import { requestLifecycle } from './request-lifecycle'
 import { RequestLog } from './request-log'
 import { resourceRoutes } from './resource-routes'
 import { send } from './responses'
+import { RouteTable } from './route-table'
 import { securityHeaders } from './security-headers'
 
 export const API_PREFIX = '/api/v1'
@@ -74,21 +76,6 @@ export interface AppOptions {
 /** Two read workers: the machines this service is sized for have two cores. */
 export const DEFAULT_READ_WORKERS = 2
 
-/** For 405 answers: the methods each route path answers to, matched by pattern. */
-function methodsByPath(routes: readonly { method: string; path: string }[]): (path: string) => string[] {
-  const patterns = new Map<string, { pattern: RegExp; methods: string[] }>()
-  for (const route of routes) {
-    let entry = patterns.get(route.path)
-    if (!entry) {
-      const source = route.path.split('/').map((part) => (part.startsWith(':') ? '[^/]+' : RegExp.escape(part)))
-      entry = { pattern: new RegExp(`^${source.join('/')}/?$`), methods: [] }
-      patterns.set(route.path, entry)
-    }
-    entry.methods.push(route.method)
-  }
-  return (path) => [...patterns.values()].filter((e) => e.pattern.test(path)).flatMap((e) => e.methods)
-}
-
 /** The whole HTTP service, ready for `app.handle(request)` or `app.listen(...)`. */
 export function createApp({
   store,
@@ -109,8 +96,17 @@ export function createApp({
   cores = availableParallelism(),
 }: AppOptions) {
   const metrics = metricsOn ? new ServiceMetrics(packageJson.version) : null
+  const log = new RequestLog(logger)
+  // Each store call and read-worker round trip, timed for the metrics and, at debug, logged.
+  const databaseTimers = [metrics?.storeCall, log.debug ? log.databaseCall : undefined].filter((f) => f !== undefined)
+  const databaseTimer =
+    databaseTimers.length < 2
+      ? databaseTimers[0]
+      : (operation: DatabaseOperation, seconds: number) => {
+          for (const timer of databaseTimers) timer(operation, seconds)
+        }
   // What the requests use; /ready asks the store itself, so its probes are not database time.
-  const timed = metrics ? new TimedStore(store, metrics.storeCall) : store
+  const timed = databaseTimer ? new TimedStore(store, databaseTimer) : store
   const limits: RequestLimits = { ...DEFAULT_LIMITS, ...given }
   const pageLimits = { defaultSize: Math.min(DEFAULT_PAGE_SIZE, maxPageSize), maxSize: maxPageSize }
   const fetchLimits = { ...pageLimits, ...limits }
@@ -125,7 +121,7 @@ export function createApp({
             limits: fetchLimits,
           },
           readWorkers.count,
-          metrics?.workerRoundTrip,
+          databaseTimer && ((seconds: number) => databaseTimer('read_worker', seconds)),
         )
       : null
   const api = resourceRoutes(registry, timed, API_PREFIX, fetchLimits, reads, requireIfMatch, cores)
@@ -144,14 +140,17 @@ export function createApp({
   )
   const rateLimiter = rateLimit && rateLimit.perMinute > 0 ? new RateLimiter(rateLimit) : undefined
   const operational = [HEALTH_PATH, READY_PATH, ...(metrics ? [METRICS_PATH] : [])]
-  const errors = errorAnswers(
-    logger,
-    methodsByPath([...api.routes, ...operational.map((path) => ({ method: 'GET', path }))]),
-    limits.maxErrors,
-  )
+  const served = new RouteTable([...api.routes, ...operational.map((path) => ({ method: 'GET', path }))])
+  const errors = errorAnswers(logger, (path) => served.methods(path), limits.maxErrors)
+  // Every route, once all are in place: a request refused before routing is counted under its own.
   const app = new Elysia()
-    .use(requestLifecycle({ log: new RequestLog(logger), metrics, errors, stopping }))
-    .use(securityHeaders)
+  let everyRoute: RouteTable | undefined
+  const routeOf = (method: string, path: string): string | undefined => {
+    everyRoute ??= new RouteTable(app.routes)
+    return everyRoute.template(method, path)
+  }
+  const server = () => app.server
+  app.use(requestLifecycle({ log, metrics, errors, stopping, routeOf, server })).use(securityHeaders)
   // Each only when set, so that a feature left off costs nothing per request. CORS answers
   // preflights before any token is asked for; tokens and rate limits come before the Accept check.
   if (corsOrigins) app.use(cors(corsOrigins))
@@ -169,6 +168,7 @@ export function createApp({
       }),
     )
     .use(docsPage)
+    .use(apiIndex(registry, API_PREFIX, packageJson.version))
     .use(api)
     .decorate('reads', reads)
 }

@@ -14,7 +14,7 @@ const knownMethods: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT',
 /** From half a millisecond, where a GET of one record lies, to ten seconds, a very long list. */
 const requestBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 /** What the database time is counted by: a store call, or a round trip to a read worker. */
-type DatabaseOperation = StoreOperation | 'read_worker'
+export type DatabaseOperation = StoreOperation | 'read_worker'
 /** Every operation, each once: a Record's keys, so that the compiler finds one left out (`version` was). */
 const operationSet: Record<DatabaseOperation, true> = {
   list: true,
@@ -88,37 +88,6 @@ function processMetrics(): Registry {
 }
 
 /**
- * Calls `finished` once `stream` has been read to its end, has failed, or was cancelled (the
- * client went away), and passes everything else through as it is.
- */
-function onceFinished(stream: ReadableStream<Uint8Array>, finished: () => void): ReadableStream<Uint8Array> {
-  const reader = stream.getReader()
-  let open = true
-  const finish = () => {
-    if (!open) return
-    open = false
-    finished()
-  }
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read()
-        if (!done) return controller.enqueue(value)
-        finish()
-        controller.close()
-      } catch (error) {
-        finish()
-        controller.error(error)
-      }
-    },
-    cancel(reason) {
-      finish()
-      return reader.cancel(reason)
-    },
-  })
-}
-
-/**
  * The service's metrics in the Prometheus text format: requests by method, route template and
  * status, their latency, the requests in flight and the time spent in the database. Labels are
  * bounded: a route is the template it matched (`/api/v1/books/:id`), never the path a client sent.
@@ -180,17 +149,8 @@ export class ServiceMetrics {
     processMetrics()
   }
 
-  /** For TimedStore. */
-  readonly storeCall = (operation: StoreOperation, seconds: number): void => {
-    this.addDatabaseTime(operation, seconds)
-  }
-
-  /** For ReadPool: the round trips to the read workers. */
-  readonly workerRoundTrip = (seconds: number): void => {
-    this.addDatabaseTime('read_worker', seconds)
-  }
-
-  private addDatabaseTime(operation: DatabaseOperation, seconds: number): void {
+  /** For TimedStore, and for ReadPool as `read_worker`: one call's time. */
+  readonly storeCall = (operation: DatabaseOperation, seconds: number): void => {
     const totals = this.database.get(operation)
     if (!totals) return
     totals.seconds += seconds
@@ -216,14 +176,15 @@ export class ServiceMetrics {
     )
   }
 
-  /** A request has begun: it is in flight until it is answered (see answered and answeredWhenEnded). */
+  /** A request has begun: it is in flight until it is answered (a streamed answer: when its body has ended). */
   begun(): void {
     this.inFlight++
   }
 
   /**
-   * A request answered whole: counted by method, route template (none for a request no route
-   * matched) and status, and timed from `start`, its performance.now() when it began.
+   * A request answered whole (a streamed answer: once its body has ended, failed or been
+   * cancelled): counted by method, route template (none for a request no route matched) and
+   * status, and timed from `start`, its performance.now() when it began.
    */
   answered(method: string, route: string | undefined, status: number, start: number): void {
     this.inFlight--
@@ -233,16 +194,5 @@ export class ServiceMetrics {
       status,
       (performance.now() - start) / 1000,
     )
-  }
-
-  /** A streamed answer, counted as `answered` once its body has ended or was cancelled: the stream, passed through. */
-  answeredWhenEnded(
-    stream: ReadableStream<Uint8Array>,
-    method: string,
-    route: string | undefined,
-    status: number,
-    start: number,
-  ): ReadableStream<Uint8Array> {
-    return onceFinished(stream, () => this.answered(method, route, status, start))
   }
 }

@@ -43,15 +43,19 @@ function requestBody(schema: TSchema, example: unknown) {
   return { required: true, content: { [JSON_API]: media, 'application/json': media } }
 }
 
-/** The `{id}` of a record's path: ids that are not positive integers answer 404. */
-function idParameter(resource: ResourceDescription): ParameterDoc {
+/**
+ * The `{id}` of a record's path: ids that are not positive integers answer 404. A DELETE's is left
+ * for the user to fill in (`example` false): the docs page's "Test Request" would otherwise delete
+ * (or unlink) record 1 as soon as it is sent.
+ */
+function idParameter(resource: ResourceDescription, example = true): ParameterDoc {
   return {
     name: 'id',
     in: 'path',
     required: true,
     description: `The ${humanize(resource.singular).toLowerCase()}'s id`,
     schema: { type: 'string', pattern: '^[1-9][0-9]{0,14}$' },
-    example: EXAMPLE_ID,
+    ...(example ? { example: EXAMPLE_ID } : {}),
   }
 }
 
@@ -164,7 +168,7 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
       tags,
       operationId: `delete_${resource.singular}`,
       summary: `Delete ${aOne(resource)}`,
-      parameters: id,
+      parameters: [idParameter(resource, false)],
       responses: {
         204: { description: 'Deleted; no body' },
         400: failure('A body was sent that is not JSON (a DELETE needs none)'),
@@ -215,7 +219,8 @@ export function relationshipDocs(
   const removable = !inverse?.required
   const refused = failure(`${humanize(target.type)} cannot be taken from their ${owner}: each needs one`)
   const change = (verb: string, summary: string) => {
-    const operation = { tags, operationId: `${verb}_${resource.singular}_${name}`, summary, parameters: id }
+    const parameters = verb === 'remove' ? [idParameter(resource, false)] : id
+    const operation = { tags, operationId: `${verb}_${resource.singular}_${name}`, summary, parameters }
     if (removable || verb === 'add') {
       return { ...operation, requestBody: request, responses: { 200: document, ...linkWrites, ...preconditions } }
     }

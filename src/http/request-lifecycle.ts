@@ -1,7 +1,8 @@
+import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import type { ErrorAnswers, ErrorContext } from './error-handler'
 import type { ServiceMetrics } from './metrics'
-import { type RequestLog, requestIdOf } from './request-log'
+import { bodyBytes, type RequestLog, requestIdOf } from './request-log'
 
 export interface LifecycleParts {
   readonly log: RequestLog
@@ -10,12 +11,23 @@ export interface LifecycleParts {
   readonly errors: ErrorAnswers
   /** True once the service is stopping: every answer then carries `Connection: close`. */
   readonly stopping: () => boolean
+  /**
+   * The template of the route `method` and `path` lead to, for a request refused before routing
+   * (a 401, 403, 406 or 429): it is counted under that route, not as unmatched.
+   */
+  readonly routeOf: (method: string, path: string) => string | undefined
+  /**
+   * The server, once listening; null where the app answers app.handle() (the tests). Asked of the
+   * app, not read from the context: Elysia would define a getter on every request's context for it.
+   */
+  readonly server: () => Server<unknown> | null
 }
 
-/** What a request is given when it begins: its id, and when it began (performance.now()). */
+/** What a request is given when it begins: its id, when it began (performance.now()), whence it came. */
 interface Begun {
   readonly id: string
   readonly start: number
+  readonly address: string | undefined
 }
 
 /** The context of the after-handle hook, as much of it as is read. */
@@ -25,6 +37,44 @@ interface HandledContext {
   readonly path: string
   readonly set: ErrorContext['set']
   readonly responseValue: unknown
+}
+
+/**
+ * Passes `stream` through, counting its bytes, and calls `finished` once with their number when it
+ * has been read to its end (`cutShort` false), has failed, or was cancelled (the client went away).
+ */
+function counted(
+  stream: ReadableStream<Uint8Array>,
+  finished: (bytes: number, cutShort: boolean) => void,
+): ReadableStream<Uint8Array> {
+  const reader = stream.getReader()
+  let bytes = 0
+  let open = true
+  const finish = (cutShort: boolean) => {
+    if (!open) return
+    open = false
+    finished(bytes, cutShort)
+  }
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read()
+        if (!done) {
+          bytes += value.byteLength
+          return controller.enqueue(value)
+        }
+        finish(false)
+        controller.close()
+      } catch (error) {
+        finish(true)
+        controller.error(error)
+      }
+    },
+    cancel(reason) {
+      finish(true)
+      return reader.cancel(reason)
+    },
+  })
 }
 
 /**
@@ -38,33 +88,34 @@ interface HandledContext {
  * after-response hook is not used: Elysia schedules a setImmediate and an async function for each
  * request that has one. With the hooks this replaced (three request hooks, three after-handle hooks,
  * two after-response hooks), a single GET cost 151.6k instructions in-process, and 132.3k with
- * these (bench/instructions.ts). A streamed answer is counted when its body ends; its log line,
- * like every other, is written as its status is known.
+ * these (bench/instructions.ts). A streamed answer is counted and logged when its body ends, with
+ * the bytes it sent; every other answer as its status is known.
  *
  * It must be the first plugin: its request hook gives the id that later hooks' failures (a 406, a
  * 401) are answered and logged with, and Elysia applies a hook only to the routes declared after it.
  */
-export function requestLifecycle({ log, metrics, errors, stopping }: LifecycleParts) {
+export function requestLifecycle({ log, metrics, errors, stopping, routeOf, server }: LifecycleParts) {
   const begun = new WeakMap<Request, Begun>()
   /**
    * Logged and counted once, by whichever hook answers first; the hook that answers later finds
-   * nothing. A streamed answer (not `whole`) is counted by the caller, when its body ends. Marked
-   * `Connection: close` while stopping, before the answer is built from `set`.
+   * nothing. A streamed answer (`bytes` null) is logged and counted by the caller, when its body
+   * ends. Marked `Connection: close` while stopping, before the answer is built from `set`.
    */
   const finish = (
     request: Request,
     route: string | undefined,
     set: ErrorContext['set'],
     status: number,
-    whole: boolean,
+    bytes: number | undefined | null,
   ): Begun | undefined => {
     if (stopping()) set.headers.connection = 'close'
     const entry = begun.get(request)
     if (entry === undefined) return undefined
     begun.delete(request)
-    log.write(request, status, entry.start, entry.id)
     errors.settled(request, status)
-    if (whole) metrics?.answered(request.method, route, status, entry.start)
+    if (bytes === null) return entry
+    log.write(request, { status, start: entry.start, id: entry.id, address: entry.address, bytes })
+    metrics?.answered(request.method, route, status, entry.start)
     return entry
   }
 
@@ -75,20 +126,31 @@ export function requestLifecycle({ log, metrics, errors, stopping }: LifecyclePa
   function begin({ request, set }: { request: Request; set: ErrorContext['set'] }) {
     const id = requestIdOf(request)
     set.headers['x-request-id'] = id
-    begun.set(request, { id, start: performance.now() })
+    // Asked only when a line will say it.
+    const address = log.enabled ? server()?.requestIP(request)?.address : undefined
+    begun.set(request, { id, start: performance.now(), address })
+    log.received(request, id, address)
     metrics?.begun()
   }
 
   function handled({ request, route, path, set, responseValue }: HandledContext) {
     const status = responseValue instanceof Response ? responseValue.status : Number(set.status ?? 200)
     const whole = !(responseValue instanceof ReadableStream)
-    const entry = finish(request, route, set, status, whole)
+    const entry = finish(request, route, set, status, whole ? bodyBytes(request, responseValue) : null)
     // Assigned, not returned as a call: see above.
     let streamed: Response | undefined
     if (!whole) {
       const stream = responseValue as ReadableStream<Uint8Array>
       const body =
-        entry && metrics ? metrics.answeredWhenEnded(stream, request.method, route, status, entry.start) : stream
+        entry && (metrics || log.enabled)
+          ? counted(stream, (bytes, cutShort) => {
+              const { start, id, address } = entry
+              // Bun cancels the body of an answer to HEAD, which it never sends: nothing was cut.
+              const head = request.method === 'HEAD'
+              log.write(request, { status, start, id, address, bytes: head ? 0 : bytes, cutShort: cutShort && !head })
+              metrics?.answered(request.method, route, status, start)
+            })
+          : stream
       streamed = errors.streamed(body, request, path, set)
     }
     return streamed
@@ -96,7 +158,10 @@ export function requestLifecycle({ log, metrics, errors, stopping }: LifecyclePa
 
   function failed({ code, error, path, set, request, route }: ErrorContext & { readonly route?: string }) {
     const body = errors.answer({ code, error, path, set, request })
-    finish(request, route, set, Number(set.status ?? 500), true)
+    // Refused before routing (a token, a rate limit, Accept): counted under the route it would have
+    // reached. NOT_FOUND is Elysia's word for a request no route takes: no need to look (a scanner's 404s).
+    const template = route || (code === 'NOT_FOUND' ? undefined : routeOf(request.method, path))
+    finish(request, template, set, Number(set.status ?? 500), bodyBytes(request, body))
     return body
   }
 

@@ -18,6 +18,18 @@ export interface ParameterDoc {
   readonly style?: 'form'
   readonly explode?: false
   readonly example?: unknown
+  /** In place of `example` where the example is only offered: see `offered`. */
+  readonly examples?: Readonly<Record<string, OfferedExample>>
+}
+
+/**
+ * An example shown but not sent: Scalar's "Test Request" lists the parameter with this value,
+ * unticked (its `x-disabled` extension), and sends it only once the user ticks it.
+ */
+interface OfferedExample {
+  readonly summary: string
+  readonly value: unknown
+  readonly 'x-disabled': true
 }
 
 /** Past this many values an enumeration gives way to a looser pattern (more sortable fields, deeper graphs). */
@@ -27,23 +39,29 @@ const id = { type: 'integer', minimum: 1, maximum: MAX_ID }
 const letterOrDigit = '[\\p{L}\\p{N}]'
 const other = '[^\\p{L}\\p{N}]'
 
-/** `example` is left out for the cursors (no value fits every list) and the offset spelling: beside page[number] they are refused. */
+/**
+ * `example` is left out for the cursors (no value fits every list) and the offset spelling: beside
+ * page[number] they are refused. A filter's example is `offered`: it names a record of the README's
+ * example session, so sent by default it would narrow the docs page's "Test Request" to nothing on
+ * any other catalogue; shown unticked, the list it sends is the whole one, paged.
+ */
 function parameter(
   name: string,
   description: string,
   schema: Record<string, unknown>,
   example?: unknown,
+  offered = false,
 ): ParameterDoc {
   const list = schema.type === 'array' ? { style: 'form' as const, explode: false as const } : {}
-  return {
-    name,
-    in: 'query',
-    required: false,
-    description,
-    schema,
-    ...list,
-    ...(example === undefined ? {} : { example }),
-  }
+  const shown =
+    example === undefined
+      ? {}
+      : offered
+        ? {
+            examples: { readme: { summary: "The README's example data", value: example, 'x-disabled': true as const } },
+          }
+        : { example }
+  return { name, in: 'query', required: false, description, schema, ...list, ...shown }
 }
 
 /** Every include path from `resource`, at most `depth` relationships deep, or null past MAX_ENUMERATED. */
@@ -141,7 +159,7 @@ export function fetchParameters(
     const key = `filter[${name}]`
     if (filter.kind === 'attribute') {
       const example = resource.attributes[filter.attribute]?.example
-      parameters.push(parameter(key, filter.description, { type: 'string' }, example))
+      parameters.push(parameter(key, filter.description, { type: 'string' }, example, true))
     } else if (filter.kind === 'search') {
       const max = limits.maxSearchWords
       // A word is a run of letters and digits, as query.ts counts them.
@@ -153,6 +171,7 @@ export function fetchParameters(
           `${filter.description} Needs a word (letters and digits). At most ${max} words.`,
           { type: 'string', minLength: 1, pattern: words },
           example,
+          true,
         ),
       )
     } else parameters.push(idsParameter(resource, key, filter.relationship, filter.description, limits))
@@ -217,5 +236,6 @@ function idsParameter(
     `${description} At most ${limits.maxFilterIds} ids.`,
     { type: 'array', minItems: 1, maxItems: limits.maxFilterIds, items },
     [1],
+    true,
   )
 }

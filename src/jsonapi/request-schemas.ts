@@ -122,7 +122,10 @@ export function writeDocumentSchema(registry: ResourceRegistry, resource: Resour
   )
 }
 
-/** An id the examples use: the first record of each type a fresh database holds. */
+/**
+ * An id the examples use: the first record of each type a fresh database holds, those the README's
+ * example session creates (J.R.R. Tolkien, Middle-earth, The Hobbit).
+ */
 export const EXAMPLE_ID = '1'
 
 function attributeExamples(resource: ResourceDescription) {

@@ -7,7 +7,7 @@ export const authors = defineResource({
   title: 'Author',
   table: 'authors',
   attributes: {
-    name: nameAttribute("The author's name.", 'Ursula K. Le Guin'),
+    name: nameAttribute("The author's name.", 'J.R.R. Tolkien'),
   },
   relationships: {
     books: {

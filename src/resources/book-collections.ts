@@ -7,7 +7,7 @@ export const bookCollections = defineResource({
   title: 'Book collection',
   table: 'book_collections',
   attributes: {
-    name: nameAttribute('The name of the collection.', 'The Earthsea Cycle'),
+    name: nameAttribute('The name of the collection.', 'Middle-earth'),
   },
   relationships: {
     books: {

@@ -7,7 +7,7 @@ export const books = defineResource({
   title: 'Book',
   table: 'books',
   attributes: {
-    name: nameAttribute('The title of the book.', 'A Wizard of Earthsea'),
+    name: nameAttribute('The title of the book.', 'The Hobbit'),
   },
   relationships: {
     author: {

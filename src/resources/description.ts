@@ -18,7 +18,10 @@ export interface StringAttribute {
    */
   readonly isName: boolean
   readonly description: string
-  /** A value to show in the OpenAPI document's examples. */
+  /**
+   * A value for the OpenAPI document's examples: that of the record the README's example session
+   * creates first (J.R.R. Tolkien), so that the docs page's "Test Request" works on that data.
+   */
   readonly example: string
 }
 

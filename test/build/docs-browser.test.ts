@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core'
 import { DOCS_PATH, SPEC_PATH } from '../../src/http/openapi'
 import { BUILD_TIMEOUT_MS, compiledExecutable } from '../support/executable'
 import { type ChildProcess, removeTempDirs, spawnChild, stopChildren, tempDir, WAIT_MS } from '../support/process'
@@ -20,15 +20,30 @@ const JSON_API = 'application/vnd.api+json'
 /** A page load draws a 4 MiB viewer: generous, for a loaded machine. */
 const PAGE_MS = 30_000
 const TEST_MS = 60_000
+/** Every operation's Test Request, one after the other: about a second each, unloaded. */
+const ALL_OPERATIONS_MS = 300_000
+
+/** The records the README's example session creates, each the first of its type (id 1). */
+const README_DATA = {
+  authors: 'J.R.R. Tolkien',
+  book_collections: 'Middle-earth',
+  books: 'The Hobbit',
+} as const satisfies Record<string, string>
 
 interface Operation {
+  readonly summary: string
+}
+
+interface Listed {
+  readonly method: string
+  readonly path: string
   readonly summary: string
 }
 
 let child: ChildProcess
 let origin: string
 let browser: Browser
-let operations: { method: string; path: string; summary: string }[]
+let operations: Listed[]
 
 beforeAll(
   async () => {
@@ -43,12 +58,16 @@ beforeAll(
     })
     const listening = await child.waitForLog((line) => line.msg === 'listening')
     origin = `http://127.0.0.1:${new URL(String(listening.url)).port}`
-    const created = await fetch(`${origin}/api/v1/authors`, {
-      method: 'POST',
-      headers: { 'content-type': JSON_API, accept: JSON_API },
-      body: JSON.stringify({ data: { type: 'authors', attributes: { name: 'Ursula K. Le Guin' } } }),
-    })
-    expect(created.status).toBe(201)
+    // The README's example session.
+    const relationships = { author_id: 1, book_collection_id: 1 }
+    for (const [type, name] of Object.entries(README_DATA)) {
+      const created = await fetch(`${origin}/api/v1/${type}`, {
+        method: 'POST',
+        headers: { 'content-type': JSON_API, accept: JSON_API },
+        body: JSON.stringify({ data: { type, attributes: { name, ...(type === 'books' ? relationships : {}) } } }),
+      })
+      expect(created.status).toBe(201)
+    }
     const spec = (await (await fetch(`${origin}${SPEC_PATH}`)).json()) as {
       paths: Record<string, Record<string, Operation>>
     }
@@ -103,6 +122,34 @@ async function openPage(): Promise<Watched> {
   page.on('pageerror', (error) => errors.push(error.message))
   const violations = () => page.evaluate<string[]>('window.cspViolations')
   return { page, context, offsite, errors, violations }
+}
+
+/**
+ * Opens the Test Request client on `operation`, from the button of its section (drawn once the page
+ * is scrolled to it), and gives its Send button.
+ */
+async function openClient(page: Page, { method, path }: Listed): Promise<{ client: Locator; send: Locator }> {
+  // The sidebar's link gives the section's anchor (#tag/<tag>/<METHOD><path>).
+  const href =
+    (await page.locator(`a[href$="/${method}${path}"]`).first().getAttribute('href', { timeout: PAGE_MS })) ?? ''
+  const anchor = href.slice(href.indexOf('#'))
+  await page.evaluate(`location.hash = ${JSON.stringify(anchor)}`)
+  const label = new RegExp(`^Test Request\\(${RegExp.escape(`${method.toLowerCase()} ${path}`)}\\)$`)
+  await page.locator('button', { hasText: label }).click({ timeout: PAGE_MS })
+  const client = page.getByRole('dialog')
+  const send = client.getByRole('button', { name: new RegExp(`^Send ${method.toLowerCase()} request to `) }).first()
+  await send.waitFor({ timeout: PAGE_MS })
+  return { client, send }
+}
+
+/** Whether a document's data holds the README's record of its type (for linkage, record 1). */
+function found(document: { data: unknown }): boolean {
+  const data = Array.isArray(document.data) ? document.data : [document.data]
+  return data.some((resource: { type: string; id: string; attributes?: { name?: string } }) =>
+    resource.attributes === undefined
+      ? resource.id === '1'
+      : resource.attributes.name === README_DATA[resource.type as keyof typeof README_DATA],
+  )
 }
 
 async function expectClean(watched: Watched): Promise<void> {
@@ -165,9 +212,9 @@ describe('the docs page in Chromium, from the compiled executable, without inter
         await send.click()
         const response = await answered
         expect(response.status()).toBe(200)
-        // The client fills in every parameter's example: the author made above fits them all.
+        // The client fills in the examples it sends (not the filters'): the README's author.
         const body = (await response.json()) as { data: { attributes: { name: string } }[] }
-        expect(body.data.map((author) => author.attributes.name)).toEqual(['Ursula K. Le Guin'])
+        expect(body.data.map((author) => author.attributes.name)).toEqual([README_DATA.authors])
         await client.getByText('200 OK').first().waitFor({ timeout: PAGE_MS })
         // The service saw that very request.
         const id = response.headers()['x-request-id']
@@ -179,5 +226,68 @@ describe('the docs page in Chromium, from the compiled executable, without inter
       }
     },
     TEST_MS,
+  )
+
+  it(
+    "sends every operation's Test Request as the page fills it in: each is answered 2xx on the README's data, and no DELETE goes out without an id from the user",
+    async () => {
+      const watched = await openPage()
+      const deletes: string[] = []
+      watched.page.on('request', (request) => {
+        if (request.method() === 'DELETE') deletes.push(request.url())
+      })
+      try {
+        const { page } = watched
+        await page.goto(`${origin}${DOCS_PATH}`, { timeout: PAGE_MS })
+        const answers: { operation: string; status: number | '2xx'; found?: boolean }[] = []
+        for (const operation of operations) {
+          const { client, send } = await openClient(page, operation)
+          const name = `${operation.method} ${operation.path}`
+          if (operation.method === 'DELETE') {
+            // The id is left to the user: the client refuses to send without it.
+            await send.click()
+            await page.getByText('Path parameters must have values').first().waitFor({ timeout: PAGE_MS })
+          } else {
+            const answered = page.waitForResponse(
+              (r) => r.request().method() === operation.method && new URL(r.url()).pathname.startsWith('/api/v1/'),
+              { timeout: PAGE_MS },
+            )
+            await send.click()
+            const response = await answered
+            // Drawn by the client once it has read the body: closing it sooner would cancel the read.
+            await client
+              .getByText(`${response.status()} ${response.statusText()}`)
+              .first()
+              .waitFor({ timeout: PAGE_MS })
+            const status = response.status() >= 200 && response.status() < 300 ? '2xx' : response.status()
+            const body = operation.method === 'GET' ? ((await response.json()) as { data: unknown }) : undefined
+            answers.push({ operation: name, status, ...(body ? { found: found(body) } : {}) })
+          }
+          await page.keyboard.press('Escape')
+          await client.waitFor({ state: 'hidden', timeout: PAGE_MS })
+        }
+        // Every GET found the README's record; every write succeeded.
+        expect(answers).toEqual(
+          answers.map(({ operation }) => ({
+            operation,
+            status: '2xx',
+            ...(operation.startsWith('GET ') ? { found: true } : {}),
+          })),
+        )
+        expect(answers.length).toBe(operations.filter((o) => o.method !== 'DELETE').length)
+        expect(deletes).toEqual([])
+        // The writes' examples changed nothing of the README's data (updates rename a record to its name).
+        const book = await fetch(`${origin}/api/v1/books/1`, { headers: { accept: JSON_API } })
+        const { included } = (await book.json()) as { included: { type: string; attributes: { name: string } }[] }
+        expect(included.map((r) => [r.type, r.attributes.name])).toEqual([
+          ['authors', README_DATA.authors],
+          ['book_collections', README_DATA.book_collections],
+        ])
+        await expectClean(watched)
+      } finally {
+        await watched.context.close()
+      }
+    },
+    ALL_OPERATIONS_MS,
   )
 })

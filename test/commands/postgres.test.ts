@@ -74,6 +74,14 @@ describe('DATABASE_URL=postgres://', () => {
     expect(names).toEqual(['A Wizard of Earthsea', 'Kindred', 'The Tombs of Atuan'])
   })
 
+  it("logs listening with the pool size and the docs URL, not SQLite's durability", async () => {
+    const { child } = await startService({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '3', DURABILITY: 'normal' })
+    const listening = await child.waitForLog((line) => line.msg === 'listening')
+    const origin = new URL(String(listening.url)).origin
+    expect(listening).toMatchObject({ database: databaseUrl, pool_size: 3, docs: `${origin}/docs` })
+    expect(listening).not.toHaveProperty('durability')
+  })
+
   it('stops the start with a clear message when the server cannot be reached', async () => {
     const run = await runCli([], {
       env: { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', DATABASE_CONNECT_TIMEOUT: '2', PORT: '0' },

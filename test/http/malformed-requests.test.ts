@@ -376,7 +376,7 @@ describe('unknown routes', () => {
   it.each([
     ['GET', '/api/v1/publishers'],
     ['GET', '/api/v2/authors'],
-    ['GET', '/'],
+    ['GET', '/api'],
     ['GET', '/api/v1/authors/1/extra/segments'],
     ['POST', '/api/v1/publishers'],
     ['DELETE', '/api/v1'],

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { parseTokenFile, TokenSet } from '../../src/http/api-tokens'
 import { LIST_BATCH } from '../../src/http/list-reader'
 import { ONE_CORE_LIST_MAX, SHORT_LIST } from '../../src/http/resource-controller'
 import { insertCatalogue } from '../support/bulk'
@@ -149,10 +150,14 @@ describe('http_request_duration_seconds', () => {
     expect(requests(await scrape(t), 'DELETE', 'unmatched', 405)).toBe(1)
   })
 
-  it('labels a 406, refused before routing, as "unmatched"', async () => {
+  it('labels a 406, refused before routing, with the route it was sent to', async () => {
     const accept = `${JSON_API}; ext="https://example.com/unknown"`
     expect((await t.send('GET', '/api/v1/authors', { headers: { accept } })).status).toBe(406)
-    expect(requests(await scrape(t), 'GET', 'unmatched', 406)).toBe(1)
+    expect((await t.send('GET', '/api/v1/authors/12', { headers: { accept } })).status).toBe(406)
+    const samples = await scrape(t)
+    expect(requests(samples, 'GET', '/api/v1/authors', 406)).toBe(1)
+    expect(requests(samples, 'GET', '/api/v1/authors/:id', 406)).toBe(1)
+    expect(requests(samples, 'GET', 'unmatched', 406)).toBe(0)
   })
 
   it('labels a method outside the usual ones "other", whatever its name', async () => {
@@ -163,6 +168,44 @@ describe('http_request_duration_seconds', () => {
     expect(methods.has('other')).toBe(true)
     expect(methods.has('PROPFIND')).toBe(false)
     expect(methods.has('MKCOL')).toBe(false)
+  })
+})
+
+describe('http_request_duration_seconds with API tokens and a rate limit', () => {
+  const READER = 'cat_reader-token-0123456789abcdefghijklmnopqrstuv'
+  const SCRAPER = 'cat_scraper-token-0123456789abcdefghijklmnopqrstu'
+  const sha256 = (token: string) => new Bun.CryptoHasher('sha256').update(token).digest('hex')
+  let t: TestApp
+  beforeAll(async () => {
+    const file = `reader read ${sha256(READER)}\nscraper read ${sha256(SCRAPER)}\n`
+    // Four requests a minute per token, and per address for those without one.
+    t = await openTestApp({ app: { tokens: new TokenSet(parseTokenFile(file)), rateLimit: { perMinute: 4 } } })
+  })
+  afterAll(async () => {
+    await t.close()
+  })
+
+  it('counts a 401, a 403 and a 429, refused before routing, under the route they were sent to', async () => {
+    const reader = { authorization: `Bearer ${READER}` }
+    const book = { data: { type: 'books', attributes: { name: 'Refused' } } }
+    // Four without a token (the address's four).
+    expect((await t.get('/api/v1/books')).status).toBe(401)
+    expect((await t.get('/api/v1/books/3', { authorization: 'Bearer not-a-token' })).status).toBe(401)
+    expect((await t.post('/api/v1/books', book)).status).toBe(401)
+    // A path no route serves stays unmatched, refused or not.
+    expect((await t.get('/api/v1/nothing-here')).status).toBe(401)
+    // Five with the read token: the fifth is over its limit.
+    expect((await t.post('/api/v1/books', book, reader)).status).toBe(403)
+    for (let i = 0; i < 3; i++) expect((await t.get('/api/v1/books/3', reader)).status).toBe(404)
+    expect((await t.get('/api/v1/books', reader)).status).toBe(429)
+    const scrape = new Request('http://localhost/metrics', { headers: { authorization: `Bearer ${SCRAPER}` } })
+    const samples = parseSamples(await (await t.app.handle(scrape)).text())
+    expect(requests(samples, 'GET', '/api/v1/books', 401)).toBe(1)
+    expect(requests(samples, 'GET', '/api/v1/books/:id', 401)).toBe(1)
+    expect(requests(samples, 'POST', '/api/v1/books', 401)).toBe(1)
+    expect(requests(samples, 'POST', '/api/v1/books', 403)).toBe(1)
+    expect(requests(samples, 'GET', '/api/v1/books', 429)).toBe(1)
+    expect(requests(samples, 'GET', 'unmatched', 401)).toBe(1)
   })
 })
 

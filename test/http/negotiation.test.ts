@@ -147,7 +147,8 @@ describe('response Content-Type', () => {
     ],
     ['an unknown record (404)', () => app.get('/api/v1/authors/999'), 404],
     ['an unknown route (404)', () => app.get('/api/v1/publishers'), 404],
-    ['a path outside the API (404)', () => app.get('/'), 404],
+    ['a path outside the API (404)', () => app.get('/favicon.ico'), 404],
+    ['the index (GET /)', () => app.get('/'), 200],
     ['a wrong method (405)', () => app.request('DELETE', '/api/v1/authors'), 405],
     [
       'an unacceptable Accept (406)',

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { Value } from '@sinclair/typebox/value'
+import { INDEX_PATH } from '../../src/http/api-index'
 import { HEALTH_PATH, READY_PATH } from '../../src/http/health'
 import { METRICS_PATH } from '../../src/http/metrics'
 import { DOCS_PATH, SPEC_PATH } from '../../src/http/openapi'
@@ -34,8 +35,9 @@ describe(`GET ${SPEC_PATH}`, () => {
 
   it('describes every route the app serves but the two that always answer 403, and nothing else', () => {
     const key = (method: string, path: string) => `${method.toLowerCase()} ${path.replace(/:(\w+)/g, '{$1}')}`
-    // The probes and the metrics are for operators, not part of the API (docs/observability.md).
-    const operational = [HEALTH_PATH, READY_PATH, METRICS_PATH]
+    // The probes and the metrics are for operators, not part of the API (docs/observability.md); the
+    // index (GET /) is outside the versioned API (docs/api-docs.md).
+    const operational = [HEALTH_PATH, READY_PATH, METRICS_PATH, INDEX_PATH]
     const served = t.app.routes
       .filter(
         (route) =>

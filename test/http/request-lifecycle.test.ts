@@ -54,7 +54,7 @@ describe('the request lifecycle', () => {
             headers: { 'x-request-id': 'one-406', accept: 'application/vnd.api+json; a=b' },
           }),
         ),
-      { method: 'GET', route: 'unmatched', status: 406 },
+      { method: 'GET', route: '/api/v1/authors', status: 406 },
     ],
     [
       'a body that is not JSON (400)',

@@ -1,0 +1,16 @@
+import type { Config } from '../config'
+import { DOCS_PATH } from '../http/openapi'
+import type { LogFields } from '../logger'
+import { shownDatabaseUrl } from '../store/open'
+
+/**
+ * The fields of the `listening` line: where the service answers, its docs page, and the database
+ * (without its password) with the setting of its kind that says how it is used: SQLite's
+ * durability, or PostgreSQL's pool size (its durability is the server's: `synchronous_commit`).
+ */
+export function listeningFields(config: Config, url: string | undefined): LogFields {
+  const database = shownDatabaseUrl(config.databaseUrl)
+  const how =
+    config.database.kind === 'sqlite' ? { durability: config.durability } : { pool_size: config.databasePoolSize }
+  return { url, docs: url === undefined ? undefined : new URL(DOCS_PATH, url).href, database, ...how }
+}

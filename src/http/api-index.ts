@@ -1,0 +1,25 @@
+import { Elysia } from 'elysia'
+import type { ResourceRegistry } from '../resources/registry'
+import { DOCS_PATH, SPEC_PATH } from './openapi'
+import { jsonApiResponse, send } from './responses'
+
+/** The service's front door: where a client or a person who knows only the host name starts. */
+export const INDEX_PATH = '/'
+
+/**
+ * GET / (and HEAD): a JSON:API document of links, relative as every link the service gives, to
+ * each collection, the OpenAPI document (`describedby`, as JSON:API names it) and the docs page.
+ * `meta` names the service, since a document needs data, errors or meta. Public, as the OpenAPI
+ * document is (access-control.ts): it says nothing that one does not. Not in the OpenAPI
+ * document: outside the versioned API, it would stay where it is when a /api/v2 came.
+ */
+export function apiIndex(registry: ResourceRegistry, prefix: string, version: string) {
+  const collections = Object.fromEntries(registry.all.map((resource) => [resource.type, `${prefix}/${resource.type}`]))
+  const document = {
+    meta: { name: 'Library catalogue', version },
+    links: { self: INDEX_PATH, ...collections, describedby: SPEC_PATH, docs: DOCS_PATH },
+  }
+  return new Elysia().get(INDEX_PATH, ({ request, set }) => send(set, jsonApiResponse(200, document), request), {
+    detail: { hide: true },
+  })
+}
