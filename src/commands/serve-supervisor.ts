@@ -5,6 +5,7 @@ import { resources } from '../resources/registry'
 import { openStore, servedByReadWorkers, shownDatabaseUrl } from '../store/open'
 import { isWriteRequest } from '../store/write-messages'
 import { answerWrite } from '../store/write-owner'
+import { isCompiledExecutable, noteDotenvFiles } from './dotenv-files'
 import { NOTHING_TO_RELOAD } from './reload'
 import { fail, listenFailure } from './start-failure'
 
@@ -40,7 +41,7 @@ export function workerSlot(env: Readonly<Record<string, string | undefined>>): W
  * the script again, with bun's own options but not --watch or --hot, which are the supervisor's.
  */
 function ownCommand(args: readonly string[]): string[] {
-  if (Bun.main.includes('$bunfs') || Bun.main.includes('~BUN')) return [process.execPath, ...args]
+  if (isCompiledExecutable()) return [process.execPath, ...args]
   const bunOptions = process.execArgv.filter((option) => !/^--(watch|hot)\b/.test(option))
   return [process.execPath, ...bunOptions, Bun.main, ...args]
 }
@@ -84,6 +85,7 @@ export async function runSupervisor(
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<number> {
   const logger = createLogger(config.logLevel)
+  noteDotenvFiles(logger, env)
   const workers: Worker[] = []
   // SIGHUP never stops the service (reload.ts). The supervisor has nothing to reload itself; each
   // worker reads the token file again. Only a worker that listens gets it: one still starting has a

@@ -7,6 +7,7 @@ import { resources } from '../resources/registry'
 import { openStore, servedByReadWorkers, shownDatabaseUrl } from '../store/open'
 import { RemoteWritesStore } from '../store/remote-writes'
 import type { Command } from './command'
+import { noteDotenvFiles } from './dotenv-files'
 import { reloadOnHangup } from './reload'
 import { REMOTE_WRITES_ENV, runSupervisor, workerSlot } from './serve-supervisor'
 import { fail, listenFailure } from './start-failure'
@@ -48,6 +49,7 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
   const logger = slot
     ? withFields(createLogger(config.logLevel), { worker: slot.number, pid: process.pid })
     : createLogger(config.logLevel)
+  if (slot === null) noteDotenvFiles(logger, env)
   const tokens = loadTokens(config.apiTokensFile)
   // From here on SIGHUP reloads (reload.ts): it never stops the service, not even while it starts.
   reloadOnHangup(logger, tokens, config.apiTokensFile)
