@@ -221,6 +221,9 @@ const settings = {
   },
 } satisfies Record<keyof Omit<Config, 'database'>, Setting>
 
+/** Every setting's environment variable, as --help lists them. */
+export const settingVariables: readonly string[] = Object.values(settings).map((s) => s.env)
+
 // Column widths of the help table: the longest flag and variable, plus two spaces.
 const flagColumn = Math.max(...Object.values(settings).map((s) => `${s.flag} <value>`.length)) + 2
 const envColumn = Math.max(...Object.values(settings).map((s) => s.env.length)) + 2
