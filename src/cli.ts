@@ -7,6 +7,7 @@ import packageJson from '../package.json'
 import { backupCommand } from './commands/backup'
 import { type Command, UsageError } from './commands/command'
 import { exportCommand } from './commands/export'
+import { healthcheckCommand } from './commands/healthcheck'
 import { importCommand } from './commands/import'
 import { migrateCommand } from './commands/migrate'
 import { serveCommand } from './commands/serve'
@@ -19,6 +20,7 @@ const commands: readonly Command[] = [
   importCommand,
   exportCommand,
   migrateCommand,
+  healthcheckCommand,
 ]
 
 const commandColumn = Math.max(...commands.map((c) => c.name.length)) + 2

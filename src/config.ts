@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os'
+import { join } from 'node:path'
 import { type CorsOrigins, parseCorsOrigins } from './http/cors'
 import { DEFAULT_LIMITS, type RequestLimits } from './jsonapi/limits'
 import { type LogLevel, logLevels } from './logger'
@@ -8,6 +9,8 @@ import { type DatabaseLocation, type Durability, durabilities, parseDatabaseUrl 
 export interface Config extends RequestLimits {
   readonly port: number
   readonly host: string
+  /** The folder of the service's data: the default SQLite database is catalogue.db in it. */
+  readonly dataDir: string
   readonly databaseUrl: string
   readonly database: DatabaseLocation
   readonly logLevel: LogLevel
@@ -40,6 +43,21 @@ export interface Config extends RequestLimits {
 /** A bad setting: reported as one line, exit code 2. */
 export class ConfigError extends Error {}
 
+/** Where the data lives unless DATA_DIR says otherwise, and the database file's name in it. */
+const DEFAULT_DATA_DIR = 'data'
+const DATABASE_FILE = 'catalogue.db'
+
+/** The SQLite database in the data folder: what DATABASE_URL is when it is not set. */
+function defaultDatabaseUrl(dataDir: string): string {
+  return `sqlite://${join(dataDir, DATABASE_FILE)}`
+}
+
+/** The data folder, from its flag, variable or default; an empty one is refused. */
+function dataDirOf(value: string): string {
+  if (value.trim() === '') throw new ConfigError('DATA_DIR must not be empty')
+  return value
+}
+
 interface Setting {
   readonly flag: string
   readonly env: string
@@ -50,11 +68,17 @@ interface Setting {
 const settings = {
   port: { flag: '--port', env: 'PORT', fallback: '3000', help: 'TCP port to listen on (0 picks a free one)' },
   host: { flag: '--host', env: 'HOST', fallback: '0.0.0.0', help: 'address to listen on' },
+  dataDir: {
+    flag: '--data-dir',
+    env: 'DATA_DIR',
+    fallback: DEFAULT_DATA_DIR,
+    help: `folder of the service's data, relative to the working folder or absolute: without DATABASE_URL the database is ${DATABASE_FILE} in it (made when missing)`,
+  },
   databaseUrl: {
     flag: '--database-url',
     env: 'DATABASE_URL',
-    fallback: 'sqlite://data/catalogue.db',
-    help: 'sqlite://relative/path.db, sqlite:///absolute/path.db, sqlite://:memory: or postgres://user@host:port/db',
+    fallback: defaultDatabaseUrl(DEFAULT_DATA_DIR),
+    help: `sqlite://relative/path.db, sqlite:///absolute/path.db, sqlite://:memory: or postgres://user@host:port/db; unset: ${DATABASE_FILE} in DATA_DIR`,
   },
   logLevel: { flag: '--log-level', env: 'LOG_LEVEL', fallback: 'info', help: logLevels.join(', ') },
   maxBodyBytes: {
@@ -197,6 +221,9 @@ const settings = {
   },
 } satisfies Record<keyof Omit<Config, 'database'>, Setting>
 
+/** Every setting's environment variable, as --help lists them. */
+export const settingVariables: readonly string[] = Object.values(settings).map((s) => s.env)
+
 // Column widths of the help table: the longest flag and variable, plus two spaces.
 const flagColumn = Math.max(...Object.values(settings).map((s) => `${s.flag} <value>`.length)) + 2
 const envColumn = Math.max(...Object.values(settings).map((s) => s.env.length)) + 2
@@ -249,7 +276,9 @@ export function parseConfig(
   const port = integer(settings.port.env, read(settings.port), 0, 65535)
   const host = read(settings.host)
   if (host.trim() === '') throw new ConfigError('HOST must not be empty')
-  const databaseUrl = read(settings.databaseUrl)
+  const dataDir = dataDirOf(read(settings.dataDir))
+  const databaseUrl =
+    fromFlags.get(settings.databaseUrl.flag) ?? env[settings.databaseUrl.env] ?? defaultDatabaseUrl(dataDir)
   const database = parseDatabaseUrl(databaseUrl)
   if (typeof database === 'string') throw new ConfigError(database)
   const logLevel = read(settings.logLevel) as LogLevel
@@ -298,6 +327,7 @@ export function parseConfig(
   return {
     port,
     host,
+    dataDir,
     databaseUrl,
     database,
     logLevel,
@@ -330,11 +360,18 @@ export function parseConfig(
 /** The settings an operator command shares with the service: its database and how it connects and waits. */
 export type StoreSettings = Pick<
   Config,
-  'databaseUrl' | 'database' | 'busyTimeoutMs' | 'databasePoolSize' | 'databaseConnectTimeout' | 'statementTimeoutMs'
+  | 'dataDir'
+  | 'databaseUrl'
+  | 'database'
+  | 'busyTimeoutMs'
+  | 'databasePoolSize'
+  | 'databaseConnectTimeout'
+  | 'statementTimeoutMs'
 >
 
 /** The store settings' flags without their leading dashes, as a command's parser takes them. */
 export const storeSettingFlags = {
+  'data-dir': 'dataDir',
   'database-url': 'databaseUrl',
   'busy-timeout': 'busyTimeoutMs',
   'database-pool-size': 'databasePoolSize',
@@ -351,10 +388,12 @@ export function parseStoreSettings(
   env: Readonly<Record<string, string | undefined>>,
 ): StoreSettings {
   const read = (key: keyof typeof flags) => flags[key] ?? env[settings[key].env] ?? settings[key].fallback
-  const databaseUrl = read('databaseUrl')
+  const dataDir = dataDirOf(read('dataDir'))
+  const databaseUrl = flags.databaseUrl ?? env[settings.databaseUrl.env] ?? defaultDatabaseUrl(dataDir)
   const database = parseDatabaseUrl(databaseUrl)
   if (typeof database === 'string') throw new ConfigError(database)
   return {
+    dataDir,
     databaseUrl,
     database,
     busyTimeoutMs: integer(settings.busyTimeoutMs.env, read('busyTimeoutMs'), 0, 600_000),
@@ -366,11 +405,28 @@ export function parseStoreSettings(
 
 /** The help lines of the database settings, for the --help of a command that takes them. */
 export const storeSettingsHelp = [
+  settings.dataDir,
   settings.databaseUrl,
   { ...settings.busyTimeoutMs, help: 'milliseconds to wait for a lock another connection (the service) holds' },
   { ...settings.databasePoolSize, help: 'PostgreSQL: most connections the command opens' },
   { ...settings.databaseConnectTimeout, help: 'PostgreSQL: seconds to wait for a connection' },
   { ...settings.statementTimeoutMs, help: 'PostgreSQL: milliseconds one statement may run (0: no limit)' },
 ]
+  .map((s) => `  ${`${s.flag} <value>`.padEnd(36)}${s.env.padEnd(26)}${s.help} (default ${s.fallback})`)
+  .join('\n')
+
+/** Where the service listens, read as the service reads it: for a command that asks the running service. */
+export function parseAddressSettings(
+  flags: { readonly host?: string; readonly port?: string },
+  env: Readonly<Record<string, string | undefined>>,
+): { readonly host: string; readonly port: number } {
+  const host = flags.host ?? env[settings.host.env] ?? settings.host.fallback
+  if (host.trim() === '') throw new ConfigError('HOST must not be empty')
+  const port = integer(settings.port.env, flags.port ?? env[settings.port.env] ?? settings.port.fallback, 0, 65535)
+  return { host, port }
+}
+
+/** The help lines of the address settings, for the --help of a command that takes them. */
+export const addressSettingsHelp = [settings.host, settings.port]
   .map((s) => `  ${`${s.flag} <value>`.padEnd(36)}${s.env.padEnd(26)}${s.help} (default ${s.fallback})`)
   .join('\n')

@@ -1,6 +1,6 @@
 import { Database } from 'bun:sqlite'
 import { afterAll, afterEach, describe, expect, it, setDefaultTimeout } from 'bun:test'
-import { existsSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { sqliteMigrations } from '../src/store/sqlite-migrations'
 import { type ChildProcess, removeTempDirs, spawnChild, stopChildren, tempDir, WAIT_MS } from './support/process'
@@ -296,6 +296,27 @@ describe('catalogue default database', () => {
     const db = new Database(join(cwd, 'data', 'catalogue.db'), { readonly: true })
     try {
       expect(db.query<{ name: string }, []>('SELECT name FROM authors').all()).toEqual([{ name: 'Local' }])
+    } finally {
+      db.close()
+    }
+  })
+})
+
+describe('catalogue DATA_DIR', () => {
+  it('keeps the default database in the data folder it names, and the operator commands find it there', async () => {
+    const cwd = tempDir('catalogue-cli-')
+    const dataDir = join(tempDir('catalogue-cli-data-'), 'state')
+    const migrated = spawnCli({ args: ['migrate', '--data-dir', dataDir], cwd })
+    expect(await migrated.exitCode()).toBe(0)
+    expect(migrated.stderr).toContain(`sqlite://${join(dataDir, 'catalogue.db')}`)
+    const { cli, base } = await startService({ DATA_DIR: dataDir }, cwd)
+    expect((await createAuthor(base, 'Kept in DATA_DIR')).status).toBe(201)
+    cli.proc.kill('SIGTERM')
+    expect(await cli.exitCode()).toBe(0)
+    expect(readdirSync(cwd)).toEqual([])
+    const db = new Database(join(dataDir, 'catalogue.db'), { readonly: true })
+    try {
+      expect(db.query<{ name: string }, []>('SELECT name FROM authors').all()).toEqual([{ name: 'Kept in DATA_DIR' }])
     } finally {
       db.close()
     }

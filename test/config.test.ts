@@ -277,6 +277,28 @@ describe('parseConfig DATABASE_URL forms', () => {
   })
 })
 
+describe('parseConfig DATA_DIR', () => {
+  it('puts the default database, catalogue.db, in the data folder, relative or absolute', () => {
+    expect(configOf([], {}).dataDir).toBe('data')
+    expect(configOf([], { DATA_DIR: '/var/lib/catalogue' })).toMatchObject({
+      dataDir: '/var/lib/catalogue',
+      databaseUrl: 'sqlite:///var/lib/catalogue/catalogue.db',
+      database: { kind: 'sqlite', path: '/var/lib/catalogue/catalogue.db' },
+    })
+    expect(configOf(['--data-dir', 'state'], { DATA_DIR: '/ignored' }).databaseUrl).toBe('sqlite://state/catalogue.db')
+  })
+
+  it('leaves a DATABASE_URL that is set as it is', () => {
+    expect(configOf([], { DATA_DIR: '/var/lib/catalogue', DATABASE_URL: 'sqlite://elsewhere.db' }).databaseUrl).toBe(
+      'sqlite://elsewhere.db',
+    )
+  })
+
+  it('refuses an empty DATA_DIR', () => {
+    expect(errorOf([], { DATA_DIR: ' ' }).message).toBe('DATA_DIR must not be empty')
+  })
+})
+
 describe('parseConfig BUSY_TIMEOUT', () => {
   it('waits 5000 ms for a lock by default', () => {
     expect(configOf([]).busyTimeoutMs).toBe(5000)

@@ -5,7 +5,9 @@ import { resources } from '../resources/registry'
 import { openStore, servedByReadWorkers, shownDatabaseUrl } from '../store/open'
 import { isWriteRequest } from '../store/write-messages'
 import { answerWrite } from '../store/write-owner'
+import { isCompiledExecutable, noteDotenvFiles } from './dotenv-files'
 import { listeningFields } from './listening-line'
+import { NOTHING_TO_RELOAD } from './reload'
 import { fail, listenFailure } from './start-failure'
 
 /*
@@ -40,7 +42,7 @@ export function workerSlot(env: Readonly<Record<string, string | undefined>>): W
  * the script again, with bun's own options but not --watch or --hot, which are the supervisor's.
  */
 function ownCommand(args: readonly string[]): string[] {
-  if (Bun.main.includes('$bunfs') || Bun.main.includes('~BUN')) return [process.execPath, ...args]
+  if (isCompiledExecutable()) return [process.execPath, ...args]
   const bunOptions = process.execArgv.filter((option) => !/^--(watch|hot)\b/.test(option))
   return [process.execPath, ...bunOptions, Bun.main, ...args]
 }
@@ -84,6 +86,20 @@ export async function runSupervisor(
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<number> {
   const logger = createLogger(config.logLevel)
+  noteDotenvFiles(logger, env)
+  const workers: Worker[] = []
+  // SIGHUP never stops the service (reload.ts). The supervisor has nothing to reload itself; each
+  // worker reads the token file again. Only a worker that listens gets it: one still starting has a
+  // SIGHUP handler only once it has read the file, and reads it as it starts anyway.
+  process.on('SIGHUP', () => {
+    if (config.apiTokensFile === null) return logger.log('info', NOTHING_TO_RELOAD, { signal: 'SIGHUP' })
+    const listening = workers.filter((w) => w.ready && w.proc.exitCode === null && w.proc.signalCode === null)
+    for (const { proc } of listening) proc.kill('SIGHUP')
+    logger.log('info', 'SIGHUP: passed to the workers, each reads API_TOKENS_FILE again', {
+      signal: 'SIGHUP',
+      workers: listening.length,
+    })
+  })
   // Bound without SO_REUSEPORT: a port another service holds (with or without it) fails here,
   // with the message one process gives. PORT=0 becomes a free port the workers all take.
   let port: number
@@ -124,7 +140,6 @@ export async function runSupervisor(
 
   const out = Bun.stdout.writer()
   const command = ownCommand(args)
-  const workers: Worker[] = []
   let stopping = false
   let started = false
   const { promise: startFailed, resolve: failStart } = Promise.withResolvers<Worker>()
@@ -223,7 +238,7 @@ export async function runSupervisor(
     if (stopping) return
     stopping = true
     logger.log('info', 'stopping', { signal, workers: config.workers })
-    let clean = await stopAll(signal === 'SIGHUP' ? 'SIGTERM' : signal)
+    let clean = await stopAll(signal)
     if (ownsWrites) {
       try {
         await store.close()
@@ -239,12 +254,6 @@ export async function runSupervisor(
   }
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
   process.on('SIGINT', () => void shutdown('SIGINT'))
-  // SIGHUP reloads each worker's tokens; without a token file it would stop them one by one (their
-  // default action), so it stops the whole service instead, cleanly.
-  process.on('SIGHUP', () => {
-    if (config.apiTokensFile === null) return void shutdown('SIGHUP')
-    for (const { proc } of workers) if (proc.exitCode === null) proc.kill('SIGHUP')
-  })
   for (let number = 1; number <= config.workers; number++) workers.push(spawn(number, 0))
   const first = await Promise.race([allReady.then(() => null), startFailed, stopped])
   // A signal during the start: the workers were stopped with it.

@@ -7,7 +7,9 @@ import { resources } from '../resources/registry'
 import { openStore, servedByReadWorkers, shownDatabaseUrl } from '../store/open'
 import { RemoteWritesStore } from '../store/remote-writes'
 import type { Command } from './command'
+import { noteDotenvFiles } from './dotenv-files'
 import { listeningFields } from './listening-line'
+import { reloadOnHangup } from './reload'
 import { REMOTE_WRITES_ENV, runSupervisor, workerSlot } from './serve-supervisor'
 import { fail, listenFailure } from './start-failure'
 
@@ -48,7 +50,10 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
   const logger = slot
     ? withFields(createLogger(config.logLevel), { worker: slot.number, pid: process.pid })
     : createLogger(config.logLevel)
+  if (slot === null) noteDotenvFiles(logger, env)
   const tokens = loadTokens(config.apiTokensFile)
+  // From here on SIGHUP reloads (reload.ts): it never stops the service, not even while it starts.
+  reloadOnHangup(logger, tokens, config.apiTokensFile)
 
   const opened = await openStore(config.database, resources, {
     busyTimeoutMs: config.busyTimeoutMs,
@@ -137,24 +142,6 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
       remote?.ownerGone()
       void shutdown('supervisor gone')
     })
-  // SIGHUP reads the token file again; a file that cannot be used leaves the tokens as they were.
-  // Without a token file SIGHUP keeps its default action (it stops the process).
-  if (tokens && config.apiTokensFile !== null) {
-    const path = config.apiTokensFile
-    process.on('SIGHUP', () => {
-      try {
-        tokens.replace(readTokenFile(path))
-        logger.log('info', 'API tokens reloaded', { file: path, tokens: tokens.size })
-      } catch (error) {
-        if (!(error instanceof TokenFileError)) throw error
-        logger.log('error', 'API tokens not reloaded: the previous ones stay in force', {
-          file: path,
-          error: error.message,
-        })
-      }
-    })
-  }
-
   try {
     // Bun's own cap would answer 413 without a JSON:API body; the body parser enforces the limit
     // instead, from Content-Length before reading and byte by byte for chunked bodies. Elysia

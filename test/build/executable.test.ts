@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
-import { existsSync, readdirSync, readlinkSync } from 'node:fs'
+import { existsSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { BUILD_TIMEOUT_MS, compiledExecutable } from '../support/executable'
 import { type ChildProcess, removeTempDirs, spawnChild, stopChildren, tempDir, WAIT_MS } from '../support/process'
@@ -167,5 +167,49 @@ describe('the compiled catalogue executable', () => {
     expect(await child.exitCode()).toBe(0)
     expect(child.logs.filter((line) => line.msg === 'stopped').length).toBe(3)
     expect(readdirSync(cwd)).toEqual([])
+  })
+})
+
+describe('.env and bunfig.toml in the working folder', () => {
+  /** A working folder with a .env that sets `dotenv` and a bunfig.toml whose preload leaves a file. */
+  function folderWith(dotenv: string): string {
+    const cwd = tempDir('catalogue-exe-dotenv-')
+    writeFileSync(join(cwd, '.env'), dotenv)
+    writeFileSync(join(cwd, 'bunfig.toml'), 'preload = ["./preload.ts"]\n')
+    writeFileSync(
+      join(cwd, 'preload.ts'),
+      `require('node:fs').writeFileSync(${JSON.stringify(join(cwd, 'preloaded'))}, '')\n`,
+    )
+    return cwd
+  }
+
+  it('are not read by the compiled executable: it starts with the settings of its environment alone', async () => {
+    // Read, this .env would stop the start (exit 2) and the preload would leave a file behind.
+    const cwd = folderWith('LOG_LEVEL=nonsense\n')
+    const dbPath = join(tempDir('catalogue-exe-data-'), 'x.db')
+    const child = spawnExecutable([], cwd, { PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite://${dbPath}` })
+    await child.waitForLog((line) => line.msg === 'listening')
+    child.proc.kill('SIGTERM')
+    expect(await child.exitCode()).toBe(0)
+    expect(child.logs.some((line) => line.msg.includes('.env'))).toBe(false)
+    expect(readdirSync(cwd).sort()).toEqual(['.env', 'bunfig.toml', 'preload.ts'])
+  })
+
+  it('is read by `bun src/cli.ts` (bun start), which says so in one log line', async () => {
+    const cwd = folderWith('MAX_PAGE_SIZE=7\n')
+    const dbPath = join(tempDir('catalogue-exe-data-'), 'x.db')
+    const child = spawnChild(['bun', join(import.meta.dir, '..', '..', 'src', 'cli.ts')], cwd, {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: `sqlite://${dbPath}`,
+    })
+    const listening = await child.waitForLog((line) => line.msg === 'listening')
+    expect(child.logs.filter((line) => String(line.msg).includes('.env files'))).toEqual([
+      expect.objectContaining({ level: 'info', files: '.env' }),
+    ])
+    const base = `http://127.0.0.1:${new URL(String(listening.url)).port}/api/v1`
+    expect((await send('GET', `${base}/authors?page[size]=8`)).status).toBe(400)
+    child.proc.kill('SIGTERM')
+    expect(await child.exitCode()).toBe(0)
   })
 })

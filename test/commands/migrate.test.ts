@@ -6,6 +6,7 @@ import { postgresMigrations } from '../../src/store/postgres-migrations'
 import { migrate } from '../../src/store/sqlite-migrate'
 import { sqliteMigrations } from '../../src/store/sqlite-migrations'
 import { readDatabase, runCli, tempDatabase } from '../support/commands'
+import { it as itOnPostgres, POSTGRES_SERVER } from '../support/postgres-tests'
 import { removeTempDirs, stopChildren, WAIT_MS } from '../support/process'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
@@ -63,8 +64,8 @@ describe('catalogue migrate', () => {
     expect(readDatabase(path, (db) => db.query('SELECT * FROM schema_migrations').all())).toEqual(before)
   })
 
-  it('migrates a PostgreSQL database once when five run at the same moment', async () => {
-    const server = process.env.POSTGRES_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+  itOnPostgres('migrates a PostgreSQL database once when five run at the same moment', async () => {
+    const server = POSTGRES_SERVER
     const admin = new SQL(server, { max: 1 })
     const name = `t_${Bun.randomUUIDv7().replaceAll('-', '_')}`
     await admin.unsafe(`CREATE DATABASE ${name}`)

@@ -1,15 +1,16 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
+import { expect, setDefaultTimeout } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SQL } from 'bun'
 import { csvOf, runCli, startService } from '../support/commands'
+import { afterAll, afterEach, beforeAll, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 import { removeTempDirs, stopChildren, tempDir } from '../support/process'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
 setDefaultTimeout(30_000)
 
-/** The server the tests use; POSTGRES_TEST_URL names another. Under CI a missing server fails the file. */
-const SERVER = process.env.POSTGRES_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+/** The server the tests use: POSTGRES_TEST_URL, the local one or a throwaway cluster (postgres-tests.ts). */
+const SERVER = POSTGRES_SERVER
 const admin = new SQL(SERVER, { max: 1 })
 const database = `t_${Bun.randomUUIDv7().replaceAll('-', '_')}`
 let databaseUrl: string

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, describe, expect, it, setDefaultTimeout } from 'bun:test'
+import { expect, setDefaultTimeout } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SQL } from 'bun'
@@ -10,13 +10,14 @@ import type { Store } from '../../src/store/store'
 import { insertCatalogue } from '../support/bulk'
 import { CLI, REPO, runCli, tempDatabase } from '../support/commands'
 import { dumpCatalogue, nextIds, seedGappyCatalogue, writeUntil } from '../support/exports'
+import { afterAll, afterEach, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 import { removeTempDirs, spawnChild, stopChildren, tempDir, WAIT_MS } from '../support/process'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
 setDefaultTimeout(60_000)
 
-/** The server the tests use; POSTGRES_TEST_URL names another. Under CI a missing server fails the file. */
-const SERVER = process.env.POSTGRES_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+/** The server the tests use: POSTGRES_TEST_URL, the local one or a throwaway cluster (postgres-tests.ts). */
+const SERVER = POSTGRES_SERVER
 const admin = new SQL(SERVER, { max: 1 })
 const created: string[] = []
 

@@ -5,6 +5,11 @@ import { join } from 'node:path'
 import { SQL } from 'bun'
 import { resources } from '../../src/resources/registry'
 import { readDatabase, runCli, type Service, startService, tempDatabase, withStore } from '../support/commands'
+import {
+  afterAll as afterAllOnPostgres,
+  describe as describeOnPostgres,
+  POSTGRES_SERVER,
+} from '../support/postgres-tests'
 import { type LogLine, removeTempDirs, stopChildren, WAIT_MS } from '../support/process'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
@@ -16,7 +21,7 @@ setDefaultTimeout(30_000)
  */
 
 const JSON_API = 'application/vnd.api+json'
-const SERVER = process.env.POSTGRES_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+const SERVER = POSTGRES_SERVER
 /** Per test: real processes on a machine that may be busy. */
 const TEST_MS = 20_000
 
@@ -378,11 +383,11 @@ describe('catalogue --workers 2 with an API token file', () => {
   )
 })
 
-describe('catalogue --workers 2 on PostgreSQL', () => {
+describeOnPostgres('catalogue --workers 2 on PostgreSQL', () => {
   const admin = new SQL(SERVER, { max: 1 })
   const name = `t_${Bun.randomUUIDv7().replaceAll('-', '_')}`
 
-  afterAll(async () => {
+  afterAllOnPostgres(async () => {
     await stopChildren()
     await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
     await admin.close()

@@ -1,9 +1,10 @@
-import { afterAll, afterEach, beforeEach, describe, expect, it, setDefaultTimeout } from 'bun:test'
+import { expect, setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
 import { type App, createApp } from '../../src/http/app'
 import { createLogger } from '../../src/logger'
 import { resources } from '../../src/resources/registry'
 import { PostgresStore } from '../../src/store/postgres'
+import { afterAll, afterEach, beforeEach, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
 setDefaultTimeout(30_000)
@@ -12,8 +13,8 @@ setDefaultTimeout(30_000)
 // is a 200 or a 503 with a JSON:API error and Retry-After (never a 500), /ready says 503 while the
 // database cannot be reached, and the same service answers 200 again once it can: no restart.
 
-/** The server the tests use; POSTGRES_TEST_URL names another. Under CI a missing server fails the file. */
-const SERVER = process.env.POSTGRES_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+/** The server the tests use: POSTGRES_TEST_URL, the local one or a throwaway cluster (postgres-tests.ts). */
+const SERVER = POSTGRES_SERVER
 const JSON_API = 'application/vnd.api+json'
 const admin = new SQL(SERVER, { max: 1 })
 

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
+import { expect, setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
 import { type Service, startService } from '../support/commands'
+import { afterAll, beforeAll, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 import { removeTempDirs, stopChildren, WAIT_MS } from '../support/process'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
@@ -12,7 +13,7 @@ setDefaultTimeout(30_000)
  * a book from losing its author however the instances' requests interleave.
  */
 
-const SERVER = process.env.POSTGRES_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+const SERVER = POSTGRES_SERVER
 const JSON_API = 'application/vnd.api+json'
 const admin = new SQL(SERVER, { max: 1 })
 const databases: string[] = []

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
+import { expect, setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
 import { type App, createApp } from '../../src/http/app'
 import { createLogger } from '../../src/logger'
@@ -6,12 +6,13 @@ import { resources } from '../../src/resources/registry'
 import { PostgresStore } from '../../src/store/postgres'
 import { SqliteStore } from '../../src/store/sqlite'
 import type { Store } from '../../src/store/store'
+import { afterAll, beforeAll, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
 setDefaultTimeout(30_000)
 
-/** The server the tests use; POSTGRES_TEST_URL names another. Under CI a missing server fails the file. */
-const SERVER = process.env.POSTGRES_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+/** The server the tests use: POSTGRES_TEST_URL, the local one or a throwaway cluster (postgres-tests.ts). */
+const SERVER = POSTGRES_SERVER
 const JSON_API = 'application/vnd.api+json'
 const ATOMIC = 'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"'
 const admin = new SQL(SERVER, { max: 1 })

@@ -11,18 +11,22 @@ import { SqliteStore } from '../../src/store/sqlite'
 import { migrate } from '../../src/store/sqlite-migrate'
 import { sqliteMigrations } from '../../src/store/sqlite-migrations'
 import type { Store } from '../../src/store/store'
+import { afterAll as afterAllOnPostgres, it as itOnPostgres, POSTGRES_SERVER } from '../support/postgres-tests'
 
 // Names stored by versions before NFC (docs/names.md) are composed by a migration on either
 // backend: SQLite's 5, PostgreSQL's 6.
 
 setDefaultTimeout(30_000)
 
-const SERVER = process.env.POSTGRES_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+/** The server the tests use: POSTGRES_TEST_URL, the local one or a throwaway cluster (postgres-tests.ts). */
+const SERVER = POSTGRES_SERVER
 const admin = new SQL(SERVER, { max: 1 })
 const folders: string[] = []
 const databases: string[] = []
-afterAll(async () => {
+afterAll(() => {
   for (const folder of folders) rmSync(folder, { recursive: true, force: true })
+})
+afterAllOnPostgres(async () => {
   for (const name of databases) await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
   await admin.close()
 })
@@ -77,7 +81,7 @@ describe('the names migration', () => {
     }
   })
 
-  it('composes the names an earlier version stored decomposed, over PostgreSQL', async () => {
+  itOnPostgres('composes the names an earlier version stored decomposed, over PostgreSQL', async () => {
     const name = `t_${Bun.randomUUIDv7().replaceAll('-', '_')}`
     await admin.unsafe(`CREATE DATABASE ${name}`)
     databases.push(name)

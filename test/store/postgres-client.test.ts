@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
+import { expect, setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
 import { postgresClientOptions } from '../../src/store/postgres'
+import { afterAll, beforeAll, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 import { withTimeout } from '../support/process'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
@@ -14,8 +15,8 @@ setDefaultTimeout(30_000)
 // transaction on a reserved connection outliving its release (#43246), and a connection that never
 // answered again after a constraint violation (#22395). A Bun upgrade that brings one back fails here.
 
-/** The server the tests use; POSTGRES_TEST_URL names another. Under CI a missing server fails the file. */
-const SERVER = process.env.POSTGRES_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+/** The server the tests use: POSTGRES_TEST_URL, the local one or a throwaway cluster (postgres-tests.ts). */
+const SERVER = POSTGRES_SERVER
 const admin = new SQL(SERVER, { max: 1 })
 const database = `t_${Bun.randomUUIDv7().replaceAll('-', '_')}`
 let url: string

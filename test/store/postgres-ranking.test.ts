@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { expect } from 'bun:test'
 import { SQL } from 'bun'
 import { resources } from '../../src/resources/registry'
 import { PostgresStore } from '../../src/store/postgres'
 import { SqliteStore } from '../../src/store/sqlite'
 import type { Id, SearchOrder, Store, WriteResult } from '../../src/store/store'
+import { afterAll, beforeAll, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 
 // Ranked search lists (filter[search] without a sort) come in the same order over PostgreSQL as
 // over SQLite: PostgreSQL computes FTS5's bm25 (src/store/postgres-search.ts), ties included.
@@ -12,8 +13,8 @@ const authors = resources.get('authors')
 const collections = resources.get('book_collections')
 const books = resources.get('books')
 
-/** The server the tests use; POSTGRES_TEST_URL names another. Under CI a missing server fails the file. */
-const SERVER = process.env.POSTGRES_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+/** The server the tests use: POSTGRES_TEST_URL, the local one or a throwaway cluster (postgres-tests.ts). */
+const SERVER = POSTGRES_SERVER
 const admin = new SQL(SERVER, { max: 1 })
 const database = `t_${Bun.randomUUIDv7().replaceAll('-', '_')}`
 let postgres: PostgresStore

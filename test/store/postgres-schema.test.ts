@@ -1,4 +1,4 @@
-import { afterAll, beforeEach, describe, expect, it, setDefaultTimeout } from 'bun:test'
+import { expect, setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
 import { authors } from '../../src/resources/authors'
 import { bookCollections } from '../../src/resources/book-collections'
@@ -6,6 +6,7 @@ import { books } from '../../src/resources/books'
 import type { ResourceDescription } from '../../src/resources/description'
 import { ResourceRegistry, resources } from '../../src/resources/registry'
 import { PostgresStore } from '../../src/store/postgres'
+import { afterAll, beforeEach, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
 setDefaultTimeout(30_000)
@@ -14,8 +15,8 @@ setDefaultTimeout(30_000)
 // has it for SQLite: a description ahead of its migration, or a schema changed by hand, stops the
 // start with a sentence naming what is missing, before any request is answered.
 
-/** The server the tests use; POSTGRES_TEST_URL names another. Under CI a missing server fails the file. */
-const SERVER = process.env.POSTGRES_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+/** The server the tests use: POSTGRES_TEST_URL, the local one or a throwaway cluster (postgres-tests.ts). */
+const SERVER = POSTGRES_SERVER
 const admin = new SQL(SERVER, { max: 1 })
 const created: string[] = []
 let url: string

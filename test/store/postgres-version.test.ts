@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
+import { expect, setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
 import { resources } from '../../src/resources/registry'
 import { PostgresStore } from '../../src/store/postgres'
 import type { Id, WriteResult } from '../../src/store/store'
+import { afterAll, beforeAll, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
 setDefaultTimeout(30_000)
@@ -14,8 +15,8 @@ setDefaultTimeout(30_000)
 const authors = resources.get('authors')
 const books = resources.get('books')
 
-/** The server the tests use; POSTGRES_TEST_URL names another. Under CI a missing server fails the file. */
-const SERVER = process.env.POSTGRES_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+/** The server the tests use: POSTGRES_TEST_URL, the local one or a throwaway cluster (postgres-tests.ts). */
+const SERVER = POSTGRES_SERVER
 const admin = new SQL(SERVER, { max: 1 })
 const database = `t_${Bun.randomUUIDv7().replaceAll('-', '_')}`
 /** Another database on the same server, whose commits must not change this one's version. */

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
+import { expect, setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
 import { resources } from '../../src/resources/registry'
 import { StoreUnavailableError } from '../../src/store/faults'
@@ -6,6 +6,7 @@ import { PostgresStore } from '../../src/store/postgres'
 import { postgresMigrations } from '../../src/store/postgres-migrations'
 import { SqliteStore } from '../../src/store/sqlite'
 import type { Id, ImportCounts, ListQuery, NamedBook, Store, StoredRecord, WriteResult } from '../../src/store/store'
+import { afterAll, afterEach, beforeAll, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
 setDefaultTimeout(30_000)
@@ -14,8 +15,8 @@ const authors = resources.get('authors')
 const collections = resources.get('book_collections')
 const books = resources.get('books')
 
-/** The server the tests use; POSTGRES_TEST_URL names another. Under CI a missing server fails the file. */
-const SERVER = process.env.POSTGRES_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+/** The server the tests use: POSTGRES_TEST_URL, the local one or a throwaway cluster (postgres-tests.ts). */
+const SERVER = POSTGRES_SERVER
 const admin = new SQL(SERVER, { max: 1 })
 /** A database of this file's own, dropped after it. */
 const database = `t_${Bun.randomUUIDv7().replaceAll('-', '_')}`

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import packageJson from '../../package.json'
 import { childEnv, withTimeout } from './process'
 
 /*
@@ -21,14 +22,27 @@ export interface BuiltExecutable {
 
 let building: Promise<BuiltExecutable> | undefined
 
+/**
+ * package.json's `build` script with its output moved to `outfile`: the tests run the executable
+ * `bun run build` makes, with the same entries and flags (no .env or bunfig.toml read at run time).
+ */
+export function buildCommand(outfile: string): string[] {
+  const script: string = packageJson.scripts.build
+  const words = script.split(/\s+/)
+  const out = words.indexOf('--outfile')
+  if (words[0] !== 'bun' || words[1] !== 'build' || out === -1 || out + 1 >= words.length) {
+    throw new Error(`package.json's build script is not "bun build ... --outfile <path>": ${script}`)
+  }
+  return words.map((word, i) => (i === out + 1 ? outfile : word))
+}
+
 async function build(): Promise<BuiltExecutable> {
   // Not a tempDir(): removeTempDirs() in one file's afterAll must not take it from the next file.
   const dir = mkdtempSync(join(tmpdir(), 'catalogue-build-'))
   process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
   const path = join(dir, 'catalogue')
   const started = performance.now()
-  const entries = ['src/cli.ts', 'src/http/read-worker.ts', 'src/store/sqlite-backup-worker.ts']
-  const proc = Bun.spawn(['bun', 'build', '--compile', ...entries, '--outfile', path], {
+  const proc = Bun.spawn(buildCommand(path), {
     cwd: REPO,
     env: childEnv({}),
     stdin: 'ignore',

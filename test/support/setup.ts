@@ -1,4 +1,5 @@
 import { afterAll, setDefaultTimeout } from 'bun:test'
+import { stopThrowawayCluster } from './postgres-server'
 import { dropTestDatabases } from './test-database'
 
 // Generous, since CI's machine is shared; a test that hangs still fails. bunfig.toml has no key for
@@ -7,5 +8,9 @@ import { dropTestDatabases } from './test-database'
 // package.json's test:postgres) gives it to every file.
 setDefaultTimeout(30_000)
 
-// A hook in the preload runs once, after every test file: the PostgreSQL databases the run created go.
-afterAll(dropTestDatabases)
+// A hook in the preload runs once, after every test file: the PostgreSQL databases the run created
+// go, then the throwaway cluster, if the run started one (postgres-server.ts).
+afterAll(async () => {
+  await dropTestDatabases()
+  stopThrowawayCluster()
+})

@@ -1,5 +1,6 @@
 import { SQL } from 'bun'
 import { parseDatabaseUrl } from '../../src/store/open'
+import { postgresServer } from './postgres-server'
 
 /**
  * Which backend openTestApp opens, from TEST_DATABASE_URL: unset or `sqlite:` gives a fresh SQLite
@@ -32,7 +33,8 @@ interface PooledDatabase {
   readonly admin: SQL
 }
 
-let server: SQL | undefined
+/** The connection that creates and drops the databases, with its server's URL. */
+let server: Promise<{ readonly sql: SQL; readonly url: string }> | undefined
 const all: PooledDatabase[] = []
 const free: PooledDatabase[] = []
 
@@ -43,14 +45,20 @@ const free: PooledDatabase[] = []
 export async function borrowDatabase(serverUrl: string): Promise<LentDatabase> {
   let database = free.pop()
   if (!database) {
-    server ??= new SQL(serverUrl, { max: 1, connectionTimeout: 5 })
+    // A server that does not answer is replaced by a throwaway cluster where PostgreSQL is installed
+    // (postgres-server.ts); TEST_DATABASE_URL asks for PostgreSQL, so none at all fails the test.
+    server ??= postgresServer(serverUrl).then((found) => {
+      if (found.kind === 'missing') throw new Error(`TEST_DATABASE_URL: ${found.reason}`)
+      return { sql: new SQL(found.url, { max: 1, connectionTimeout: 5 }), url: found.url }
+    })
+    const { sql, url: usedUrl } = await server
     // The process id in the name: a run that died leaves databases a later look can tell apart.
     const name = `catalogue_test_${process.pid}_${all.length + 1}`
-    await server.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-    await server.unsafe(`CREATE DATABASE ${name}`)
+    await sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    await sql.unsafe(`CREATE DATABASE ${name}`)
     // A test's commits need not wait for the disk: nothing outlives the run, and each write is faster.
-    await server.unsafe(`ALTER DATABASE ${name} SET synchronous_commit = off`)
-    const url = new URL(serverUrl)
+    await sql.unsafe(`ALTER DATABASE ${name} SET synchronous_commit = off`)
+    const url = new URL(usedUrl)
     url.pathname = `/${name}`
     database = { name, url: url.toString(), admin: new SQL(url.toString(), { max: 1 }) }
     all.push(database)
@@ -75,10 +83,11 @@ export async function borrowDatabase(serverUrl: string): Promise<LentDatabase> {
 
 /** Drops every database this process created; run once when the test run ends (test/support/setup.ts). */
 export async function dropTestDatabases(): Promise<void> {
+  const opened = await server?.catch(() => undefined)
   for (const database of all) await database.admin.close()
-  for (const database of all) await server?.unsafe(`DROP DATABASE IF EXISTS ${database.name} WITH (FORCE)`)
+  for (const database of all) await opened?.sql.unsafe(`DROP DATABASE IF EXISTS ${database.name} WITH (FORCE)`)
   all.length = 0
   free.length = 0
-  await server?.close()
+  await opened?.sql.close()
   server = undefined
 }
