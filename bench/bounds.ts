@@ -284,12 +284,15 @@ export async function runBounds(): Promise<number> {
     const scalar = row('40 × `/docs/scalar.js` (gzip), fresh process')
     const atomic = row('atomic: 100 to-many replacements × 350 ids (1 MB)')
     const unknown = row('POST /authors, 1 MB of unknown attributes')
+    // BENCH_ONLY=<regex>: only the cases whose names match (lists, include, never read, scalar, atomic, unknown).
+    const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null
+    const chosen = (target: Row) => !only || only.test(target.name)
     for (let run = 1; run <= RUNS; run++) {
       process.stderr.write(`run ${run}/${RUNS}\n`)
-      await concurrentLists(db, lists, 100, '/api/v1/books')
-      await concurrentLists(db, included, 100, '/api/v1/books?include=author,book_collection')
-      await stalledLists(db, stalled, 200, '/api/v1/books')
-      await scalarBurst(db, scalar, 40)
+      if (chosen(lists)) await concurrentLists(db, lists, 100, '/api/v1/books')
+      if (chosen(included)) await concurrentLists(db, included, 100, '/api/v1/books?include=author,book_collection')
+      if (chosen(stalled)) await stalledLists(db, stalled, 200, '/api/v1/books')
+      if (chosen(scalar)) await scalarBurst(db, scalar, 40)
     }
     const server = await fresh(db, true)
     try {
@@ -297,8 +300,8 @@ export async function runBounds(): Promise<number> {
       const unknownText = unknownAttributesBody()
       process.stderr.write(`atomic body ${atomicText.length} bytes, unknown body ${unknownText.length} bytes\n`)
       for (let run = 1; run <= RUNS; run++) {
-        await writeBeside(server, atomic, '/api/v1/operations', atomicText, ATOMIC)
-        await writeBeside(server, unknown, '/api/v1/authors', unknownText, JSON_API)
+        if (chosen(atomic)) await writeBeside(server, atomic, '/api/v1/operations', atomicText, ATOMIC)
+        if (chosen(unknown)) await writeBeside(server, unknown, '/api/v1/authors', unknownText, JSON_API)
       }
     } finally {
       await stop(server)
@@ -308,12 +311,12 @@ export async function runBounds(): Promise<number> {
       '',
       `Bun ${Bun.version}, ${navigator.hardwareConcurrency} cores; median in bold, then each of ${RUNS} runs. Memory is the service process's peak RSS (VmRSS sampled every 10 ms, and VmHWM) over its idle RSS with the read workers started; the clients run in another process.`,
       '',
-      table('Many clients at once', [lists, included, stalled]),
-      table('The viewer script', [scalar]),
-      table('Large writes (one process, each write run in turn)', [atomic, unknown]),
+      table('Many clients at once', [lists, included, stalled].filter(chosen)),
+      table('The viewer script', [scalar].filter(chosen)),
+      table('Large writes (one process, each write run in turn)', [atomic, unknown].filter(chosen)),
     ].join('\n')
     console.log(report)
-    writeFileSync(join(import.meta.dir, 'bounds-results.md'), report)
+    if (!only) writeFileSync(join(import.meta.dir, 'bounds-results.md'), report)
     return 0
   } finally {
     await Promise.all(servers.map(stopServer))

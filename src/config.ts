@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { type CorsOrigins, parseCorsOrigins } from './http/cors'
+import { DEFAULT_LONG_ANSWERS } from './http/long-answers'
 import { DEFAULT_LIMITS, type RequestLimits } from './jsonapi/limits'
 import { type LogLevel, logLevels } from './logger'
 import { type DatabaseLocation, type Durability, durabilities, parseDatabaseUrl } from './store/open'
@@ -35,6 +36,9 @@ export interface Config extends RequestLimits {
   readonly requireIfMatch: boolean
   /** Whether GET /metrics is served (and the request metrics kept). */
   readonly metrics: boolean
+  /** Long answers (whole lists) in flight at once, in all and per client (src/http/long-answers.ts). */
+  readonly maxLongAnswers: number
+  readonly maxLongAnswersPerClient: number
 }
 
 /** A bad setting: reported as one line, exit code 2. */
@@ -134,6 +138,18 @@ const settings = {
     env: 'METRICS',
     fallback: 'true',
     help: 'serve GET /metrics, the Prometheus metrics: true or false (then 404, and no metric is kept)',
+  },
+  maxLongAnswers: {
+    flag: '--max-long-answers',
+    env: 'MAX_LONG_ANSWERS',
+    fallback: String(DEFAULT_LONG_ANSWERS.total),
+    help: 'long answers (whole lists, records with all their related ids) sent at once (503 with Retry-After above it)',
+  },
+  maxLongAnswersPerClient: {
+    flag: '--max-long-answers-per-client',
+    env: 'MAX_LONG_ANSWERS_PER_CLIENT',
+    fallback: String(DEFAULT_LONG_ANSWERS.perClient),
+    help: 'long answers sent at once to one API token, or one client address without one (503 with Retry-After above it)',
   },
   maxSearchWords: {
     flag: '--max-search-words',
@@ -294,6 +310,13 @@ export function parseConfig(
     throw new ConfigError(corsOrigins.error)
   const requireIfMatch = boolean(settings.requireIfMatch.env, read(settings.requireIfMatch))
   const metrics = boolean(settings.metrics.env, read(settings.metrics))
+  const maxLongAnswers = integer(settings.maxLongAnswers.env, read(settings.maxLongAnswers), 1, 100_000)
+  const maxLongAnswersPerClient = integer(
+    settings.maxLongAnswersPerClient.env,
+    read(settings.maxLongAnswersPerClient),
+    1,
+    100_000,
+  )
   const limit = (key: keyof RequestLimits, max: number) => integer(settings[key].env, read(settings[key]), 1, max)
   return {
     port,
@@ -318,6 +341,8 @@ export function parseConfig(
     corsOrigins,
     requireIfMatch,
     metrics,
+    maxLongAnswers,
+    maxLongAnswersPerClient,
     maxSearchWords: limit('maxSearchWords', 1000),
     maxIncludeDepth: limit('maxIncludeDepth', 100),
     maxIncludePaths: limit('maxIncludePaths', 1000),

@@ -10,9 +10,10 @@ import { accessControl } from './access-control'
 import type { TokenSet } from './api-tokens'
 import { jsonApiBodyParser } from './body-parser'
 import { type CorsOrigins, cors } from './cors'
-import { docsPage } from './docs-page'
+import { docsPage, ViewerScript } from './docs-page'
 import { errorAnswers } from './error-handler'
 import { HEALTH_PATH, healthRoutes, READY_PATH } from './health'
+import { DEFAULT_LONG_ANSWERS, type LongAnswerLimits, LongAnswers } from './long-answers'
 import { METRICS_PATH, ServiceMetrics } from './metrics'
 import { acceptNegotiation } from './negotiation'
 import { operationsDocs } from './openapi'
@@ -69,6 +70,11 @@ export interface AppOptions {
    * records are streamed by the main thread, not a read worker (see ReadOffload).
    */
   readonly cores?: number
+  /**
+   * Long answers (whole lists, records with all their related ids) in flight at once, in all and
+   * per client (MAX_LONG_ANSWERS, MAX_LONG_ANSWERS_PER_CLIENT); see long-answers.ts.
+   */
+  readonly longAnswers?: LongAnswerLimits
 }
 
 /** Two read workers: the machines this service is sized for have two cores. */
@@ -107,6 +113,7 @@ export function createApp({
   requireIfMatch = false,
   metrics: metricsOn = true,
   cores = availableParallelism(),
+  longAnswers: longAnswerLimits = DEFAULT_LONG_ANSWERS,
 }: AppOptions) {
   const metrics = metricsOn ? new ServiceMetrics(packageJson.version) : null
   // What the requests use; /ready asks the store itself, so its probes are not database time.
@@ -128,7 +135,9 @@ export function createApp({
           metrics?.workerRoundTrip,
         )
       : null
-  const api = resourceRoutes(registry, timed, API_PREFIX, fetchLimits, reads, requireIfMatch, cores)
+  const longAnswers = new LongAnswers(longAnswerLimits)
+  const viewerScript = new ViewerScript()
+  const api = resourceRoutes(registry, timed, API_PREFIX, fetchLimits, reads, requireIfMatch, cores, longAnswers)
   const operations = new OperationsController(registry, timed, {
     maxOperations,
     maxRelationshipIds: limits.maxRelationshipIds,
@@ -166,9 +175,11 @@ export function createApp({
         access: { tokens: tokens !== undefined, publicRead: publicRead ?? false },
       }),
     )
-    .use(docsPage)
+    .use(docsPage(viewerScript))
     .use(api)
     .decorate('reads', reads)
+    .decorate('longAnswers', longAnswers)
+    .decorate('viewerScript', viewerScript)
 }
 
 export type App = ReturnType<typeof createApp>
