@@ -181,6 +181,18 @@ const settings = {
     fallback: String(DEFAULT_LIMITS.maxRelationshipIds),
     help: 'most resource identifiers in one to-many relationship write (400 above it)',
   },
+  maxAtomicIds: {
+    flag: '--max-atomic-ids',
+    env: 'MAX_ATOMIC_IDS',
+    fallback: String(DEFAULT_LIMITS.maxAtomicIds),
+    help: 'most resource identifiers in all the relationship operations of one atomic request together (400 above it)',
+  },
+  maxBodyMembers: {
+    flag: '--max-body-members',
+    env: 'MAX_BODY_MEMBERS',
+    fallback: String(DEFAULT_LIMITS.maxBodyMembers),
+    help: 'most object members (name/value pairs) in a request body, counted before parsing (413 above it); unset, at least 2 per identifier MAX_RELATIONSHIP_IDS and MAX_ATOMIC_IDS allow',
+  },
   maxErrors: {
     flag: '--max-errors',
     env: 'MAX_ERRORS',
@@ -318,6 +330,14 @@ export function parseConfig(
     100_000,
   )
   const limit = (key: keyof RequestLimits, max: number) => integer(settings[key].env, read(settings[key]), 1, max)
+  const maxRelationshipIds = limit('maxRelationshipIds', 1_000_000)
+  const maxAtomicIds = limit('maxAtomicIds', 10_000_000)
+  // Each identifier is two members ({"type":..,"id":..}): unset, the members limit lets through
+  // the bodies the identifier limits allow, each operation with a few members of its own.
+  const membersSet = fromFlags.has(settings.maxBodyMembers.flag) || env[settings.maxBodyMembers.env] !== undefined
+  const maxBodyMembers = membersSet
+    ? limit('maxBodyMembers', 100_000_000)
+    : Math.max(DEFAULT_LIMITS.maxBodyMembers, 2 * maxRelationshipIds + 100, 2 * maxAtomicIds + 20 * maxOperations)
   return {
     port,
     host,
@@ -347,7 +367,9 @@ export function parseConfig(
     maxIncludeDepth: limit('maxIncludeDepth', 100),
     maxIncludePaths: limit('maxIncludePaths', 1000),
     maxFilterIds: limit('maxFilterIds', 100_000),
-    maxRelationshipIds: limit('maxRelationshipIds', 1_000_000),
+    maxRelationshipIds,
+    maxAtomicIds,
+    maxBodyMembers,
     maxErrors: limit('maxErrors', 100_000),
   }
 }

@@ -138,15 +138,17 @@ export function createApp({
   const longAnswers = new LongAnswers(longAnswerLimits)
   const viewerScript = new ViewerScript()
   const api = resourceRoutes(registry, timed, API_PREFIX, fetchLimits, reads, requireIfMatch, cores, longAnswers)
-  const operations = new OperationsController(registry, timed, {
+  const atomicLimits = {
     maxOperations,
     maxRelationshipIds: limits.maxRelationshipIds,
-  })
+    maxAtomicIds: limits.maxAtomicIds,
+  }
+  const operations = new OperationsController(registry, timed, atomicLimits)
   api.post(
     '/operations',
     async ({ request, body, set }) => send(set, await operations.run(request.url, request.headers, body), request),
     {
-      detail: operationsDocs(registry, { maxOperations, maxRelationshipIds: limits.maxRelationshipIds }),
+      detail: operationsDocs(registry, atomicLimits),
     },
   )
   const rateLimiter = rateLimit && rateLimit.perMinute > 0 ? new RateLimiter(rateLimit) : undefined
@@ -166,7 +168,7 @@ export function createApp({
     app.use(accessControl({ tokens, publicRead, rateLimiter, corsPreflights: corsOrigins !== undefined }))
   return app
     .use(acceptNegotiation)
-    .use(jsonApiBodyParser(maxBodyBytes))
+    .use(jsonApiBodyParser({ maxBytes: maxBodyBytes, maxMembers: limits.maxBodyMembers }))
     .use(healthRoutes(store, stopping, logger))
     .use(metrics ? metrics.routes() : new Elysia())
     .use(
