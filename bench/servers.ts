@@ -24,7 +24,7 @@ const repoRoot = new URL('..', import.meta.url).pathname
 
 /**
  * The load generator is one client at up to 32 connections, and the caps on long answers in flight
- * (docs/limits.md: 8, 2 per client) would refuse most of its whole lists: the throughput benches
+ * (docs/limits.md: 8, 4 per client) would refuse most of its whole lists: the throughput benches
  * raise them, measuring the lists themselves. bench/bounds.ts measures the caps.
  */
 export const UNCAPPED_LONG_ANSWERS = Object.freeze({ MAX_LONG_ANSWERS: '64', MAX_LONG_ANSWERS_PER_CLIENT: '64' })

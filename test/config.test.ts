@@ -313,7 +313,7 @@ describe('parseConfig request limits', () => {
     ['maxAtomicIds', 'MAX_ATOMIC_IDS', '--max-atomic-ids', 3000, 10_000_000],
     ['maxBodyMembers', 'MAX_BODY_MEMBERS', '--max-body-members', 20_000, 100_000_000],
     ['maxLongAnswers', 'MAX_LONG_ANSWERS', '--max-long-answers', 8, 100_000],
-    ['maxLongAnswersPerClient', 'MAX_LONG_ANSWERS_PER_CLIENT', '--max-long-answers-per-client', 2, 100_000],
+    ['maxLongAnswersPerClient', 'MAX_LONG_ANSWERS_PER_CLIENT', '--max-long-answers-per-client', 4, 100_000],
   ] as const
 
   it.each(limits)('%s has its documented default', (key, _env, _flag, fallback) => {
