@@ -44,14 +44,22 @@ function expectRefused(answer: Answer): void {
 }
 
 let t: TestApp
+/** The app to close after the test: closed once, since a second close would hand its PostgreSQL database back twice. */
+let opened: TestApp | undefined
 afterEach(async () => {
-  if (t?.app.server) await t.app.stop(true)
-  await t?.close()
+  if (opened?.app.server) await opened.app.stop(true)
+  await opened?.close()
+  opened = undefined
 })
 
-async function open(options: TestAppOptions): Promise<TestApp> {
+async function openEmpty(options: TestAppOptions): Promise<TestApp> {
   t = await openTestApp(options)
-  await seed(t)
+  opened = t
+  return t
+}
+
+async function open(options: TestAppOptions): Promise<TestApp> {
+  await seed(await openEmpty(options))
   return t
 }
 
@@ -148,8 +156,7 @@ function seedLongTitles(t: TestApp) {
 
 describe('over a real port', () => {
   it('counts clients by address, and gives the slot back when a client hangs up mid-answer', async () => {
-    t = await openTestApp({ readWorkers: 1, app: { longAnswers: { total: 2, perClient: 1 } } })
-    await seedLongTitles(t)
+    await seedLongTitles(await openEmpty({ readWorkers: 1, app: { longAnswers: { total: 2, perClient: 1 } } }))
     t.app.listen({ port: 0, hostname: '127.0.0.1' })
     const port = t.app.server?.port as number
     const first = await openRaw(port, '127.0.0.2', '/api/v1/books')
