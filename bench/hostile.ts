@@ -10,7 +10,7 @@ import { DEFAULT_MAX_OPERATIONS } from '../src/http/app'
 import { DEFAULT_LIMITS } from '../src/jsonapi/limits'
 import { countBytes, memoryOf, resetPeak, startReadWorkers } from './memory'
 import { LARGE, seed } from './seed'
-import { freePort, type RunningServer, startServer, stopServer, waitUntilReady } from './servers'
+import { freePort, type RunningServer, startServer, stopServer, UNCAPPED_LONG_ANSWERS, waitUntilReady } from './servers'
 
 const JSON_API = 'application/vnd.api+json'
 const ATOMIC = `${JSON_API};ext="https://jsonapi.org/ext/atomic"`
@@ -116,6 +116,8 @@ function start(path: string, servers: RunningServer[]): RunningServer {
     HOST: '127.0.0.1',
     DATABASE_URL: `sqlite://${path}`,
     LOG_LEVEL: 'warn',
+    // Its 8 heavy lists at once come from one client.
+    ...UNCAPPED_LONG_ANSWERS,
   })
   servers.push(server)
   return server

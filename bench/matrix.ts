@@ -14,7 +14,7 @@ import { type ScenarioResult, WORKERS_CONCURRENCY } from './report'
 import { getBook, postBook, type Scenario } from './scenarios'
 import { SEED } from './seed'
 import { seedPostgres } from './seed-postgres'
-import { freePort, type RunningServer, startServer, stopServer, waitUntilReady } from './servers'
+import { freePort, type RunningServer, startServer, stopServer, UNCAPPED_LONG_ANSWERS, waitUntilReady } from './servers'
 
 export const BACKENDS = ['sqlite', 'postgres'] as const
 export type Backend = (typeof BACKENDS)[number]
@@ -156,7 +156,7 @@ async function runOne(
     `service (${label})`,
     'src/cli.ts',
     freePort(),
-    { HOST: '127.0.0.1', LOG_LEVEL: 'info', ...serviceEnv },
+    { HOST: '127.0.0.1', LOG_LEVEL: 'info', ...UNCAPPED_LONG_ANSWERS, ...serviceEnv },
     placement,
     workers === 1 ? [] : ['--workers', String(workers)],
   )

@@ -16,6 +16,7 @@ import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { encodeCursor } from '../src/jsonapi/cursor'
 import { removeTempDirs, stopChildren } from '../test/support/process'
+import { runBounds } from './bounds'
 import { compareAnswers } from './compare'
 import { type ReadsResult, runReads } from './comparison'
 import { crashBench } from './crash'
@@ -429,8 +430,9 @@ async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
 
 /**
  * `bun run bench [options]` runs `main`; `bun run bench -- crash` the crash rounds of
- * bench/crash.ts, and `bun run bench -- hostile` the most expensive requests the limits allow
- * (bench/hostile.ts). Options of `main`:
+ * bench/crash.ts, `bun run bench -- hostile` the most expensive requests the limits allow
+ * (bench/hostile.ts), and `bun run bench -- bounds` many clients at once and the largest writes
+ * (bench/bounds.ts). Options of `main`:
  *
  * - `--backends sqlite,postgres` (BENCH_BACKENDS): the backends of the backend × workers part;
  * - `--workers 1,2` (BENCH_WORKERS): its worker counts (default 1,2 where the service takes
@@ -447,8 +449,9 @@ async function chosenBench(): Promise<number> {
   const chosen = argv[0]
   if (chosen === 'crash') return crashBench()
   if (chosen === 'hostile') return runHostile()
+  if (chosen === 'bounds') return runBounds()
   if (chosen !== undefined && !chosen.startsWith('--')) {
-    console.error(`bench: no bench "${chosen}"; run it without an argument, or with "crash" or "hostile"`)
+    console.error(`bench: no bench "${chosen}"; run it without an argument, or with "crash", "hostile" or "bounds"`)
     return 2
   }
   const only = ['--compare-only', '--matrix-only', '--durability-only']

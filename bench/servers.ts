@@ -22,6 +22,13 @@ export interface RunningServer {
 
 const repoRoot = new URL('..', import.meta.url).pathname
 
+/**
+ * The load generator is one client at up to 32 connections, and the caps on long answers in flight
+ * (docs/limits.md: 8, 4 per client) would refuse most of its whole lists: the throughput benches
+ * raise them, measuring the lists themselves. bench/bounds.ts measures the caps.
+ */
+export const UNCAPPED_LONG_ANSWERS = Object.freeze({ MAX_LONG_ANSWERS: '64', MAX_LONG_ANSWERS_PER_CLIENT: '64' })
+
 /** A copy of `pristine` in `dir` for each name, `<prefix>-<name>.db`: every server reads and writes its own. */
 export function copiesFor<Name extends string>(
   pristine: string,
@@ -160,7 +167,13 @@ export async function startPair(
     'service',
     'src/cli.ts',
     freePort(),
-    { HOST: '127.0.0.1', DATABASE_URL: `sqlite://${paths.service}`, LOG_LEVEL: 'info', DURABILITY: durability },
+    {
+      HOST: '127.0.0.1',
+      DATABASE_URL: `sqlite://${paths.service}`,
+      LOG_LEVEL: 'info',
+      DURABILITY: durability,
+      ...UNCAPPED_LONG_ANSWERS,
+    },
     placement,
   )
   track(service)
@@ -223,7 +236,13 @@ export async function startComparison(
     'service',
     'src/cli.ts',
     freePort(),
-    { HOST: '127.0.0.1', DATABASE_URL: `sqlite://${files.service}`, LOG_LEVEL: 'info', DURABILITY: durability },
+    {
+      HOST: '127.0.0.1',
+      DATABASE_URL: `sqlite://${files.service}`,
+      LOG_LEVEL: 'info',
+      DURABILITY: durability,
+      ...UNCAPPED_LONG_ANSWERS,
+    },
     placement,
   )
   track(service)

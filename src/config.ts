@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { type CorsOrigins, parseCorsOrigins } from './http/cors'
+import { DEFAULT_LONG_ANSWERS } from './http/long-answers'
 import { DEFAULT_LIMITS, type RequestLimits } from './jsonapi/limits'
 import { type LogLevel, logLevels } from './logger'
 import { type DatabaseLocation, type Durability, durabilities, parseDatabaseUrl } from './store/open'
@@ -38,6 +39,9 @@ export interface Config extends RequestLimits {
   readonly requireIfMatch: boolean
   /** Whether GET /metrics is served (and the request metrics kept). */
   readonly metrics: boolean
+  /** Long answers (whole lists) in flight at once, in all and per client (src/http/long-answers.ts). */
+  readonly maxLongAnswers: number
+  readonly maxLongAnswersPerClient: number
 }
 
 /** A bad setting: reported as one line, exit code 2. */
@@ -159,6 +163,18 @@ const settings = {
     fallback: 'true',
     help: 'serve GET /metrics, the Prometheus metrics: true or false (then 404, and no metric is kept)',
   },
+  maxLongAnswers: {
+    flag: '--max-long-answers',
+    env: 'MAX_LONG_ANSWERS',
+    fallback: String(DEFAULT_LONG_ANSWERS.total),
+    help: 'long answers (whole lists, records with all their related ids) sent at once (503 with Retry-After above it)',
+  },
+  maxLongAnswersPerClient: {
+    flag: '--max-long-answers-per-client',
+    env: 'MAX_LONG_ANSWERS_PER_CLIENT',
+    fallback: String(DEFAULT_LONG_ANSWERS.perClient),
+    help: 'long answers sent at once to one API token, or one client address without one (503 with Retry-After above it)',
+  },
   maxSearchWords: {
     flag: '--max-search-words',
     env: 'MAX_SEARCH_WORDS',
@@ -188,6 +204,18 @@ const settings = {
     env: 'MAX_RELATIONSHIP_IDS',
     fallback: String(DEFAULT_LIMITS.maxRelationshipIds),
     help: 'most resource identifiers in one to-many relationship write (400 above it)',
+  },
+  maxAtomicIds: {
+    flag: '--max-atomic-ids',
+    env: 'MAX_ATOMIC_IDS',
+    fallback: String(DEFAULT_LIMITS.maxAtomicIds),
+    help: 'most resource identifiers in all the relationship operations of one atomic request together (400 above it)',
+  },
+  maxBodyMembers: {
+    flag: '--max-body-members',
+    env: 'MAX_BODY_MEMBERS',
+    fallback: String(DEFAULT_LIMITS.maxBodyMembers),
+    help: 'most object members (name/value pairs) in a request body, counted before parsing (413 above it); unset, at least 2 per identifier MAX_RELATIONSHIP_IDS and MAX_ATOMIC_IDS allow',
   },
   maxErrors: {
     flag: '--max-errors',
@@ -323,7 +351,22 @@ export function parseConfig(
     throw new ConfigError(corsOrigins.error)
   const requireIfMatch = boolean(settings.requireIfMatch.env, read(settings.requireIfMatch))
   const metrics = boolean(settings.metrics.env, read(settings.metrics))
+  const maxLongAnswers = integer(settings.maxLongAnswers.env, read(settings.maxLongAnswers), 1, 100_000)
+  const maxLongAnswersPerClient = integer(
+    settings.maxLongAnswersPerClient.env,
+    read(settings.maxLongAnswersPerClient),
+    1,
+    100_000,
+  )
   const limit = (key: keyof RequestLimits, max: number) => integer(settings[key].env, read(settings[key]), 1, max)
+  const maxRelationshipIds = limit('maxRelationshipIds', 1_000_000)
+  const maxAtomicIds = limit('maxAtomicIds', 10_000_000)
+  // Each identifier is two members ({"type":..,"id":..}): unset, the members limit lets through
+  // the bodies the identifier limits allow, each operation with a few members of its own.
+  const membersSet = fromFlags.has(settings.maxBodyMembers.flag) || env[settings.maxBodyMembers.env] !== undefined
+  const maxBodyMembers = membersSet
+    ? limit('maxBodyMembers', 100_000_000)
+    : Math.max(DEFAULT_LIMITS.maxBodyMembers, 2 * maxRelationshipIds + 100, 2 * maxAtomicIds + 20 * maxOperations)
   return {
     port,
     host,
@@ -348,11 +391,15 @@ export function parseConfig(
     corsOrigins,
     requireIfMatch,
     metrics,
+    maxLongAnswers,
+    maxLongAnswersPerClient,
     maxSearchWords: limit('maxSearchWords', 1000),
     maxIncludeDepth: limit('maxIncludeDepth', 100),
     maxIncludePaths: limit('maxIncludePaths', 1000),
     maxFilterIds: limit('maxFilterIds', 100_000),
-    maxRelationshipIds: limit('maxRelationshipIds', 1_000_000),
+    maxRelationshipIds,
+    maxAtomicIds,
+    maxBodyMembers,
     maxErrors: limit('maxErrors', 100_000),
   }
 }

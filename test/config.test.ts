@@ -361,6 +361,10 @@ describe('parseConfig request limits', () => {
     ['maxFilterIds', 'MAX_FILTER_IDS', '--max-filter-ids', 100, 100_000],
     ['maxRelationshipIds', 'MAX_RELATIONSHIP_IDS', '--max-relationship-ids', 1000, 1_000_000],
     ['maxErrors', 'MAX_ERRORS', '--max-errors', 100, 100_000],
+    ['maxAtomicIds', 'MAX_ATOMIC_IDS', '--max-atomic-ids', 3000, 10_000_000],
+    ['maxBodyMembers', 'MAX_BODY_MEMBERS', '--max-body-members', 20_000, 100_000_000],
+    ['maxLongAnswers', 'MAX_LONG_ANSWERS', '--max-long-answers', 8, 100_000],
+    ['maxLongAnswersPerClient', 'MAX_LONG_ANSWERS_PER_CLIENT', '--max-long-answers-per-client', 4, 100_000],
   ] as const
 
   it.each(limits)('%s has its documented default', (key, _env, _flag, fallback) => {
@@ -384,6 +388,12 @@ describe('parseConfig request limits', () => {
     ),
   )('%s: rejects %s=%p naming the setting, its range and the value', (_key, env, value, max) => {
     expect(errorOf([], { [env]: value }).message).toBe(`${env} must be an integer from 1 to ${max} (got "${value}")`)
+  })
+
+  it('MAX_BODY_MEMBERS, unset, lets through the identifiers MAX_RELATIONSHIP_IDS and MAX_ATOMIC_IDS allow (2 members each)', () => {
+    expect(configOf([], { MAX_RELATIONSHIP_IDS: '50000' }).maxBodyMembers).toBe(100_100)
+    expect(configOf([], { MAX_ATOMIC_IDS: '40000' }).maxBodyMembers).toBe(82_000)
+    expect(configOf([], { MAX_RELATIONSHIP_IDS: '50000', MAX_BODY_MEMBERS: '30000' }).maxBodyMembers).toBe(30_000)
   })
 
   it('are all in --help with their flags, variables and defaults', () => {

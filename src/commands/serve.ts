@@ -101,6 +101,7 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     publicRead: config.publicRead,
     rateLimit: config.rateLimit > 0 ? { perMinute: config.rateLimit } : undefined,
     corsOrigins: config.corsOrigins ?? undefined,
+    longAnswers: { total: config.maxLongAnswers, perClient: config.maxLongAnswersPerClient },
   })
 
   const { promise: stopped, resolve: exit } = Promise.withResolvers<number>()

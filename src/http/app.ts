@@ -11,9 +11,10 @@ import { apiIndex } from './api-index'
 import type { TokenSet } from './api-tokens'
 import { jsonApiBodyParser } from './body-parser'
 import { type CorsOrigins, cors } from './cors'
-import { docsPage } from './docs-page'
+import { docsPage, ViewerScript } from './docs-page'
 import { errorAnswers } from './error-handler'
 import { HEALTH_PATH, healthRoutes, READY_PATH } from './health'
+import { DEFAULT_LONG_ANSWERS, type LongAnswerLimits, LongAnswers } from './long-answers'
 import { type DatabaseOperation, METRICS_PATH, ServiceMetrics } from './metrics'
 import { acceptNegotiation } from './negotiation'
 import { operationsDocs } from './openapi'
@@ -71,6 +72,11 @@ export interface AppOptions {
    * records are streamed by the main thread, not a read worker (see ReadOffload).
    */
   readonly cores?: number
+  /**
+   * Long answers (whole lists, records with all their related ids) in flight at once, in all and
+   * per client (MAX_LONG_ANSWERS, MAX_LONG_ANSWERS_PER_CLIENT); see long-answers.ts.
+   */
+  readonly longAnswers?: LongAnswerLimits
 }
 
 /** Two read workers: the machines this service is sized for have two cores. */
@@ -94,6 +100,7 @@ export function createApp({
   requireIfMatch = false,
   metrics: metricsOn = true,
   cores = availableParallelism(),
+  longAnswers: longAnswerLimits = DEFAULT_LONG_ANSWERS,
 }: AppOptions) {
   const metrics = metricsOn ? new ServiceMetrics(packageJson.version) : null
   const log = new RequestLog(logger)
@@ -124,18 +131,20 @@ export function createApp({
           databaseTimer && ((seconds: number) => databaseTimer('read_worker', seconds)),
         )
       : null
-  const api = resourceRoutes(registry, timed, API_PREFIX, fetchLimits, reads, requireIfMatch, cores)
-  const operations = new OperationsController(
-    registry,
-    timed,
-    { maxOperations, maxRelationshipIds: limits.maxRelationshipIds },
-    requireIfMatch,
-  )
+  const longAnswers = new LongAnswers(longAnswerLimits)
+  const viewerScript = new ViewerScript()
+  const api = resourceRoutes(registry, timed, API_PREFIX, fetchLimits, reads, requireIfMatch, cores, longAnswers)
+  const atomicLimits = {
+    maxOperations,
+    maxRelationshipIds: limits.maxRelationshipIds,
+    maxAtomicIds: limits.maxAtomicIds,
+  }
+  const operations = new OperationsController(registry, timed, atomicLimits, requireIfMatch)
   api.post(
     '/operations',
     async ({ request, body, set }) => send(set, await operations.run(request.url, request.headers, body), request),
     {
-      detail: operationsDocs(registry, { maxOperations, maxRelationshipIds: limits.maxRelationshipIds }),
+      detail: operationsDocs(registry, atomicLimits),
     },
   )
   const rateLimiter = rateLimit && rateLimit.perMinute > 0 ? new RateLimiter(rateLimit) : undefined
@@ -158,7 +167,7 @@ export function createApp({
     app.use(accessControl({ tokens, publicRead, rateLimiter, corsPreflights: corsOrigins !== undefined }))
   return app
     .use(acceptNegotiation)
-    .use(jsonApiBodyParser(maxBodyBytes))
+    .use(jsonApiBodyParser({ maxBytes: maxBodyBytes, maxMembers: limits.maxBodyMembers }))
     .use(healthRoutes(store, stopping, logger))
     .use(metrics ? metrics.routes() : new Elysia())
     .use(
@@ -167,10 +176,12 @@ export function createApp({
         access: { tokens: tokens !== undefined, publicRead: publicRead ?? false },
       }),
     )
-    .use(docsPage)
+    .use(docsPage(viewerScript))
     .use(apiIndex(registry, API_PREFIX, packageJson.version))
     .use(api)
     .decorate('reads', reads)
+    .decorate('longAnswers', longAnswers)
+    .decorate('viewerScript', viewerScript)
 }
 
 export type App = ReturnType<typeof createApp>

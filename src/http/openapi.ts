@@ -86,8 +86,12 @@ const writeFailures = {
   400: failure('The body is not JSON, not UTF-8, or not a JSON:API document with a data object'),
   403: failure('The document sets a client-generated id or a to-many relationship'),
   409: failure('data.type is not this resource type, or data.id does not match the path'),
-  413: failure('The body is larger than the configured limit (1 MiB by default)'),
-  415: failure('Content-Type is not application/vnd.api+json (or application/json), or carries unsupported parameters'),
+  413: failure(
+    'The body is larger than the configured limit (1 MiB by default), as sent or once decoded, or holds more object members than its limit (20,000 by default)',
+  ),
+  415: failure(
+    'Content-Type is not application/vnd.api+json (or application/json), or carries unsupported parameters; or Content-Encoding is not gzip, deflate, br or zstd (the answer lists them in Accept-Encoding)',
+  ),
   422: failure(
     "Validation failed; every failure is listed, missing related records first (`Author must exist`), then attributes in field order (`Name can't be blank`, `Name must be a string`, `Name is too long (maximum is 1000 characters)`, `<Attribute> is not a known attribute`)",
   ),

@@ -50,14 +50,15 @@ export class RelationshipController {
   }
 
   /** GET /{type}/{id}/{relationship}: the related record(s), with the target type's fetching parameters. */
-  async related({ url, id, cursorProfile, acceptEncoding }: HandlerInput): Promise<ApiResponse> {
+  async related(input: HandlerInput): Promise<ApiResponse> {
+    const { url, id, acceptEncoding } = input
     const { resource, relationship, target, store } = this
     const recordId = requireId(id)
     const record = await store.find(resource, recordId)
     if (!record) throw recordNotFound()
     const targets = this.controllers(target.type)
     if (relationship.kind === 'to-many') {
-      return targets.list({ url, cursorProfile, acceptEncoding }, [
+      return targets.list(input, [
         { kind: 'relationship', relationship: relationship.inverse, ids: [recordId], orNone: false },
       ])
     }

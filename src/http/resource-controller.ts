@@ -1,3 +1,4 @@
+import type { Server } from 'bun'
 import { resourceObject, unlinkedResource } from '../jsonapi/document'
 import { recordNotFound } from '../jsonapi/errors'
 import { requireId } from '../jsonapi/ids'
@@ -18,6 +19,7 @@ import { preconditionFailed, recordName, type WritePreconditions } from './condi
 import { DocumentStream } from './document-stream'
 import { recordState } from './etag'
 import { LIST_BATCH, ListReader } from './list-reader'
+import type { LongAnswers } from './long-answers'
 import type { OffloadedRead, ReadOffload } from './read-calls'
 import { type ApiResponse, documentResponse, noContent, stateResponse } from './responses'
 
@@ -32,6 +34,9 @@ export interface HandlerInput {
   readonly acceptEncoding?: string | null
   /** A write's If-Match and If-None-Match, checked inside the write (see conditional.ts). */
   readonly preconditions?: WritePreconditions
+  /** A read's request and server: whose long answers it counts among (see long-answers.ts). */
+  readonly request?: Request
+  readonly server?: Server<unknown> | null
 }
 
 const nothing: IncludePlan = new Map()
@@ -157,6 +162,8 @@ export class ResourceController {
      * Absent in the worker itself, and where there are no workers.
      */
     private readonly offload?: ReadOffload,
+    /** The caps on long answers in flight (see long-answers.ts); absent in a read worker. */
+    private readonly longAnswers?: LongAnswers,
   ) {
     this.defaultInclude = new Map(resource.defaultInclude.map((name) => [name, new Map()]))
     this.defaultPlan = planOf(resource, this.defaultInclude, true)
@@ -166,13 +173,11 @@ export class ResourceController {
   /**
    * `scope` narrows the list before the client's filters: the books of one author, say. A short
    * unpaginated list (see shortList) is answered from one read; any other list but a bounded page
-   * (see ListRequest.bounded) may be long enough to stream: the store's version is read before the
-   * list, to tag it.
+   * (see ListRequest.bounded) may be long enough to stream: it takes a long-answer slot of its
+   * client first (503 when none is left), and the store's version is read before the list, to tag it.
    */
-  async list(
-    { url, acceptEncoding, cursorProfile = null }: HandlerInput,
-    scope: readonly StoreFilter[] = [],
-  ): Promise<ApiResponse> {
+  async list(input: HandlerInput, scope: readonly StoreFilter[] = []): Promise<ApiResponse> {
+    const { url, acceptEncoding, cursorProfile = null } = input
     const { resource, registry } = this
     const query = parseFetchQuery(registry, resource, url, 'list', this.limits, { cursorProfile })
     const filters = scope.length > 0 ? [...scope, ...query.filters] : query.filters
@@ -182,9 +187,14 @@ export class ResourceController {
       // Answered whole, so tagged by its bytes: no version is needed.
       if (records) return this.reader(query, false, url, cursorProfile, filters).whole(records)
     }
-    const version = bounded ? undefined : await this.store.version()
-    const answer = await this.readList(query, bounded, url, acceptEncoding, cursorProfile, scope, filters)
-    return bounded ? answer : { ...answer, version }
+    if (bounded) return this.readList(query, bounded, url, acceptEncoding, cursorProfile, scope, filters)
+    const long = async () => {
+      const version = await this.store.version()
+      const answer = await this.readList(query, bounded, url, acceptEncoding, cursorProfile, scope, filters)
+      return { ...answer, version }
+    }
+    const { longAnswers } = this
+    return longAnswers && input.request ? longAnswers.run(input.request, input.server ?? null, long) : long()
   }
 
   /**

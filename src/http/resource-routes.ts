@@ -1,8 +1,10 @@
+import type { Server } from 'bun'
 import { Elysia, t } from 'elysia'
 import { requestedCursorProfile } from '../jsonapi/media-type'
 import type { ResourceRegistry } from '../resources/registry'
 import type { Store } from '../store/store'
 import { holdsWeakTag, unchangedSinceStreamed, WritePreconditions } from './conditional'
+import { heldUntilSent, type LongAnswers } from './long-answers'
 import { type DocumentedLimits, operationDocs, relationshipDocs } from './openapi'
 import type { OffloadedRead, ReadOffload } from './read-calls'
 import type { ReadPool } from './read-pool'
@@ -17,24 +19,38 @@ interface OperationContext {
   readonly params?: Readonly<Record<string, string | undefined>>
   readonly body: unknown
   readonly set: ResponseSettings
+  /** Null when the app answers app.handle() directly. */
+  readonly server: Server<unknown> | null
 }
 
 type Operation = (input: HandlerInput) => Promise<ApiResponse>
 
 /**
  * Adapts a read to an Elysia handler: a weak If-None-Match tag still current answers 304 before
- * anything is read, and the answer is tagged and compressed on its way out (see responses.ts).
- * Elysia reads a handler's source to decide what each request needs prepared, so the handlers of
- * operations without a request document never name it: it makes GET measurably cheaper.
+ * anything is read, and the answer is tagged and compressed on its way out (see responses.ts). A
+ * long answer holds one of the slots of `longAnswers` until it has been sent (503 when none is
+ * left). Elysia reads a handler's source to decide what each request needs prepared, so the
+ * handlers of operations without a request document never name it: it makes GET measurably cheaper.
  */
-function reading(operation: Operation, store: Store, list = false) {
-  return async ({ request, params, set }: Omit<OperationContext, 'body'>) => {
+function reading(operation: Operation, store: Store, longAnswers: LongAnswers | null, list = false) {
+  return async ({ request, params, set, server }: Omit<OperationContext, 'body'>) => {
     const noneMatch = request.headers.get('if-none-match')
     if (holdsWeakTag(noneMatch) && (await unchangedSinceStreamed(store, request, noneMatch, set))) return null
     const acceptEncoding = request.headers.get('accept-encoding')
     // A list (or a to-many related resource) also follows the cursor pagination profile when Accept asks for it.
     const cursorProfile = list ? requestedCursorProfile(request.headers.get('accept')) : null
-    return send(set, await operation({ url: request.url, id: params?.id, acceptEncoding, cursorProfile }), request)
+    const response = await operation({
+      url: request.url,
+      id: params?.id,
+      acceptEncoding,
+      cursorProfile,
+      request,
+      server,
+    })
+    // Before send sets the answer's headers: a refusal is answered with the error's own.
+    const release = response.release ?? longAnswers?.admit(response, request, server) ?? null
+    const sent = send(set, response, request)
+    return release ? heldUntilSent(sent, release) : sent
   }
 }
 
@@ -78,6 +94,8 @@ export function resourceRoutes(
   requireIfMatch = false,
   /** The cores the process may run on (AppOptions.cores). */
   cores = 2,
+  /** The caps on long answers in flight; none without it. */
+  longAnswers: LongAnswers | null = null,
 ) {
   const api = new Elysia({ prefix })
   const offload: ReadOffload | undefined = reads
@@ -86,7 +104,7 @@ export function resourceRoutes(
   const controllers = new Map(
     registry.all.map((resource) => [
       resource.type,
-      new ResourceController(resource, registry, store, prefix, limits, offload),
+      new ResourceController(resource, registry, store, prefix, limits, offload, longAnswers ?? undefined),
     ]),
   )
   const controllerOf = (type: string) => controllers.get(type) as ResourceController
@@ -100,13 +118,13 @@ export function resourceRoutes(
     api
       .get(
         collection,
-        reading((input) => controller.list(input), store, true),
+        reading((input) => controller.list(input), store, longAnswers, true),
         // No query validator: the controller reads the raw query itself; `detail` documents it.
         { detail: docs.list },
       )
       .get(
         member,
-        reading((input) => controller.show(input), store),
+        reading((input) => controller.show(input), store, longAnswers),
         { params, detail: docs.show },
       )
       .post(
@@ -137,12 +155,12 @@ export function resourceRoutes(
       api
         .get(
           `${member}/${name}`,
-          reading((input) => related.related(input), store, true),
+          reading((input) => related.related(input), store, longAnswers, true),
           { params, detail: endpoints.related },
         )
         .get(
           self,
-          reading((input) => related.linkage(input), store),
+          reading((input) => related.linkage(input), store, longAnswers),
           { params, detail: endpoints.linkage },
         )
         .patch(

@@ -32,6 +32,8 @@ export interface ApiResponse {
   readonly version?: string | null
   /** The content coding a read worker already gave a streamed body (null: none). */
   readonly coding?: Coding | null
+  /** Gives back the long-answer slot this answer holds until it has been sent (see long-answers.ts). */
+  readonly release?: () => void
 }
 
 /** A JSON:API document that shows one record, or one relationship's linkage, in the state given. */
@@ -162,7 +164,7 @@ export function notModified(set: ResponseSettings): null {
 }
 
 /** Up to this much of a document is gathered before answering: a small answer goes out as one string. */
-const BUFFERED_BYTES = 64 * 1024
+export const BUFFERED_BYTES = 64 * 1024
 
 /**
  * A document written in pieces. The pieces are gathered until the document ends or passes

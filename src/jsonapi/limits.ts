@@ -14,6 +14,18 @@ export interface RequestLimits {
   readonly maxFilterIds: number
   /** Resource identifiers in one to-many relationship write, REST or atomic. */
   readonly maxRelationshipIds: number
+  /**
+   * Resource identifiers in all the to-many operations of one atomic request together: the store
+   * writes each on the main thread, some 20 µs apiece (bench/bounds.ts), so 3,000 keep a request
+   * within about 60 ms of it.
+   */
+  readonly maxAtomicIds: number
+  /**
+   * Object members (name/value pairs) in a request body, counted before it is parsed: parsing and
+   * checking 110,000 (1 MB of unknown attributes) cost some 100 ms of the main thread, 20,000
+   * about 15 ms. config.ts raises it, when unset, to what the identifier limits let through.
+   */
+  readonly maxBodyMembers: number
   /** Errors an error document lists in full; one more error counts the rest. */
   readonly maxErrors: number
 }
@@ -25,5 +37,7 @@ export const DEFAULT_LIMITS: RequestLimits = Object.freeze({
   maxIncludePaths: 10,
   maxFilterIds: 100,
   maxRelationshipIds: 1000,
+  maxAtomicIds: 3000,
+  maxBodyMembers: 20_000,
   maxErrors: 100,
 })

@@ -167,6 +167,7 @@ export function relationshipExample(target: ResourceDescription, toMany: boolean
 export interface AtomicLimitsDoc {
   readonly maxOperations: number
   readonly maxRelationshipIds: number
+  readonly maxAtomicIds: number
 }
 
 /** One kind of operation of an atomic request, per type and relationship. */
@@ -216,7 +217,7 @@ export function atomicRequestSchema(registry: ResourceRegistry, limits: AtomicLi
       'atomic:operations': t.Array(t.Union(atomicOperations(registry, limits.maxRelationshipIds)), {
         minItems: 1,
         maxItems: limits.maxOperations,
-        description: `At most ${limits.maxOperations} operations, run in order; at most ${limits.maxRelationshipIds} identifiers in one relationship operation.`,
+        description: `At most ${limits.maxOperations} operations, run in order; at most ${limits.maxRelationshipIds} identifiers in one relationship operation, and ${limits.maxAtomicIds} in all of them together.`,
       }),
     },
     { ...closed, title: 'Atomic operations document' },

@@ -88,4 +88,22 @@ describe(`GET ${SCALAR_PATH}`, () => {
     expect(packed.length).toBeLessThan(plain.text.length / 2)
     expect(new TextDecoder().decode(Bun.gunzipSync(packed))).toBe(plain.text)
   })
+
+  it('compresses it once, however many ask at once on a fresh service, and /health answers meanwhile', async () => {
+    const fresh = await openTestApp()
+    try {
+      const gzipped = () =>
+        fresh.app.handle(new Request(`http://localhost${SCALAR_PATH}`, { headers: { 'accept-encoding': 'gzip' } }))
+      const burst = Array.from({ length: 20 }, gzipped)
+      expect((await fresh.get('/health')).status).toBe(200)
+      const bodies = await Promise.all(burst.map(async (r) => Buffer.from(await (await r).arrayBuffer())))
+      expect(fresh.app.decorator.viewerScript.compressions).toBe(1)
+      for (const body of bodies) expect(body.equals(bodies[0] as Buffer)).toBe(true)
+      // And every later request is answered from that one.
+      await (await gzipped()).arrayBuffer()
+      expect(fresh.app.decorator.viewerScript.compressions).toBe(1)
+    } finally {
+      await fresh.close()
+    }
+  })
 })

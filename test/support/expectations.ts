@@ -72,6 +72,7 @@ const titles: Readonly<Record<number, string>> = {
   415: 'Unsupported Media Type',
   428: 'Precondition Required',
   429: 'Too Many Requests',
+  503: 'Service Unavailable',
 }
 
 /**
