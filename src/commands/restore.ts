@@ -108,16 +108,18 @@ function problemOf(
  * The first reading: every line checked (JSON, type, id, attributes as the API checks them, each
  * reference to a record earlier in the file, no id twice or above the first line's last id), the
  * number of each type's records against the first line's, and with `compare`, the records the
- * database holds already. Resolves to the records per type and how many are stored already.
+ * database holds already. Resolves to the records per type the database lacks, and how many it holds.
  */
 async function check(
   file: ExportFile,
   registry: ResourceRegistry,
   compare: CatalogueRestore | null,
-): Promise<{ counts: Map<ResourceDescription, number>; present: number; problems: number }> {
+): Promise<{ missing: Map<ResourceDescription, number>; present: number; problems: number }> {
   const progress = new Progress('checking', file.size, (done, total) => `${formatBytes(done)} / ${formatBytes(total)}`)
   const seen = new Map<string, IdSet>(registry.all.map((resource) => [resource.type, new IdSet()]))
   const counts = new Map<ResourceDescription, number>([...file.tallies.keys()].map((resource) => [resource, 0]))
+  // Per type, the records the database holds already (with compare): a dry run counts the others.
+  const presentOf = new Map<ResourceDescription, number>()
   let present = 0
   let problems = 0
   const report: Report = (line, reason) => {
@@ -146,6 +148,7 @@ async function check(
     if (compare && sound.length > 0) {
       const found = await compare.compare(resource, sound)
       present += found.present
+      presentOf.set(resource, (presentOf.get(resource) ?? 0) + found.present)
       const conflicting = new Set(found.conflicts)
       sound.forEach((record, i) => {
         if (conflicting.has(record.id)) {
@@ -164,7 +167,8 @@ async function check(
     }
   }
   progress.finish()
-  return { counts, present, problems }
+  const missing = new Map([...counts].map(([resource, n]) => [resource, n - (presentOf.get(resource) ?? 0)]))
+  return { missing, present, problems }
 }
 
 /** Why a catalogue that holds records is refused, and what the operator can do. */
@@ -191,7 +195,7 @@ export async function restoreExport(
     const holds = [...held.values()].some((records) => records > 0)
     if (holds && !options.merge) throw new UsageError(refusal(options.where, held, file.path))
 
-    const { counts, present, problems } = await check(file, registry, holds ? restore : null)
+    const { missing, present, problems } = await check(file, registry, holds ? restore : null)
     if (problems > 0) {
       if (problems > MAX_REPORTED_LINES) say(`... and ${problems - MAX_REPORTED_LINES} more problems`)
       throw new UsageError(
@@ -201,7 +205,7 @@ export async function restoreExport(
     const seconds = () => ((performance.now() - started) / 1000).toFixed(1)
     if (options.dryRun) {
       say(
-        `dry run: would restore ${tallyText(counts)}, ${present} already present, in ${seconds()} s; nothing was stored`,
+        `dry run: would restore ${tallyText(missing)}, ${present} already present, in ${seconds()} s; nothing was stored`,
       )
       return 0
     }

@@ -196,6 +196,25 @@ describe('catalogue import of an export into a database that holds records', () 
     expect(again.stdout).toBe(readFileSync(file, 'utf8'))
   })
 
+  it('--merge --dry-run counts as to restore only the records the database lacks, and stores nothing', async () => {
+    const { source, file } = await exported()
+    await withStore(source.path, async (store) => {
+      const { books } = await import('../../src/resources/books')
+      const { bookCollections } = await import('../../src/resources/book-collections')
+      await store.delete(books, 6)
+      await store.delete(bookCollections, 3)
+    })
+    const before = await dumpOf(source.path)
+    const run = await runCli(['import', '--merge', '--dry-run', file], { env: { DATABASE_URL: source.url } })
+    expect(run.code).toBe(0)
+    expect(run.lines).toEqual([
+      expect.stringMatching(
+        /^dry run: would restore 0 authors, 1 book collection and 1 book, 9 already present, in \d+\.\d s; nothing was stored$/,
+      ),
+    ])
+    expect(await dumpOf(source.path)).toEqual(before)
+  })
+
   it('--merge stores nothing when a record it holds under an id of the file has other fields', async () => {
     const { source, file } = await exported()
     await withStore(source.path, async (store) => {
