@@ -12,5 +12,15 @@ export function listeningFields(config: Config, url: string | undefined): LogFie
   const database = shownDatabaseUrl(config.databaseUrl)
   const how =
     config.database.kind === 'sqlite' ? { durability: config.durability } : { pool_size: config.databasePoolSize }
-  return { url, docs: url === undefined ? undefined : new URL(DOCS_PATH, url).href, database, ...how }
+  return { url, docs: url === undefined ? undefined : docsUrl(url), database, ...how }
+}
+
+/**
+ * The docs page's URL, to open in a browser: on a service listening on every address (0.0.0.0,
+ * ::), this machine's, `localhost`, as the README says, since a browser may refuse the former.
+ */
+function docsUrl(listening: string): string {
+  const docs = new URL(DOCS_PATH, listening)
+  if (docs.hostname === '0.0.0.0' || docs.hostname === '[::]') docs.hostname = 'localhost'
+  return docs.href
 }

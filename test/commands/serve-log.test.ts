@@ -69,6 +69,15 @@ describe('the listening line', () => {
     expect(new TextDecoder().decode(page.body)).toContain('<title>Library catalogue API</title>')
     expect(page.line.bytes).toBe(page.body.byteLength)
   })
+
+  it('names the docs page on localhost when the service listens on every address', async () => {
+    const service = await start({ HOST: '0.0.0.0' })
+    const port = new URL(String(service.listening.url)).port
+    expect(service.listening).toMatchObject({ url: `http://0.0.0.0:${port}/`, docs: `http://localhost:${port}/docs` })
+    const page = await fetch(String(service.listening.docs))
+    expect(page.status).toBe(200)
+    expect(await page.text()).toContain('<title>Library catalogue API</title>')
+  })
 })
 
 describe('a request line', () => {
