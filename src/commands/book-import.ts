@@ -3,7 +3,7 @@ import type { ImportCounts, NamedBook, Store } from '../store/store'
 import { bookFromCsv, bookFromJson } from './book-lines'
 import type { CsvLayout } from './csv-header'
 import { CsvRecords } from './csv-records'
-import { type Encoding, LineReader, type PhysicalLine, TOO_LONG } from './line-reader'
+import { type Encoding, LineReader, NOT_UTF8, type PhysicalLine, TOO_LONG } from './line-reader'
 import { count, formatBytes, Progress, say } from './progress'
 
 /** Books per transaction: large enough to amortize a commit, short enough not to hold up the service's writes. */
@@ -41,6 +41,7 @@ export async function importBooks(store: Store, file: BookFile, dryRun: boolean,
   )
   const totals = { books: 0, present: 0, authors: 0, collections: 0 }
   let bad = 0
+  let notUtf8 = 0
   let batch: NamedBook[] = []
   /** The lines of the first and the last book in `batch`, for a failure's report. */
   let firstLine = 0
@@ -48,6 +49,7 @@ export async function importBooks(store: Store, file: BookFile, dryRun: boolean,
 
   const badLine = (line: number, reason: string) => {
     bad++
+    if (reason === NOT_UTF8) notUtf8++
     if (bad <= MAX_REPORTED_LINES) progress.note(`line ${line}: ${reason}`)
   }
   const take = (line: number, book: NamedBook | string) => {
@@ -68,7 +70,7 @@ export async function importBooks(store: Store, file: BookFile, dryRun: boolean,
   const csv = new CsvRecords(layout?.delimiter)
   const readLine = (line: PhysicalLine) => {
     if (!layout) {
-      if (line.fault) return badLine(line.number, line.fault === 'too-long' ? TOO_LONG : 'not UTF-8 text')
+      if (line.fault) return badLine(line.number, line.fault === 'too-long' ? TOO_LONG : NOT_UTF8)
       if (line.text.trim() === '') return
       return take(line.number, bookFromJson(line.text))
     }
@@ -108,6 +110,12 @@ export async function importBooks(store: Store, file: BookFile, dryRun: boolean,
   if (code !== 0) return code
   progress.finish()
   if (bad > MAX_REPORTED_LINES) say(`... and ${bad - MAX_REPORTED_LINES} more bad lines`)
+  // A spreadsheet's CSV on Windows is often Windows-1252: say which option reads it.
+  if (notUtf8 > 0 && file.encoding === 'utf-8') {
+    say(
+      `note: ${count(notUtf8, 'line')} ${notUtf8 === 1 ? 'is' : 'are'} not UTF-8: if the file is Latin-1 (Windows-1252), import it with --encoding latin1`,
+    )
+  }
   say(summary(dryRun, totals, bad, (performance.now() - started) / 1000))
   return bad > 0 ? 1 : 0
 }

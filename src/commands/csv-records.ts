@@ -1,4 +1,4 @@
-import { MAX_LINE_BYTES, type PhysicalLine, TOO_LONG } from './line-reader'
+import { MAX_LINE_BYTES, NOT_UTF8, type PhysicalLine, TOO_LONG } from './line-reader'
 
 /** A CSV record and the line it starts on, or why that record cannot be read. */
 export type CsvRecord =
@@ -131,7 +131,7 @@ export class CsvRecords {
   }
 
   private finish(line: number, fields: string[], fault: PhysicalLine['fault']): CsvRecord {
-    if (fault === 'not-utf8') return { line, error: 'not UTF-8 text' }
+    if (fault === 'not-utf8') return { line, error: NOT_UTF8 }
     return { line, fields }
   }
 }

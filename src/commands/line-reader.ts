@@ -5,6 +5,8 @@
  */
 export const MAX_LINE_BYTES = 64 * 1024
 export const TOO_LONG = `longer than ${MAX_LINE_BYTES} bytes, which no valid line is`
+/** A line whose bytes the encoding (UTF-8) does not read. */
+export const NOT_UTF8 = 'not UTF-8 text'
 
 /** One line of a file, without its line feed (a carriage return before it is kept). */
 export interface PhysicalLine {

@@ -144,11 +144,15 @@ describe('catalogue import --encoding', () => {
     ])
   })
 
-  it('is UTF-8 by default: the same file has two lines that are not UTF-8', async () => {
+  it('is UTF-8 by default: the same file has two lines that are not UTF-8, and a note names --encoding latin1', async () => {
     const { path, file, env } = csvFile(latin1)
     const run = await runCli(['import', '--create', file], { env })
     expect(run.code).toBe(1)
-    expect(run.lines.slice(0, 2)).toEqual(['line 2: not UTF-8 text', 'line 3: not UTF-8 text'])
+    expect(run.lines.slice(0, 3)).toEqual([
+      'line 2: not UTF-8 text',
+      'line 3: not UTF-8 text',
+      'note: 2 lines are not UTF-8: if the file is Latin-1 (Windows-1252), import it with --encoding latin1',
+    ])
     expect(booksIn(path)).toEqual([])
   })
 
