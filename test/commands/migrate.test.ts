@@ -1,11 +1,12 @@
 import { Database } from 'bun:sqlite'
 import { afterAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { SQL } from 'bun'
 import { postgresMigrations } from '../../src/store/postgres-migrations'
 import { migrate } from '../../src/store/sqlite-migrate'
 import { sqliteMigrations } from '../../src/store/sqlite-migrations'
-import { readDatabase, runCli, tempDatabase } from '../support/commands'
+import { REPO, readDatabase, runCli, tempDatabase } from '../support/commands'
 import { it as itOnPostgres, POSTGRES_SERVER } from '../support/postgres-tests'
 import { removeTempDirs, stopChildren, WAIT_MS } from '../support/process'
 
@@ -35,6 +36,15 @@ describe('catalogue migrate', () => {
       `the schema of ${url} is now at version ${sqliteMigrations.length}: ${sqliteMigrations.length} migrations applied`,
     ])
     expect(versionsOf(path)).toEqual(sqliteMigrations.map((_, i) => i + 1))
+  })
+
+  it('prints on a new SQLite database what docs/operator-commands.md shows, and has the migrations it counts', async () => {
+    const doc = readFileSync(join(REPO, 'docs', 'operator-commands.md'), 'utf8')
+    const shown = /```\n(applied migration 1:[^`]*)```/.exec(doc)?.[1]
+    const { url } = tempDatabase()
+    const run = await runCli(['migrate', '--database-url', url])
+    expect(run.stderr.replaceAll(url, 'sqlite://data/catalogue.db')).toBe(shown as string)
+    expect(doc).toContain(`SQLite has ${sqliteMigrations.length} migrations, PostgreSQL ${postgresMigrations.length}.`)
   })
 
   it('applies only what an older database lacks, and says so', async () => {
