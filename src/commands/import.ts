@@ -175,7 +175,8 @@ async function runImport(argv: readonly string[], env: Readonly<Record<string, s
     }
     if (layout && layout.ignored.length > 0) {
       const ignored = layout.ignored.map((name) => `"${printable(name)}"`).join(', ')
-      say(`note: the columns ${ignored} are left aside (the import reads ${BOOK_FIELDS.join(', ')})`)
+      const columns = layout.ignored.length === 1 ? `column ${ignored} is` : `columns ${ignored} are`
+      say(`note: the ${columns} left aside (the import reads ${BOOK_FIELDS.join(', ')})`)
     }
     return await importBooks(await open(), { path: file, size, encoding, csv: layout }, dryRun, started)
   } finally {

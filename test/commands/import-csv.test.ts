@@ -25,7 +25,7 @@ describe('catalogue import FILE.csv: the header', () => {
     )
     const run = await runCli(['import', '--create', file], { env })
     expect(run.code).toBe(0)
-    expect(run.lines[0]).toBe('note: the columns "ISBN" are left aside (the import reads title, author, collection)')
+    expect(run.lines[0]).toBe('note: the column "ISBN" is left aside (the import reads title, author, collection)')
     expect(run.lines[1]).toStartWith('imported 2 books (2 authors, 1 collection created)')
     expect(run.lines).toHaveLength(2)
     expect(booksIn(path)).toEqual([
@@ -34,11 +34,21 @@ describe('catalogue import FILE.csv: the header', () => {
     ])
   })
 
+  it('names every column it leaves aside in its one note', async () => {
+    const { path, file, env } = csvFile('Title,Author,ISBN,Year\nDune,Frank Herbert,9780441013593,1965\n')
+    const run = await runCli(['import', '--create', file], { env })
+    expect(run.code).toBe(0)
+    expect(run.lines[0]).toBe(
+      'note: the columns "ISBN", "Year" are left aside (the import reads title, author, collection)',
+    )
+    expect(booksIn(path)).toEqual([{ title: 'Dune', author: 'Frank Herbert', collection: null }])
+  })
+
   it('takes the columns in any order, with spaces around their names, and no collection column (every book in none)', async () => {
     const { path, file, env } = csvFile(' YEAR , AUTHOR ,Title \n1965,Frank Herbert,Dune\n')
     const run = await runCli(['import', '--create', file], { env })
     expect(run.code).toBe(0)
-    expect(run.lines[0]).toBe('note: the columns " YEAR " are left aside (the import reads title, author, collection)')
+    expect(run.lines[0]).toBe('note: the column " YEAR " is left aside (the import reads title, author, collection)')
     expect(booksIn(path)).toEqual([{ title: 'Dune', author: 'Frank Herbert', collection: null }])
   })
 
