@@ -17,7 +17,8 @@ checked (PRAGMA quick_check) before it gets its name; it is not FILE until it is
 disk. To restore, stop the service and put the copy in the database's place (and remove the old
 file's -wal and -shm files), or point DATABASE_URL at it.
 
-Only sqlite:// databases: for other databases, use their own backup tools.
+Only sqlite:// databases: for PostgreSQL, use catalogue export (catalogue import restores it on
+either backend) or pg_dump.
 
 Options:
   --force                             replace FILE if it exists

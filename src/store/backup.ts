@@ -29,7 +29,7 @@ function sameFile(a: string, b: string): boolean {
 export function planBackup(location: DatabaseLocation, url: string, file: string): BackupPlan {
   if (location.kind !== 'sqlite') {
     return {
-      refused: `backup supports sqlite:// databases only (DATABASE_URL is ${location.kind}://...): use the database's own backup tools`,
+      refused: `backup supports sqlite:// databases only (DATABASE_URL is ${location.kind}://...): use catalogue export, the portable backup that catalogue import restores, or the database's own tools (pg_dump)`,
     }
   }
   const source = location.path

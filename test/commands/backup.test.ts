@@ -191,7 +191,7 @@ describe('catalogue backup failures', () => {
       args: ['b.db'],
       url: 'postgres://localhost/catalogue',
       message:
-        "backup supports sqlite:// databases only (DATABASE_URL is postgres://...): use the database's own backup tools",
+        "backup supports sqlite:// databases only (DATABASE_URL is postgres://...): use catalogue export, the portable backup that catalogue import restores, or the database's own tools (pg_dump)",
     },
     {
       name: 'an in-memory database',
