@@ -484,3 +484,14 @@ describe('catalogue probes and metrics over HTTP', () => {
     expect(await status('/ready')).toBe(200)
   })
 })
+
+describe('the service as the tests start it', () => {
+  it("reads no .env of its working folder, so that a developer's .env cannot change what the tests see", async () => {
+    const cwd = tempDir('catalogue-cli-dotenv-')
+    // Read, this would refuse page[size]=8 and turn every write without If-Match into a 428.
+    await Bun.write(join(cwd, '.env'), 'MAX_PAGE_SIZE=7\nREQUIRE_IF_MATCH=true\n')
+    const { cli, base } = await startService({ DATABASE_URL: tempDatabase().url }, cwd)
+    expect(cli.logs.some((line) => String(line.msg).includes('.env'))).toBe(false)
+    expect((await getJson(`${base}/api/v1/authors?page[size]=8`)).status).toBe(200)
+  })
+})

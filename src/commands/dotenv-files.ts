@@ -15,9 +15,12 @@ export function isCompiledExecutable(): boolean {
   return Bun.main.includes('$bunfs') || Bun.main.includes('~BUN')
 }
 
-/** The .env files Bun loads from the working folder for this NODE_ENV, those that exist, in Bun's order. */
+/**
+ * The .env files Bun loads from the working folder for this NODE_ENV, those that exist, in Bun's
+ * order: none for the executable, nor under `bun --no-env-file`.
+ */
 export function dotenvFilesLoaded(env: Readonly<Record<string, string | undefined>>): string[] {
-  if (isCompiledExecutable()) return []
+  if (isCompiledExecutable() || process.execArgv.includes('--no-env-file')) return []
   const mode = env.NODE_ENV || 'development'
   const candidates = [`.env.${mode}.local`, ...(mode === 'test' ? [] : ['.env.local']), `.env.${mode}`, '.env']
   return candidates.filter((name) => existsSync(name))

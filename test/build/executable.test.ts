@@ -198,11 +198,12 @@ describe('.env and bunfig.toml in the working folder', () => {
   it('is read by `bun src/cli.ts` (bun start), which says so in one log line', async () => {
     const cwd = folderWith('MAX_PAGE_SIZE=7\n')
     const dbPath = join(tempDir('catalogue-exe-data-'), 'x.db')
-    const child = spawnChild(['bun', join(import.meta.dir, '..', '..', 'src', 'cli.ts')], cwd, {
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATABASE_URL: `sqlite://${dbPath}`,
-    })
+    const child = spawnChild(
+      ['bun', join(import.meta.dir, '..', '..', 'src', 'cli.ts')],
+      cwd,
+      { PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite://${dbPath}` },
+      { dotenv: true },
+    )
     const listening = await child.waitForLog((line) => line.msg === 'listening')
     expect(child.logs.filter((line) => String(line.msg).includes('.env files'))).toEqual([
       expect.objectContaining({ level: 'info', files: '.env' }),

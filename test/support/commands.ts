@@ -2,7 +2,7 @@ import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
 import { resources } from '../../src/resources/registry'
 import { SqliteStore } from '../../src/store/sqlite'
-import { type ChildProcess, childEnv, spawnChild, tempDir, WAIT_MS, withTimeout } from './process'
+import { type ChildProcess, childCommand, childEnv, spawnChild, tempDir, WAIT_MS, withTimeout } from './process'
 
 /*
  * Helpers for the tests of the operator commands (test/commands/): each runs `bun src/cli.ts
@@ -40,7 +40,7 @@ export async function runInTerminal(
 ): Promise<{ code: number; output: string }> {
   let output = ''
   const decoder = new TextDecoder()
-  const proc = Bun.spawn(['bun', CLI, ...args], {
+  const proc = Bun.spawn(childCommand(['bun', CLI, ...args]), {
     cwd: options.cwd ?? REPO,
     env: childEnv(options.env ?? {}),
     terminal: {

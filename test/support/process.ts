@@ -38,6 +38,15 @@ export function childEnv(env: Record<string, string>): Record<string, string> {
   return { ...base, ...env }
 }
 
+/**
+ * The command as a child runs it: a `bun` child reads no .env file, since Bun loads one from the
+ * working folder (a developer's, in the repository) behind childEnv's back; unless `dotenv`, for
+ * the test of that loading itself.
+ */
+export function childCommand(command: readonly string[], dotenv = false): string[] {
+  return command[0] === 'bun' && !dotenv ? ['bun', '--no-env-file', ...command.slice(1)] : [...command]
+}
+
 const tempDirs: string[] = []
 
 /** A new empty folder under the system's temporary folder; `removeTempDirs` deletes it. */
@@ -134,9 +143,23 @@ export class ChildProcess {
 
 const running: ChildProcess[] = []
 
-/** Starts `command` with `childEnv(env)` in `cwd`; `stopChildren` kills it if it is still running. */
-export function spawnChild(command: string[], cwd: string, env: Record<string, string>): ChildProcess {
-  const proc = Bun.spawn(command, { cwd, env: childEnv(env), stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+/**
+ * Starts `command` (see childCommand) with `childEnv(env)` in `cwd`; `stopChildren` kills it if it
+ * is still running.
+ */
+export function spawnChild(
+  command: string[],
+  cwd: string,
+  env: Record<string, string>,
+  options: { readonly dotenv?: boolean } = {},
+): ChildProcess {
+  const proc = Bun.spawn(childCommand(command, options.dotenv), {
+    cwd,
+    env: childEnv(env),
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   const child = new ChildProcess(proc)
   running.push(child)
   return child
