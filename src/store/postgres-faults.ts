@@ -17,6 +17,9 @@ function reasonOfState(state: string): StoreFaultReason | null {
   // read_only_sql_transaction: a standby, or default_transaction_read_only.
   if (state === '25006') return 'read-only'
   if (state.startsWith('58')) return 'io'
+  // undefined_table, invalid_schema_name: the start checked the schema, so the database changed
+  // under the service (dropped and created again for a restore, say), not our SQL.
+  if (state === '42P01' || state === '3F000') return 'unavailable'
   if (state === 'XX001' || state === 'XX002') return 'corrupt'
   return null
 }

@@ -194,3 +194,30 @@ describe('the API over PostgreSQL, when its database cannot be reached', () => {
     expect((await app.handle(new Request('http://localhost/ready'))).status).toBe(200)
   })
 })
+
+describe('the API over PostgreSQL, when its database is dropped and created again under it', () => {
+  it('answers 503 with Retry-After (never 500) while the new database holds no catalogue, and 200 once it does', async () => {
+    // As an operator restoring an export into the database's name while the service runs.
+    await admin.unsafe(`DROP DATABASE ${database} WITH (FORCE)`)
+    await admin.unsafe(`CREATE DATABASE ${database}`)
+    for (let i = 0; i < 10; i++) {
+      const answer = await request(i)
+      expect({ request: answer.request, status: answer.status }).toEqual({ request: answer.request, status: 503 })
+      expectSuccessOr503(answer)
+    }
+    // import --create migrates it (as any store that opens it does); the same app answers again.
+    const restored = await PostgresStore.open(urlOf(database), resources, { poolSize: 1 })
+    await restored.close()
+    const started = performance.now()
+    let list = await send('GET', '/api/v1/books')
+    while (list.status !== 200 && performance.now() - started < 10_000) {
+      expectSuccessOr503(list)
+      await Bun.sleep(50)
+      list = await send('GET', '/api/v1/books')
+    }
+    expect({ status: list.status, body: list.body }).toEqual({ status: 200, body: '{"data":[]}' })
+    expect(
+      (await send('POST', '/api/v1/authors', { data: { type: 'authors', attributes: { name: 'Bo' } } })).status,
+    ).toBe(201)
+  })
+})
