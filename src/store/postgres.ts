@@ -93,8 +93,6 @@ export class PostgresStore implements Store {
     private readonly sql: SQL,
     registry: ResourceRegistry,
     private readonly schemaVersion: number,
-    /** The oid of the database opened: a database dropped and created again under the same name has another. */
-    private readonly databaseOid: string,
   ) {
     this.registry = registry
     this.reader = new PostgresReader(registry)
@@ -108,7 +106,6 @@ export class PostgresStore implements Store {
     // BEGIN that would turn the timeout off could be cut by a very short one.
     const starting = new SQL(url, { ...postgresClientOptions(options), max: 1, connection: { statement_timeout: 0 } })
     const latest = migrations.at(-1)?.version ?? 0
-    let oid: string
     let mismatch: string | null
     try {
       if (options.migrate === false) {
@@ -125,8 +122,6 @@ export class PostgresStore implements Store {
         await starting`INSERT INTO data_generation (only_row, generation) VALUES (true, gen_random_uuid()::text)
           ON CONFLICT (only_row) DO UPDATE SET generation = EXCLUDED.generation`
       }
-      const [row] = await starting`SELECT oid::text AS oid FROM pg_database WHERE datname = current_database()`
-      oid = String(row?.oid)
     } catch (error) {
       throw storeError(error)
     } finally {
@@ -135,19 +130,23 @@ export class PostgresStore implements Store {
     // Not a fault of the database (no 503, no retry): this build and its schema disagree.
     if (mismatch !== null) throw new Error(mismatch)
     const sql = new SQL(url, postgresClientOptions(options))
-    return new PostgresStore(sql, registry, latest, oid)
+    return new PostgresStore(sql, registry, latest)
   }
 
   /**
    * The database's generation (drawn anew at each instance's start) and the commits that changed
    * its data (data_version, counted by a trigger in the committing transaction itself): it changes
-   * exactly when the data does, whoever wrote, and is the same whichever instance reads it.
+   * exactly when the data does, whoever wrote, and is the same whichever instance reads it. The
+   * database's oid goes first: a database dropped and created again under the same name (a restore
+   * while the service runs, whose connections then reach the new one) has another, so its tags
+   * never repeat one given before, even with the generation and counts of an old dump.
    */
   async version(): Promise<string | null> {
     const [row] = await this.read((q) =>
       this.reader.rows(
         q,
-        `SELECT (SELECT generation FROM data_generation) || '.' || COALESCE(SUM(commits), 0)::text AS version
+        `SELECT (SELECT oid::text FROM pg_database WHERE datname = current_database()) || '-' ||
+            (SELECT generation FROM data_generation) || '.' || COALESCE(SUM(commits), 0)::text AS version
            FROM data_version`,
       ),
     )
@@ -442,22 +441,15 @@ export class PostgresStore implements Store {
     return new PostgresRestore(this.sql, this.reader, this.registry)
   }
 
-  /** One small query: the schema's version, and whether this is still the database opened. */
+  /**
+   * One small query: the schema's version. A database dropped and created again under the service
+   * is served as soon as it holds the catalogue (its tags differ: see version()), so this asks no
+   * more than that.
+   */
   async ready(): Promise<void> {
     const [row] = await this.read((q) =>
-      this.reader.rows(
-        q,
-        `SELECT (SELECT COALESCE(MAX(version), 0) FROM schema_migrations)::int AS version,
-          (SELECT oid::text FROM pg_database WHERE datname = current_database()) AS oid`,
-      ),
+      this.reader.rows(q, 'SELECT COALESCE(MAX(version), 0)::int AS version FROM schema_migrations'),
     )
-    if (row?.oid !== this.databaseOid) {
-      throw new StoreUnavailableError(
-        'unavailable',
-        'DATABASE_REPLACED',
-        'the database was dropped and created again while the service runs',
-      )
-    }
     const version = Number(row?.version)
     if (version < this.schemaVersion) {
       throw new StoreUnavailableError(

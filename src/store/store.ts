@@ -284,7 +284,8 @@ export interface Store {
   version(): Promise<string | null>
   /**
    * Resolves when the store can serve: the database answers a trivial read, is still the one it
-   * opened, and its schema is at the last migration this build knows. Rejects with a
+   * opened (SQLite: the file was not replaced under it; PostgreSQL, which connects by name, serves
+   * whichever database holds the name), and its schema is at the last migration this build knows. Rejects with a
    * StoreUnavailableError saying why not. For the readiness probe (GET /ready): a load balancer
    * asks it every few seconds, so it costs one small read and no more.
    */

@@ -196,7 +196,7 @@ describe('the API over PostgreSQL, when its database cannot be reached', () => {
 })
 
 describe('the API over PostgreSQL, when its database is dropped and created again under it', () => {
-  it('answers 503 with Retry-After (never 500) while the new database holds no catalogue, and 200 once it does', async () => {
+  it('answers 503 with Retry-After (never 500) while the new database holds no catalogue, and 200 (and ready) once it does', async () => {
     // As an operator restoring an export into the database's name while the service runs.
     await admin.unsafe(`DROP DATABASE ${database} WITH (FORCE)`)
     await admin.unsafe(`CREATE DATABASE ${database}`)
@@ -219,5 +219,7 @@ describe('the API over PostgreSQL, when its database is dropped and created agai
     expect(
       (await send('POST', '/api/v1/authors', { data: { type: 'authors', attributes: { name: 'Bo' } } })).status,
     ).toBe(201)
+    // Ready again by itself: no restart is needed to serve the new database.
+    expect((await app.handle(new Request('http://localhost/ready'))).status).toBe(200)
   })
 })

@@ -152,6 +152,41 @@ describe('PostgresStore.version', () => {
     }
   })
 
+  it('never gives a tag given before by a database of the same name dropped and made again from a dump, and is ready on it', async () => {
+    const name = `t_${Bun.randomUUIDv7().replaceAll('-', '_')}`
+    await admin.unsafe(`CREATE DATABASE ${name}`)
+    const served = await PostgresStore.open(urlOf(name), resources, { poolSize: 1, newGeneration: true })
+    try {
+      created(await served.create(authors, { attributes: { name: 'Old' }, toOne: {} }))
+      const before = await served.version()
+      const old = new SQL(urlOf(name), { max: 1 })
+      const generation = await old`SELECT generation FROM data_generation`
+      const counts = await old`SELECT slot, commits FROM data_version ORDER BY slot`
+      await old.close()
+      // As an operator restoring a dump into the same name while the service runs: the same
+      // generation and counts, in a new database.
+      await admin.unsafe(`DROP DATABASE ${name} WITH (FORCE)`)
+      await admin.unsafe(`CREATE DATABASE ${name}`)
+      const restoring = await PostgresStore.open(urlOf(name), resources, { poolSize: 1 })
+      await restoring.close()
+      const dump = new SQL(urlOf(name), { max: 1 })
+      await dump`UPDATE data_generation SET generation = ${generation[0].generation}`
+      for (const row of counts) {
+        await dump`INSERT INTO data_version (slot, commits) VALUES (${row.slot}, ${row.commits})
+          ON CONFLICT (slot) DO UPDATE SET commits = EXCLUDED.commits`
+      }
+      await dump.close()
+      let now: string | null = null
+      for (let i = 0; i < 50 && now === null; i++) now = await served.version().catch(() => null)
+      expect(now).not.toBeNull()
+      expect(now).not.toBe(before)
+      await served.ready()
+    } finally {
+      await served.close()
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    }
+  })
+
   it('keeps its generation for an opening that is not a start of the service, and gives no tag without its row', async () => {
     const before = await store.version()
     const command = await PostgresStore.open(urlOf(database), resources, { poolSize: 1 })
