@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Logger } from '../logger'
 import { tokenNameOf } from './access-control'
+import { HEALTH_PATH, READY_PATH } from './health'
 
 /** An incoming id is kept only if it is short and plain, so it cannot forge log lines or headers. */
 const acceptableId = /^[A-Za-z0-9._:@/+=-]{1,128}$/
@@ -39,6 +40,9 @@ export interface Answered {
  * (credentials redacted), and one per store call or read-worker round trip, with its duration and
  * the id of the request that made it.
  */
+/** The paths probes ask every few seconds. */
+const PROBE_PATHS: ReadonlySet<string> = new Set([HEALTH_PATH, READY_PATH])
+
 export class RequestLog {
   /** Read once: the level is set for the life of the process. */
   readonly enabled: boolean
@@ -75,16 +79,23 @@ export class RequestLog {
     })
   }
 
-  /** A request answered: its line, at info. */
+  /**
+   * A request answered: its line, at info; a probe's that succeeded (GET /health or /ready, which a
+   * container's health check or a load balancer sends every few seconds) at debug, so that they do
+   * not fill the log. A probe that fails is logged at info.
+   */
   write(request: Request, answered: Answered): void {
     if (!this.enabled) return
     const url = request.url
     const pathStart = url.indexOf('/', url.indexOf('//') + 2)
     const queryStart = url.indexOf('?', pathStart)
+    const path = url.slice(pathStart, queryStart === -1 ? undefined : queryStart)
+    const level = answered.status < 400 && PROBE_PATHS.has(path) ? 'debug' : 'info'
+    if (level === 'debug' && !this.debug) return
     const agent = request.headers.get('user-agent')
-    this.logger.log('info', 'request', {
+    this.logger.log(level, 'request', {
       method: request.method,
-      path: url.slice(pathStart, queryStart === -1 ? undefined : queryStart),
+      path,
       query: queryStart === -1 ? undefined : url.slice(queryStart + 1),
       status: answered.status,
       duration_ms: Math.round((performance.now() - answered.start) * 1000) / 1000,

@@ -90,3 +90,45 @@ describe('the request lifecycle', () => {
     })
   }
 })
+
+describe('the request log and probes', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await openTestApp({ logLevel: 'info' })
+  })
+  afterAll(() => t.close())
+
+  it('logs a probe that succeeds (GET /health, GET /ready) only at debug, so that health checks do not fill the log', async () => {
+    for (const path of ['/health', '/ready']) {
+      const answer = await t.app.handle(
+        new Request(`http://localhost${path}`, { headers: { 'x-request-id': `probe${path}` } }),
+      )
+      expect(answer.status).toBe(200)
+      expect(linesFor(t, `probe${path}`)).toEqual([])
+    }
+  })
+
+  it('logs a probe that fails at info', async () => {
+    const answer = await t.app.handle(
+      new Request('http://localhost/health', { method: 'POST', headers: { 'x-request-id': 'probe-405' } }),
+    )
+    expect(answer.status).toBe(405)
+    expect(linesFor(t, 'probe-405')).toEqual([expect.objectContaining({ path: '/health', status: 405 })])
+  })
+})
+
+describe('the request log at debug', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await openTestApp({ logLevel: 'debug' })
+  })
+  afterAll(() => t.close())
+
+  it('logs a probe that succeeds', async () => {
+    const answer = await t.app.handle(
+      new Request('http://localhost/health', { headers: { 'x-request-id': 'probe-debug' } }),
+    )
+    expect(answer.status).toBe(200)
+    expect(linesFor(t, 'probe-debug')).toEqual([expect.objectContaining({ path: '/health', status: 200 })])
+  })
+})
