@@ -1,5 +1,6 @@
 import { messages } from '../jsonapi/messages'
 import { validateString } from '../jsonapi/request-document'
+import { storedText } from '../jsonapi/visible-text'
 import type { ResourceDescription, ToOneRelationship } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import type { TypeTally } from '../store/catalogue-copy'
@@ -153,7 +154,8 @@ export function parseRecordLine(
     if (!Object.hasOwn(resource.attributes, name)) return messages.unknownAttribute(name)
   }
   for (const [name, attribute] of Object.entries(resource.attributes)) {
-    const given = value.attributes[name]
+    // As the API stores it (a name in NFC), and checked as stored: its length counted in NFC.
+    const given = storedText(attribute, value.attributes[name])
     const wrong = validateString(name, attribute, given === undefined ? '' : given)
     if (wrong) return wrong
     attributes[name] = given as string
