@@ -293,6 +293,16 @@ describe('catalogue import of a damaged export', () => {
       reason: 'it holds the type "shelves", which this build does not know',
     },
     {
+      // The service would hand out ids past 2^53, which are no longer exact numbers.
+      header: {
+        format: 'library-catalogue-export',
+        version: 1,
+        types: { authors: { records: 0, lastId: Number.MAX_SAFE_INTEGER } },
+      },
+      reason:
+        'its first line gives authors no sound "records" and "lastId" (whole numbers, records at most lastId, lastId at most 999999999999999)',
+    },
+    {
       header: { format: 'something-else', version: 1 },
       reason: 'its first line names the format "something-else", not library-catalogue-export',
     },
