@@ -1,5 +1,6 @@
 import { messages } from '../jsonapi/messages'
 import { validateString } from '../jsonapi/request-document'
+import { storedText } from '../jsonapi/visible-text'
 import type { ResourceDescription, ToOneRelationship } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import type { TypeTally } from '../store/catalogue-copy'
@@ -17,6 +18,14 @@ import { printable } from './progress'
 export const FORMAT_NAME = 'library-catalogue-export'
 /** The version of the format this build writes and reads. */
 export const FORMAT_VERSION = 1
+
+/**
+ * The highest `lastId` a file may give (15 digits, as the API describes ids): a restore raises the
+ * type's id counter to it, and the service hands out ids after it. Past 2^53 (16 digits) an id is
+ * no longer an exact number: records created after a lastId near it all showed the same id and
+ * could not be fetched. This leaves some 8 × 10^15 ids to hand out; no real catalogue nears it.
+ */
+export const MAX_LAST_ID = 999_999_999_999_999
 
 /** Every type's tally, in the order of the file. */
 export type FileTallies = ReadonlyMap<ResourceDescription, TypeTally>
@@ -110,8 +119,8 @@ export function parseHeader(header: Record<string, unknown>, registry: ResourceR
     // A type the file does not name (one added since the export) holds no record.
     const tally = given[resource.type] ?? { records: 0, lastId: 0 }
     const { records, lastId } = isObject(tally) ? tally : {}
-    if (!isCount(records) || !isCount(lastId) || records > lastId) {
-      return `its first line gives ${resource.type} no sound "records" and "lastId" (whole numbers, records at most lastId)`
+    if (!isCount(records) || !isCount(lastId) || records > lastId || lastId > MAX_LAST_ID) {
+      return `its first line gives ${resource.type} no sound "records" and "lastId" (whole numbers, records at most lastId, lastId at most ${MAX_LAST_ID})`
     }
     tallies.set(resource, { records, lastId })
   }
@@ -153,7 +162,8 @@ export function parseRecordLine(
     if (!Object.hasOwn(resource.attributes, name)) return messages.unknownAttribute(name)
   }
   for (const [name, attribute] of Object.entries(resource.attributes)) {
-    const given = value.attributes[name]
+    // As the API stores it (a name in NFC), and checked as stored: its length counted in NFC.
+    const given = storedText(attribute, value.attributes[name])
     const wrong = validateString(name, attribute, given === undefined ? '' : given)
     if (wrong) return wrong
     attributes[name] = given as string

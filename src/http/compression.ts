@@ -24,18 +24,7 @@ let lastChoice: Coding | null = null
 export function negotiateCoding(header: string | null): Coding | null {
   if (header === null || header === '') return null
   if (header === lastHeader) return lastChoice
-  const weights = new Map<string, number>()
-  // At most 64 members are read: the header's size is bounded anyway, and no client lists more.
-  for (const member of header.split(',', 64)) {
-    const [name = '', ...params] = member.split(';')
-    let q = 1
-    for (const param of params) {
-      const [key, value] = param.split('=')
-      if (key?.trim().toLowerCase() === 'q') q = qValue(value)
-    }
-    const coding = name.trim().toLowerCase()
-    weights.set(coding === 'x-gzip' ? 'gzip' : coding, q)
-  }
+  const weights = codingWeights(header)
   const wildcard = weights.get('*') ?? 0
   let choice: Coding | null = null
   let best = 0
@@ -49,6 +38,30 @@ export function negotiateCoding(header: string | null): Coding | null {
   lastHeader = header
   lastChoice = choice
   return choice
+}
+
+/** Whether an Accept-Encoding value takes `coding`: with q > 0, named or through `*`. */
+export function acceptsCoding(header: string | null, coding: Coding): boolean {
+  if (header === null) return false
+  const weights = codingWeights(header)
+  return (weights.get(coding) ?? weights.get('*') ?? 0) > 0
+}
+
+/** Each coding an Accept-Encoding value names, with its q-value (`x-gzip` as `gzip`). */
+function codingWeights(header: string): Map<string, number> {
+  const weights = new Map<string, number>()
+  // At most 64 members are read: the header's size is bounded anyway, and no client lists more.
+  for (const member of header.split(',', 64)) {
+    const [name = '', ...params] = member.split(';')
+    let q = 1
+    for (const param of params) {
+      const [key, value] = param.split('=')
+      if (key?.trim().toLowerCase() === 'q') q = qValue(value)
+    }
+    const coding = name.trim().toLowerCase()
+    weights.set(coding === 'x-gzip' ? 'gzip' : coding, q)
+  }
+  return weights
 }
 
 /** A q-value (`0`, `0.5`, `1.000`); anything else counts as 0, so a garbled preference is not acted on. */

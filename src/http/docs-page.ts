@@ -5,6 +5,7 @@ import { Elysia } from 'elysia'
 // @ts-expect-error TypeScript has no types for a file imported as a file
 import scalarBundlePath from '../../node_modules/@scalar/api-reference/dist/browser/standalone.js' with { type: 'file' }
 import scalarPackage from '../../node_modules/@scalar/api-reference/package.json'
+import { acceptsCoding } from './compression'
 import { DOCS_PATH, SPEC_PATH } from './openapi'
 
 /** Where the page loads the viewer from; the version in the query makes a new one a new URL. */
@@ -115,7 +116,7 @@ async function scalarBundle(request: Request, viewer: ViewerScript): Promise<Res
     'x-content-type-options': 'nosniff',
     vary: 'accept-encoding',
   }
-  if (!/\bgzip\b/.test(request.headers.get('accept-encoding') ?? '')) {
+  if (!acceptsCoding(request.headers.get('accept-encoding'), 'gzip')) {
     const file = Bun.file(scalarBundlePath as string)
     return new Response(preludeThen(file.stream()), {
       headers: { ...headers, 'content-length': String(PRELUDE.length + file.size) },

@@ -45,8 +45,8 @@ function clientKey(request: Request, server: Server<unknown> | null): string {
  *
  * Each streamed answer holds one piece and its reader's state (a batch of records, the ids
  * included so far), and the connection takes the next piece only once it has sent the last: a
- * client that stops reading holds its slot until the server's idle timeout (10 s without
- * progress) closes its connection. So memory and worker time grow with the caps, not with the
+ * client that stops reading holds its slot until the server's idle timeout (Elysia sets Bun's to
+ * 30 s without progress) closes its connection. So memory and worker time grow with the caps, not with the
  * number of clients.
  */
 export class LongAnswers {

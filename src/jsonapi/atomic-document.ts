@@ -30,9 +30,20 @@ function underOperation(error: JsonApiError, index: number): JsonApiError {
   return new JsonApiError(error.status, errors, error.headers)
 }
 
+/**
+ * Whether two ids a client wrote name the same record as written (`7` and `"7"` do). Only a string
+ * or number is turned into text: an array or object (which names no record) is compared as it is,
+ * since turning one nested 100,000 deep into text overflows the stack.
+ */
+function sameIdText(a: unknown, b: unknown): boolean {
+  const scalar = (value: unknown) => typeof value === 'string' || typeof value === 'number'
+  return a === b || (scalar(a) && scalar(b) && String(a) === String(b))
+}
+
 function typeNamed(registry: ResourceRegistry, type: unknown, pointer: string): ResourceDescription {
+  if (typeof type !== 'string') throw httpError(400, 'type must be a string naming a resource type', { pointer })
   const found = registry.all.find((r) => r.type === type || r.singular === type)
-  if (!found) throw httpError(400, `There is no resource type "${String(type)}"`, { pointer })
+  if (!found) throw httpError(400, `There is no resource type "${type}"`, { pointer })
   return found
 }
 
@@ -44,6 +55,9 @@ function refOf(target: ResourceDescription, value: unknown, pointer: string): Re
   checkIdentifierType(target, value.type, pointer)
   if (typeof value.lid === 'string' && value.id === undefined) return { lid: value.lid }
   if (value.id === undefined) throw httpError(400, 'A resource identifier needs an id or a lid', { pointer })
+  if (typeof value.id !== 'string' && typeof value.id !== 'number') {
+    throw httpError(400, 'A resource identifier\'s id must be a string, such as "7"', { pointer })
+  }
   const id = parseId(value.id)
   if (id === null) {
     throw httpError(404, `There is no ${words(target.singular)} ${String(value.id)}`, { pointer })
@@ -107,7 +121,10 @@ function parseOperation(registry: ResourceRegistry, operation: unknown, limits: 
 
   if (ref && ref.relationship !== undefined) {
     const resource = typeNamed(registry, ref.type, '/ref/type')
-    const name = String(ref.relationship)
+    const name = ref.relationship
+    if (typeof name !== 'string') {
+      throw httpError(400, 'ref.relationship must be a string naming a relationship', { pointer: '/ref/relationship' })
+    }
     const relationship = Object.hasOwn(resource.relationships, name) ? resource.relationships[name] : undefined
     if (!relationship)
       throw httpError(400, `${humanize(withArticle(words(resource.singular)))} has no relationship "${name}"`, {
@@ -152,7 +169,7 @@ function parseOperation(registry: ResourceRegistry, operation: unknown, limits: 
     return { kind: 'create', resource, ...resourceInput(registry, resource, data, true) }
   }
   const named = ref ?? { type: data.type, id: data.id, lid: data.lid }
-  if (ref && (ref.type !== data.type || (ref.id !== undefined && String(ref.id) !== String(data.id ?? ref.id)))) {
+  if (ref && (ref.type !== data.type || (ref.id !== undefined && !sameIdText(ref.id, data.id ?? ref.id)))) {
     throw httpError(409, 'ref and data name different records', { pointer: '/data' })
   }
   const target = refOf(resource, named, ref ? '/ref' : '/data')

@@ -134,6 +134,23 @@ describe('catalogue import of an export', () => {
     expect(run.code).toBe(0)
   })
 
+  it('stores a name written in NFD in NFC, as the API does, and counts its length in NFC', async () => {
+    const target = tempDatabase()
+    const file = join(target.dir, 'decomposed.jsonl')
+    const zola = 'Émile Zola'
+    // 1000 characters in NFC, 2000 code points in NFD: within the limit as the API counts it.
+    const longest = 'é'.repeat(1000)
+    const author = (id: string, name: string) =>
+      JSON.stringify({ type: 'authors', id, attributes: { name: name.normalize('NFD') } })
+    const header = { format: 'library-catalogue-export', version: 1, types: { authors: { records: 2, lastId: 2 } } }
+    writeFileSync(file, `${[JSON.stringify(header), author('1', zola), author('2', longest)].join('\n')}\n`)
+    const run = await runCli(['import', '--create', file], { env: { DATABASE_URL: target.url } })
+    expect(run.lines.at(-1)).toStartWith('restored 2 authors')
+    expect(run.code).toBe(0)
+    const names = (await dumpOf(target.path)).authors?.map((record) => record.attributes.name)
+    expect(names).toEqual([zola.normalize('NFC'), longest.normalize('NFC')])
+  })
+
   it('exits 2 for --encoding latin1: an export is UTF-8', async () => {
     const { file } = await exported()
     const target = tempDatabase()
@@ -293,6 +310,16 @@ describe('catalogue import of a damaged export', () => {
     {
       header: { format: 'library-catalogue-export', version: 1, types: { shelves: { records: 0, lastId: 0 } } },
       reason: 'it holds the type "shelves", which this build does not know',
+    },
+    {
+      // The service would hand out ids past 2^53, which are no longer exact numbers.
+      header: {
+        format: 'library-catalogue-export',
+        version: 1,
+        types: { authors: { records: 0, lastId: Number.MAX_SAFE_INTEGER } },
+      },
+      reason:
+        'its first line gives authors no sound "records" and "lastId" (whole numbers, records at most lastId, lastId at most 999999999999999)',
     },
     {
       header: { format: 'something-else', version: 1 },

@@ -89,6 +89,19 @@ describe(`GET ${SCALAR_PATH}`, () => {
     expect(new TextDecoder().decode(Bun.gunzipSync(packed))).toBe(plain.text)
   })
 
+  it.each([
+    ['gzip;q=0, identity', null],
+    ['br;q=1, GZIP; q=0', null],
+    ['*', 'gzip'],
+    ['x-gzip;q=0.5', 'gzip'],
+  ])('answers Accept-Encoding %j with Content-Encoding %p', async (acceptEncoding, coding) => {
+    const response = await t.app.handle(
+      new Request(`http://localhost${SCALAR_PATH}`, { headers: { 'accept-encoding': acceptEncoding } }),
+    )
+    expect(response.headers.get('content-encoding')).toBe(coding)
+    await response.arrayBuffer()
+  })
+
   it('compresses it once, however many ask at once on a fresh service, and /health answers meanwhile', async () => {
     const fresh = await openTestApp()
     try {

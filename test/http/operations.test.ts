@@ -157,6 +157,38 @@ describe('POST /api/v1/operations', () => {
     }
   })
 
+  it('answers 400, not a server error, for a type, relationship or id that is an array nested 100,000 deep', async () => {
+    const book = await t.create('books', { name: 'B', author_id: await t.create('authors', { name: 'A' }) })
+    // Built as text: the document would be too deep for JSON.stringify.
+    const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`
+    const cases: [string, string][] = [
+      [`{"op":"add","data":{"type":${deep},"attributes":{"name":"x"}}}`, '/atomic:operations/0/data/type'],
+      [`{"op":"remove","ref":{"type":${deep},"id":"1"}}`, '/atomic:operations/0/ref/type'],
+      [
+        `{"op":"update","ref":{"type":"books","id":"${book}","relationship":${deep}},"data":null}`,
+        '/atomic:operations/0/ref/relationship',
+      ],
+      [`{"op":"remove","ref":{"type":"books","id":${deep}}}`, '/atomic:operations/0/ref'],
+      [
+        `{"op":"update","ref":{"type":"books","id":${deep}},"data":{"type":"books","attributes":{"name":"x"}}}`,
+        '/atomic:operations/0/ref',
+      ],
+      [
+        `{"op":"update","ref":{"type":"books","id":"${book}","relationship":"author"},"data":{"type":"authors","id":${deep}}}`,
+        '/atomic:operations/0/data',
+      ],
+    ]
+    for (const [operation, pointer] of cases) {
+      const answer = await changesNothing(t, () =>
+        t.send('POST', '/api/v1/operations', {
+          body: `{"atomic:operations":[${operation}]}`,
+          headers: { 'content-type': ATOMIC, accept: ATOMIC },
+        }),
+      )
+      expect([answer.status, answer.json.errors[0].source.pointer]).toEqual([400, pointer])
+    }
+  })
+
   it('refuses an author named both by id and by lid with 409, and a lid used twice with 400', async () => {
     const existing = await t.create('authors', { name: 'Existing' })
     const both = {
