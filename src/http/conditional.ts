@@ -16,10 +16,17 @@ import { addVary, notModified, READ_CACHE_CONTROL, type ResponseSettings } from 
 export class WritePreconditions {
   /** Which header refused the write, once one has. */
   refusedBy: 'If-Match' | 'If-None-Match' | undefined
+  /**
+   * With If-Match required: the records a to-many write would take in that its relationship's tag
+   * does not cover (see forMembers), once it has refused them.
+   */
+  uncovered: readonly Id[] = []
 
   private constructor(
     private readonly match: '*' | readonly EntityTag[] | null,
     private readonly noneMatch: '*' | readonly EntityTag[] | null,
+    /** REQUIRE_IF_MATCH: every record the write changes must be covered by the tag sent. */
+    private readonly required: boolean,
   ) {}
 
   /**
@@ -34,6 +41,7 @@ export class WritePreconditions {
     return new WritePreconditions(
       match === null ? null : parseTags(match),
       noneMatch === null ? null : parseTags(noneMatch),
+      required,
     )
   }
 
@@ -42,9 +50,21 @@ export class WritePreconditions {
     return (current) => this.allows(recordState(resource, current))
   }
 
-  /** For a write to a to-many relationship: its current members. */
-  forMembers(): Expectation<readonly Id[]> {
-    return (members) => this.allows(linkageState(members))
+  /**
+   * For a write to a to-many relationship: its current members. The relationship's tag covers its
+   * members, whom a write may keep or let go; a record it takes in (`joining`, for an add or a
+   * replace) changes that record's own to-one, from another owner or none, which the tag does not
+   * cover. So where If-Match is required, such a write needs `*` (or the record's own PATCH with
+   * its own tag): otherwise it is refused, its records in `uncovered`.
+   */
+  forMembers(joining: readonly Id[] = []): Expectation<readonly Id[]> {
+    return (members) => {
+      if (!this.allows(linkageState(members))) return false
+      if (!this.required || this.match === '*') return true
+      const current = new Set(members)
+      this.uncovered = [...new Set(joining.filter((id) => !current.has(id)))]
+      return this.uncovered.length === 0
+    }
   }
 
   private allows(state: string): boolean {
@@ -89,6 +109,19 @@ export function preconditionFailed(
 /** "Book 1": the record a 412 is about. */
 export function recordName(resource: ResourceDescription, id: Id): string {
   return `${humanize(resource.singular)} ${id}`
+}
+
+/**
+ * The 428 of a to-many write, with If-Match required, that would take in records its relationship's
+ * tag does not cover (`uncovered`: see WritePreconditions.forMembers).
+ */
+export function joiningNotCovered(what: string, target: ResourceDescription, uncovered: readonly Id[]): JsonApiError {
+  const records = `${humanize(uncovered.length === 1 ? target.singular : target.type)} ${uncovered.join(', ')}`
+  return httpError(
+    428,
+    `This service requires If-Match on writes that change stored records, and the ETag of ${what.toLowerCase()} covers its members only: ${records.toLowerCase()} would join from elsewhere, changing ${uncovered.length === 1 ? 'its' : 'their'} own relationship. Send If-Match: * to write whatever is stored, or PATCH ${uncovered.length === 1 ? 'it' : 'each'} with ${uncovered.length === 1 ? 'its' : 'its own'} ETag`,
+    { header: 'If-Match' },
+  )
 }
 
 function ifMatchRequired(): JsonApiError {

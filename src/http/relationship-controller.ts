@@ -8,7 +8,7 @@ import type { ResourceRegistry } from '../resources/registry'
 import { refuseOrphaning, requiredToOne } from '../rules/write-rules'
 import type { Id, Linkage, Store, StoredRecord, ToManyChange } from '../store/store'
 import { documentOf } from './body-parser'
-import { preconditionFailed, recordName } from './conditional'
+import { joiningNotCovered, preconditionFailed, recordName } from './conditional'
 import { linkageState, recordState } from './etag'
 import type { HandlerInput, ResourceController } from './resource-controller'
 import { type ApiResponse, jsonApiResponse, stateResponse } from './responses'
@@ -133,9 +133,12 @@ export class RelationshipController {
     }
     const { ids, invalid } = parseToManyDocument(target, documentOf(body), this.maxIds)
     if (invalid.length > 0) throw relatedNotFound(target, invalid)
-    const result = await store.changeToMany(resource, recordId, name, ids, change, preconditions?.forMembers())
+    const joining = change === 'remove' ? [] : ids
+    const result = await store.changeToMany(resource, recordId, name, ids, change, preconditions?.forMembers(joining))
     if (result === 'stale') {
       const what = `The ${humanize(name).toLowerCase()} of ${recordName(resource, recordId).toLowerCase()}`
+      if (preconditions && preconditions.uncovered.length > 0)
+        throw joiningNotCovered(what, target, preconditions.uncovered)
       throw preconditionFailed(preconditions?.refusedBy, what, 'them')
     }
     if (result.status === 'not-found') throw recordNotFound()

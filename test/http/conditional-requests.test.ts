@@ -422,9 +422,9 @@ describe('REQUIRE_IF_MATCH=true', () => {
     }
     const shelf = `/api/v1/book_collections/${ids.collectionId}/relationships/books`
     const shelfTag = etagOf(await strict.get(shelf))
-    expect(
-      (await strict.request('POST', shelf, { body: members(other), headers: { 'if-match': shelfTag } })).status,
-    ).toBe(200)
+    expect((await strict.request('POST', shelf, { body: members(other), headers: { 'if-match': '*' } })).status).toBe(
+      200,
+    )
     for (const method of ['PATCH', 'DELETE']) {
       const answer = await changesNothing(strict, () =>
         strict.request(method, shelf, { body: members(ids.bookId), headers: { 'if-match': shelfTag } }),
@@ -433,35 +433,56 @@ describe('REQUIRE_IF_MATCH=true', () => {
     }
   })
 
-  it("writes a to-many relationship with its current tag (GET's, or the last write's), or with *", async () => {
-    const second = await strict.create('authors', { name: 'Second author' })
-    const path = `/api/v1/authors/${second}/relationships/books`
-    const moved = await strict.request('POST', path, {
-      body: members(ids.bookId),
-      headers: { 'if-match': etagOf(await strict.get(path)) },
+  it("lets a to-many relationship's current tag (GET's, or the last write's) keep or let go of its members", async () => {
+    const shelfPath = `/api/v1/book_collections/${ids.collectionId}/relationships/books`
+    const other = await strict.create('books', { name: 'Second book', author_id: Number(ids.authorId) })
+    const joined = await strict.request('POST', shelfPath, { body: members(other), headers: { 'if-match': '*' } })
+    expect(joined.status).toBe(200)
+    const kept = await strict.request('PATCH', shelfPath, {
+      body: members(other),
+      headers: { 'if-match': etagOf(joined) },
     })
-    expect(moved.status).toBe(200)
-    expect((await strict.stored('books'))[0]?.author_id).toBe(Number(second))
-    const shelf = await strict.create('book_collections', { name: 'New shelf' })
-    const shelfPath = `/api/v1/book_collections/${shelf}/relationships/books`
-    const added = await strict.request('POST', shelfPath, {
-      body: members(ids.bookId),
-      headers: { 'if-match': etagOf(await strict.get(shelfPath)) },
-    })
-    expect(added.status).toBe(200)
-    const replaced = await strict.request('PATCH', shelfPath, {
-      body: members(),
-      headers: { 'if-match': etagOf(added) },
-    })
-    expect(replaced.status).toBe(200)
-    const readded = await strict.request('POST', shelfPath, { body: members(ids.bookId), headers: { 'if-match': '*' } })
-    expect(readded.status).toBe(200)
+    expect(kept.status).toBe(200)
     const removed = await strict.request('DELETE', shelfPath, {
-      body: members(ids.bookId),
-      headers: { 'if-match': etagOf(readded) },
+      body: members(other),
+      headers: { 'if-match': etagOf(kept) },
     })
     expect(removed.status).toBe(200)
-    expect((await strict.stored('books'))[0]?.book_collection_id).toBeNull()
+    expect((await strict.stored('books')).find((book) => String(book.id) === other)?.book_collection_id).toBeNull()
+  })
+
+  it("answers 428 to a to-many write that takes a record in with the relationship's tag alone: the tag does not cover that record", async () => {
+    const second = await strict.create('authors', { name: 'Second author' })
+    const path = `/api/v1/authors/${second}/relationships/books`
+    // The issue's case: a book taken from its author, here with the new author's current tag.
+    const authorTag = etagOf(await strict.get(path))
+    const moved = await changesNothing(strict, () =>
+      strict.request('POST', path, { body: members(ids.bookId), headers: { 'if-match': authorTag } }),
+    )
+    expectOneError(moved, 428, { header: 'If-Match' })
+    expect(moved.json.errors[0].detail).toBe(
+      `This service requires If-Match on writes that change stored records, and the ETag of the books of author ${second} covers its members only: book ${ids.bookId} would join from elsewhere, changing its own relationship. Send If-Match: * to write whatever is stored, or PATCH it with its ETag`,
+    )
+    const shelf = await strict.create('book_collections', { name: 'New shelf' })
+    const shelfPath = `/api/v1/book_collections/${shelf}/relationships/books`
+    const shelfTag = etagOf(await strict.get(shelfPath))
+    for (const method of ['POST', 'PATCH']) {
+      const answer = await changesNothing(strict, () =>
+        strict.request(method, shelfPath, { body: members(ids.bookId), headers: { 'if-match': shelfTag } }),
+      )
+      expectOneError(answer, 428, { header: 'If-Match' })
+    }
+    // With *, or with the book's own tag on its own relationship, it joins.
+    expect(
+      (await strict.request('POST', path, { body: members(ids.bookId), headers: { 'if-match': '*' } })).status,
+    ).toBe(200)
+    expect((await strict.stored('books'))[0]?.author_id).toBe(Number(second))
+    const bookTag = etagOf(await strict.get(`/api/v1/books/${ids.bookId}`))
+    const set = await strict.request('PATCH', `/api/v1/books/${ids.bookId}/relationships/book_collection`, {
+      body: { data: { type: 'book_collections', id: shelf } },
+      headers: { 'if-match': bookTag },
+    })
+    expect(set.status).toBe(200)
   })
 
   it('writes with If-Match, * included', async () => {
