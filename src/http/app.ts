@@ -13,9 +13,9 @@ import { jsonApiBodyParser } from './body-parser'
 import { type CorsOrigins, cors } from './cors'
 import { docsPage, ViewerScript } from './docs-page'
 import { errorAnswers } from './error-handler'
-import { HEALTH_PATH, healthRoutes, READY_PATH } from './health'
+import { healthRoutes } from './health'
 import { DEFAULT_LONG_ANSWERS, type LongAnswerLimits, LongAnswers } from './long-answers'
-import { type DatabaseOperation, METRICS_PATH, ServiceMetrics } from './metrics'
+import { type DatabaseOperation, ServiceMetrics } from './metrics'
 import { acceptNegotiation } from './negotiation'
 import { operationsDocs } from './openapi'
 import { apiDocument } from './openapi-document'
@@ -148,16 +148,16 @@ export function createApp({
     },
   )
   const rateLimiter = rateLimit && rateLimit.perMinute > 0 ? new RateLimiter(rateLimit) : undefined
-  const operational = [HEALTH_PATH, READY_PATH, ...(metrics ? [METRICS_PATH] : [])]
-  const served = new RouteTable([...api.routes, ...operational.map((path) => ({ method: 'GET', path }))])
-  const errors = errorAnswers(logger, (path) => served.methods(path), limits.maxErrors)
-  // Every route, once all are in place: a request refused before routing is counted under its own.
+  // Every route, read once all are in place: a 405 names the methods of any path the app serves
+  // (the API's, the probes', /, /docs), and a request refused before routing is counted under its own.
   const app = new Elysia()
   let everyRoute: RouteTable | undefined
-  const routeOf = (method: string, path: string): string | undefined => {
+  const routes = (): RouteTable => {
     everyRoute ??= new RouteTable(app.routes)
-    return everyRoute.template(method, path)
+    return everyRoute
   }
+  const errors = errorAnswers(logger, (path) => routes().methods(path), limits.maxErrors)
+  const routeOf = (method: string, path: string): string | undefined => routes().template(method, path)
   const server = () => app.server
   app.use(requestLifecycle({ log, metrics, errors, stopping, routeOf, server })).use(securityHeaders)
   // Each only when set, so that a feature left off costs nothing per request. CORS answers

@@ -81,3 +81,19 @@ describe('GET /', () => {
     expect((await app.get('/', { authorization: `Bearer ${READER}x` })).status).toBe(401)
   })
 })
+
+describe('other methods on /, /docs and the OpenAPI document', () => {
+  it('answers 405 with Allow naming GET, as every path the app serves does, never 404', async () => {
+    const app = await open()
+    for (const [method, path] of [
+      ['POST', '/'],
+      ['DELETE', DOCS_PATH],
+      ['PUT', SPEC_PATH],
+    ] as const) {
+      const answer = await app.send(method, path, { headers: { accept: JSON_API } })
+      expect({ method, path, status: answer.status }).toEqual({ method, path, status: 405 })
+      expect(answer.headers.get('allow')).toContain('GET')
+      expect(answer.json.errors[0].status).toBe('405')
+    }
+  })
+})
