@@ -25,6 +25,8 @@ export interface Config extends RequestLimits {
   readonly databasePoolSize: number
   readonly databaseConnectTimeout: number
   readonly statementTimeoutMs: number
+  /** PostgreSQL: false sends no named prepared statements (behind PgBouncer in transaction pooling). */
+  readonly databasePreparedStatements: boolean
   readonly shutdownTimeout: number
   readonly readWorkers: number
   /** Processes that share the port (1: this process alone serves). */
@@ -132,6 +134,12 @@ const settings = {
     env: 'STATEMENT_TIMEOUT',
     fallback: '30000',
     help: 'PostgreSQL: milliseconds one statement may run before it is cancelled (503; 0: no limit)',
+  },
+  databasePreparedStatements: {
+    flag: '--database-prepared-statements',
+    env: 'DATABASE_PREPARED_STATEMENTS',
+    fallback: 'true',
+    help: 'PostgreSQL: false sends no named prepared statements, for PgBouncer in transaction pooling (docs/postgres.md)',
   },
   readWorkers: {
     flag: '--read-workers',
@@ -329,6 +337,10 @@ export function parseConfig(
     600,
   )
   const statementTimeoutMs = integer(settings.statementTimeoutMs.env, read(settings.statementTimeoutMs), 0, 3_600_000)
+  const databasePreparedStatements = boolean(
+    settings.databasePreparedStatements.env,
+    read(settings.databasePreparedStatements),
+  )
   const shutdownTimeout = integer(settings.shutdownTimeout.env, read(settings.shutdownTimeout), 0, 3600)
   const workersValue = read(settings.workers)
   const workers = workersValue === 'auto' ? Math.min(availableParallelism(), 64) : Number(workersValue)
@@ -382,6 +394,7 @@ export function parseConfig(
     databasePoolSize,
     databaseConnectTimeout,
     statementTimeoutMs,
+    databasePreparedStatements,
     shutdownTimeout,
     readWorkers,
     workers,
@@ -414,6 +427,7 @@ export type StoreSettings = Pick<
   | 'databasePoolSize'
   | 'databaseConnectTimeout'
   | 'statementTimeoutMs'
+  | 'databasePreparedStatements'
 >
 
 /** The store settings' flags without their leading dashes, as a command's parser takes them. */
@@ -424,6 +438,7 @@ export const storeSettingFlags = {
   'database-pool-size': 'databasePoolSize',
   'database-connect-timeout': 'databaseConnectTimeout',
   'statement-timeout': 'statementTimeoutMs',
+  'database-prepared-statements': 'databasePreparedStatements',
 } as const satisfies Record<string, keyof StoreSettings>
 
 /**
@@ -447,7 +462,18 @@ export function parseStoreSettings(
     databasePoolSize: integer(settings.databasePoolSize.env, read('databasePoolSize'), 1, 1000),
     databaseConnectTimeout: integer(settings.databaseConnectTimeout.env, read('databaseConnectTimeout'), 1, 600),
     statementTimeoutMs: integer(settings.statementTimeoutMs.env, read('statementTimeoutMs'), 0, 3_600_000),
+    databasePreparedStatements: boolean(settings.databasePreparedStatements.env, read('databasePreparedStatements')),
   }
+}
+
+/**
+ * A setting's line in a command's --help, its flag in the column of the command's own options (a
+ * flag too long for it on a line of its own), then its variable, help and default.
+ */
+function commandHelpLine(s: Setting): string {
+  const flag = `${s.flag} <value>`
+  const rest = `${s.env.padEnd(30)}${s.help} (default ${s.fallback})`
+  return flag.length <= 34 ? `  ${flag.padEnd(36)}${rest}` : `  ${flag}\n  ${''.padEnd(36)}${rest}`
 }
 
 /** The help lines of the database settings, for the --help of a command that takes them. */
@@ -458,8 +484,9 @@ export const storeSettingsHelp = [
   { ...settings.databasePoolSize, help: 'PostgreSQL: most connections the command opens' },
   { ...settings.databaseConnectTimeout, help: 'PostgreSQL: seconds to wait for a connection' },
   { ...settings.statementTimeoutMs, help: 'PostgreSQL: milliseconds one statement may run (0: no limit)' },
+  { ...settings.databasePreparedStatements, help: 'PostgreSQL: false sends no named prepared statements (PgBouncer)' },
 ]
-  .map((s) => `  ${`${s.flag} <value>`.padEnd(36)}${s.env.padEnd(26)}${s.help} (default ${s.fallback})`)
+  .map(commandHelpLine)
   .join('\n')
 
 /** Where the service listens, read as the service reads it: for a command that asks the running service. */
@@ -474,6 +501,4 @@ export function parseAddressSettings(
 }
 
 /** The help lines of the address settings, for the --help of a command that takes them. */
-export const addressSettingsHelp = [settings.host, settings.port]
-  .map((s) => `  ${`${s.flag} <value>`.padEnd(36)}${s.env.padEnd(26)}${s.help} (default ${s.fallback})`)
-  .join('\n')
+export const addressSettingsHelp = [settings.host, settings.port].map(commandHelpLine).join('\n')

@@ -147,7 +147,10 @@ async function runImport(argv: readonly string[], env: Readonly<Record<string, s
   const where = shownDatabaseUrl(settings.databaseUrl)
   const refused = refusedToCommands(settings.database, settings.databaseUrl)
   if (refused !== null) throw new UsageError(refused)
-  const present = await holdsCatalogue(settings.database, settings.databaseConnectTimeout).catch((error: Error) => {
+  const present = await holdsCatalogue(settings.database, {
+    connectTimeoutSeconds: settings.databaseConnectTimeout,
+    preparedStatements: settings.databasePreparedStatements,
+  }).catch((error: Error) => {
     throw new UsageError(`cannot open the database at ${where}: ${error.message}`)
   })
   if (!present && !dryRun && values.create !== true) {

@@ -27,6 +27,7 @@ export async function openCommandStore(
       poolSize: settings.databasePoolSize,
       connectTimeoutSeconds: settings.databaseConnectTimeout,
       statementTimeoutMs: settings.statementTimeoutMs,
+      preparedStatements: settings.databasePreparedStatements,
       migrate: options.migrate,
       onMigration: options.onMigration,
     })

@@ -125,6 +125,7 @@ export async function runSupervisor(
     poolSize: 1,
     connectTimeoutSeconds: config.databaseConnectTimeout,
     statementTimeoutMs: config.statementTimeoutMs,
+    preparedStatements: config.databasePreparedStatements,
     newGeneration: true,
     durability: config.durability,
     // On SQLite this process commits every worker's writes (below): checkpoints go to a thread.

@@ -94,7 +94,10 @@ export function refusedToCommands(
  * an empty file), a PostgreSQL database without the catalogue's tables, holds none. A PostgreSQL
  * database that does not exist at all cannot be opened: that rejects, as any connection failure.
  */
-export async function holdsCatalogue(location: DatabaseLocation, connectTimeoutSeconds = 10): Promise<boolean> {
+export async function holdsCatalogue(
+  location: DatabaseLocation,
+  options: { readonly connectTimeoutSeconds?: number; readonly preparedStatements?: boolean } = {},
+): Promise<boolean> {
   if (location.kind === 'sqlite') {
     if (location.path === ':memory:' || !existsSync(location.path)) return false
     const db = new Database(location.path, { readonly: true })
@@ -104,7 +107,11 @@ export async function holdsCatalogue(location: DatabaseLocation, connectTimeoutS
       db.close()
     }
   }
-  const sql = new SQL(location.url, { max: 1, connectionTimeout: connectTimeoutSeconds })
+  const sql = new SQL(location.url, {
+    max: 1,
+    connectionTimeout: options.connectTimeoutSeconds ?? 10,
+    prepare: options.preparedStatements ?? true,
+  })
   try {
     return (await postgresSchemaVersion(sql)) > 0
   } finally {
@@ -128,6 +135,8 @@ export interface StoreOptions {
   readonly connectTimeoutSeconds?: number
   /** PostgreSQL: milliseconds a statement may run (0: no limit). */
   readonly statementTimeoutMs?: number
+  /** PostgreSQL: false sends no named prepared statements (PgBouncer in transaction pooling). */
+  readonly preparedStatements?: boolean
   /**
    * This opening is a start of the service (one process, or a --workers supervisor), not a worker
    * or an operator's command: it draws a new generation for version(), so that a database put back
@@ -179,6 +188,7 @@ export async function openStore(
         poolSize: options.poolSize,
         connectTimeoutSeconds: options.connectTimeoutSeconds,
         statementTimeoutMs: options.statementTimeoutMs,
+        preparedStatements: options.preparedStatements,
         newGeneration: options.newGeneration,
         migrate: options.migrate,
         onMigration: options.onMigration,

@@ -17,8 +17,11 @@ const tables = {
  * one per book, each batch one transaction on a connection the import holds for itself.
  *
  * Ids found by name are kept for one batch only (between two batches the service may delete an
- * author). A dry run records what it would create in temporary tables of its connection, so that a
- * name or a book met again in a later batch counts once, as in a real import.
+ * author). A dry run records what it would create in temporary tables, so that a name or a book
+ * met again in a later batch counts once, as in a real import. It runs in one transaction from
+ * its first batch to close(), rolled back there: its temporary tables live in that transaction,
+ * which keeps one server connection even behind a pooler in transaction mode (PgBouncer), where a
+ * session's tables would stay on whichever connection the next batch did not get.
  */
 export class PostgresBookImport {
   private prepared: Promise<void> | null = null
@@ -33,20 +36,21 @@ export class PostgresBookImport {
       ? (async () => {
           // Collection '' stands for none: no collection can have that name.
           await this.connection.unsafe(`
-            CREATE TEMP TABLE dry_import_authors (name text COLLATE "C" PRIMARY KEY);
-            CREATE TEMP TABLE dry_import_collections (name text COLLATE "C" PRIMARY KEY);
+            BEGIN;
+            CREATE TEMP TABLE dry_import_authors (name text COLLATE "C" PRIMARY KEY) ON COMMIT DROP;
+            CREATE TEMP TABLE dry_import_collections (name text COLLATE "C" PRIMARY KEY) ON COMMIT DROP;
             CREATE TEMP TABLE dry_import_books (title text COLLATE "C", author text COLLATE "C",
-              collection text COLLATE "C", PRIMARY KEY (title, author, collection));
+              collection text COLLATE "C", PRIMARY KEY (title, author, collection)) ON COMMIT DROP;
           `)
         })()
       : Promise.resolve()
     return this.prepared
   }
 
-  /** Adds a batch in one transaction. */
+  /** Adds a batch in one transaction (a dry run's, in the one transaction of the whole run). */
   async add(batch: readonly NamedBook[]): Promise<ImportCounts> {
     await this.prepare()
-    return this.connection.begin((tx) => this.addIn(tx, batch))
+    return this.dryRun ? this.addIn(this.connection, batch) : this.connection.begin((tx) => this.addIn(tx, batch))
   }
 
   /**
@@ -160,14 +164,10 @@ export class PostgresBookImport {
     return counts
   }
 
-  /** Drops a dry run's temporary tables and gives the connection back to the pool. */
+  /** Ends a dry run's transaction, its temporary tables with it, and gives the connection back to the pool. */
   async close(): Promise<void> {
     try {
-      if (this.dryRun && this.prepared) {
-        await this.connection.unsafe(
-          'DROP TABLE IF EXISTS pg_temp.dry_import_authors, pg_temp.dry_import_collections, pg_temp.dry_import_books',
-        )
-      }
+      if (this.dryRun && this.prepared) await this.connection.unsafe('ROLLBACK')
     } finally {
       this.connection.release()
     }

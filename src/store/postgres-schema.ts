@@ -1,4 +1,4 @@
-import type { SQL } from 'bun'
+import type { SQL, TransactionSQL } from 'bun'
 import { type ResourceRegistry, searchOf } from '../resources/registry'
 import { Table } from './sqlite-table'
 
@@ -11,6 +11,17 @@ import { Table } from './sqlite-table'
  * Returns the first mismatch as a sentence, or null.
  */
 export async function postgresSchemaMismatch(sql: SQL, registry: ResourceRegistry): Promise<string | null> {
+  // One transaction: one snapshot of the catalogs, and no STATEMENT_TIMEOUT (the start is not held
+  // to it) even behind a pooler in transaction mode, which keeps no setting of a session (PgBouncer).
+  const [columns, triggers, indexes] = await sql.begin(async (tx) => {
+    await tx`SET LOCAL statement_timeout = 0`
+    return catalogued(tx)
+  })
+  return mismatchOf(registry, columns, triggers, indexes)
+}
+
+/** What the check reads: the schema's columns, its enabled triggers, and the columns its search indexes cover. */
+async function catalogued(sql: TransactionSQL): Promise<[unknown[], unknown[], unknown[]]> {
   const columns = await sql`
     SELECT table_name::text AS table_name, column_name::text AS column_name FROM information_schema.columns
       WHERE table_schema = current_schema()`
@@ -22,7 +33,7 @@ export async function postgresSchemaMismatch(sql: SQL, registry: ResourceRegistr
   // The columns that an expression index of search_vector() covers, from the catalogs alone: the
   // dependencies PostgreSQL records for an expression index (on the column, on the function).
   // pg_get_indexdef() would wait for a lock that an operator's LOCK TABLE holds, and this runs at
-  // start on a connection without STATEMENT_TIMEOUT.
+  // start without STATEMENT_TIMEOUT.
   const indexes = await sql`
     SELECT t.relname::text AS table_name, a.attname::text AS column_name
       FROM pg_index x
@@ -37,6 +48,15 @@ export async function postgresSchemaMismatch(sql: SQL, registry: ResourceRegistr
             WHERE f.classid = 'pg_class'::regclass AND f.objid = x.indexrelid
               AND f.refclassid = 'pg_proc'::regclass AND p.proname = 'search_vector'
         )`
+  return [columns, triggers, indexes]
+}
+
+function mismatchOf(
+  registry: ResourceRegistry,
+  columns: unknown[],
+  triggers: unknown[],
+  indexes: unknown[],
+): string | null {
   const columnsOf = new Map<string, Set<string>>()
   for (const { table_name, column_name } of columns as { table_name: string; column_name: string }[]) {
     const set = columnsOf.get(table_name) ?? new Set<string>()

@@ -16,6 +16,7 @@ import {
 } from './postgres-migrations'
 import { PostgresReader, type Queryable } from './postgres-reader'
 import { postgresSchemaMismatch } from './postgres-schema'
+import { statementTimeoutMismatch } from './postgres-timeout'
 import { PostgresWrites } from './postgres-writes'
 import type { Row } from './sqlite-table'
 import type {
@@ -48,6 +49,8 @@ export interface PostgresOptions {
   readonly connectTimeoutSeconds?: number
   /** Milliseconds one statement may run before the server cancels it (0: no limit). */
   readonly statementTimeoutMs?: number
+  /** false: no named prepared statements, which a pooler in transaction mode (PgBouncer) mixes up between clients. */
+  readonly preparedStatements?: boolean
   readonly migrations?: readonly PostgresMigration[]
   /** A start of the service: draw a new generation for version() (StoreOptions.newGeneration in open.ts). */
   readonly newGeneration?: boolean
@@ -56,6 +59,9 @@ export interface PostgresOptions {
   /** Told of each migration applied (StoreOptions.onMigration). */
   readonly onMigration?: (migration: PostgresMigration) => void
 }
+
+/** STATEMENT_TIMEOUT's default (src/config.ts), for a store opened without one. */
+const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000
 
 /**
  * How the store sets up Bun's client; test/store/postgres-client.test.ts holds the client so set
@@ -68,7 +74,9 @@ export function postgresClientOptions(options: PostgresOptions = {}): SQL.Postgr
     // A connection to a server gone away is dropped, and a new one opened on the next query:
     // the store recovers by itself when the database is back.
     idleTimeout: 60,
-    connection: { statement_timeout: options.statementTimeoutMs ?? 30_000 },
+    connection: { statement_timeout: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS },
+    // Off, each query is parsed anew as the unnamed statement, which lives within its own round trip.
+    prepare: options.preparedStatements ?? true,
   }
 }
 
@@ -98,11 +106,18 @@ export class PostgresStore implements Store {
     const migrations = options.migrations ?? postgresMigrations
     // The start runs on a connection of its own without STATEMENT_TIMEOUT, which is for requests:
     // waiting for another instance's migration or building an index may take longer, and even the
-    // BEGIN that would turn the timeout off could be cut by a very short one.
+    // BEGIN that would turn the timeout off could be cut by a very short one. (Behind PgBouncer,
+    // which drops the parameter, the migrations and the schema check turn it off with SET LOCAL.)
     const starting = new SQL(url, { ...postgresClientOptions(options), max: 1, connection: { statement_timeout: 0 } })
     const latest = migrations.at(-1)?.version ?? 0
     let mismatch: string | null
     try {
+      // Not a fault of the database either: the timeout would not hold (behind a pooler).
+      const unheld = await statementTimeoutMismatch(
+        starting,
+        options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
+      )
+      if (unheld !== null) throw new Error(unheld)
       if (options.migrate === false) {
         const current = await postgresSchemaVersion(starting)
         mismatch = current === latest ? null : unmigrated(current, latest)

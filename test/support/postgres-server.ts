@@ -70,7 +70,7 @@ function run(command: string[], what: string): void {
 }
 
 /** A port nothing listens on now. */
-function freePort(): number {
+export function freePort(): number {
   const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
   const { port } = probe
   probe.stop(true)

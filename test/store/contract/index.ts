@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe } from 'bun:test'
 import type { Store } from '../../../src/store/store'
 import type { ContractContext, OpenStore } from './context'
 import { describeCopyContract } from './copies'
+import { describeImportContract } from './imports'
 import { describeListContract } from './lists'
 import { describeRecordContract } from './records'
 import { describeWriteContract } from './writes'
@@ -34,5 +35,6 @@ export function describeStoreContract(name: string, openStore: OpenStore): void 
     describeListContract(context)
     describeWriteContract(context)
     describeCopyContract(context)
+    describeImportContract(context)
   })
 }
