@@ -17,5 +17,5 @@ export async function statementTimeoutMismatch(starting: SQL, expectedMs: number
   if (row?.source === 'client') return null
   const actual = Number(row?.setting)
   if (actual === expectedMs) return null
-  return `STATEMENT_TIMEOUT is ${expectedMs} ms, but the database's connections run with statement_timeout ${actual} ms: a pooler such as PgBouncer does not pass on the value the service sends at connection. Set it on the server, ALTER ROLE ${row?.role} IN DATABASE ${row?.database} SET statement_timeout = ${expectedMs}, or give STATEMENT_TIMEOUT=${actual} (docs/postgres.md, "Behind PgBouncer")`
+  return `STATEMENT_TIMEOUT is ${expectedMs} ms, but the database's connections run with statement_timeout ${actual} ms: a pooler such as PgBouncer does not pass on the value the service sends at connection. Set it on the server, ALTER ROLE ${row?.role} IN DATABASE ${row?.database} SET statement_timeout = ${expectedMs}, then RECONNECT on PgBouncer's console (its server connections keep the value they started with); or give STATEMENT_TIMEOUT=${actual} (docs/postgres.md, "Behind PgBouncer")`
 }

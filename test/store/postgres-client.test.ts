@@ -1,6 +1,7 @@
 import { expect, setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
 import { postgresClientOptions } from '../../src/store/postgres'
+import { describeWithPgBouncer, type PgBouncer, startPgBouncer } from '../support/pgbouncer'
 import { afterAll, beforeAll, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 import { withTimeout } from '../support/process'
 
@@ -22,9 +23,9 @@ const database = `t_${Bun.randomUUIDv7().replaceAll('-', '_')}`
 let url: string
 const clients: SQL[] = []
 
-/** A client as the store opens one, with a pool of `max` connections. */
-function client(max: number): SQL {
-  const sql = new SQL(url, postgresClientOptions({ poolSize: max }))
+/** A client as the store opens one, with a pool of `max` connections (on `at`, else the database). */
+function client(max: number, options: { at?: string; preparedStatements?: boolean } = {}): SQL {
+  const sql = new SQL(options.at ?? url, postgresClientOptions({ poolSize: max, ...options }))
   clients.push(sql)
   return sql
 }
@@ -228,4 +229,56 @@ describe("Bun's PostgreSQL client, as the store sets it up", () => {
     const rows = await sql`SELECT id FROM parents WHERE id IN (100, 101) ORDER BY id`
     expect(plain(rows)).toEqual([{ id: 101 }])
   }, 30_000)
+})
+
+// The same client behind PgBouncer in transaction pooling mode (docs/postgres.md, "Behind PgBouncer"),
+// whose two server connections its clients share and take in turn.
+describeWithPgBouncer("Bun's PostgreSQL client through PgBouncer (transaction pooling)", () => {
+  let bouncer: PgBouncer
+  beforeAll(async () => {
+    bouncer = await startPgBouncer(SERVER, { poolSize: 2 })
+    await bouncer.fill(database)
+  })
+  afterAll(async () => {
+    await bouncer.stop()
+  })
+
+  /** 250 queries of the mix at once, on two clients of 3 connections each: those that failed and those answered wrong. */
+  async function mixed(preparedStatements: boolean): Promise<{ failed: string[]; wrong: number }> {
+    const clients = [0, 1].map(() => client(3, { at: bouncer.url(database), preparedStatements }))
+    const probes = Array.from({ length: 250 }, (_, i) => probe(clients[i % 2] as SQL, i))
+    const failed: string[] = []
+    let wrong = 0
+    await withTimeout(
+      Promise.all(
+        probes.map((p) =>
+          p.run().then(
+            (rows) => {
+              if (!Bun.deepEquals(plain(rows), p.expected)) wrong++
+            },
+            (error: Error) => {
+              failed.push(error.message)
+            },
+          ),
+        ),
+      ),
+      '250 queries through PgBouncer',
+      20_000,
+    )
+    for (const sql of clients) await sql.close()
+    return { failed, wrong }
+  }
+
+  it('with prepared statements off (DATABASE_PREPARED_STATEMENTS=false), answers 250 interleaved queries of two clients each with its own rows', async () => {
+    for (let round = 0; round < 3; round++)
+      expect({ round, ...(await mixed(false)) }).toEqual({ round, failed: [], wrong: 0 })
+  })
+
+  it("with them on, the store's default, fails: a client's named statement is missing on the server connection its next query gets, or is another client's", async () => {
+    const { failed, wrong } = await mixed(true)
+    expect(failed.length + wrong).toBeGreaterThan(0)
+    expect(failed.some((message) => /prepared statement "\w+" (does not exist|already exists)/.test(message))).toBe(
+      true,
+    )
+  })
 })

@@ -57,6 +57,8 @@ export interface PgBouncer {
    * them, and min_pool_size fills slowly): from then on, consecutive transactions take them in turn.
    */
   fill(database: string): Promise<void>
+  /** Runs `command` on PgBouncer's console (RECONNECT, SHOW POOLS...) and returns its rows. */
+  console(command: string): Promise<Record<string, unknown>[]>
   /** Its log so far (connections, errors), for a failing test's message. */
   log(): string
   stop(): Promise<void>
@@ -116,6 +118,7 @@ default_pool_size = ${options.poolSize ?? 2}
 server_round_robin = 1
 max_client_conn = 1000
 ignore_startup_parameters = statement_timeout
+admin_users = ${server.username || 'postgres'}
 logfile = ${logfile}
 `,
   )
@@ -165,6 +168,15 @@ logfile = ${logfile}
       try {
         // Each holds a server connection until all have one.
         await Promise.all(Array.from({ length: poolSize }, () => sql`SELECT pg_sleep(0.05)`))
+      } finally {
+        await sql.close()
+      }
+    },
+    console: async (command) => {
+      const sql = new SQL(url('pgbouncer'), { max: 1, prepare: false })
+      try {
+        // The console takes the simple protocol only: a statement without parameters.
+        return (await sql.unsafe(command).simple()) as Record<string, unknown>[]
       } finally {
         await sql.close()
       }
