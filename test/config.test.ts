@@ -593,4 +593,19 @@ describe('parseConfig PostgreSQL settings', () => {
   it('refuses a pool of 0 connections', () => {
     expect(errorOf([], { DATABASE_POOL_SIZE: '0' }).message).toContain('DATABASE_POOL_SIZE')
   })
+
+  it('use prepared statements unless DATABASE_PREPARED_STATEMENTS or its flag is false (PgBouncer)', () => {
+    expect(configOf([], {}).databasePreparedStatements).toBe(true)
+    expect(configOf([], { DATABASE_PREPARED_STATEMENTS: 'false' }).databasePreparedStatements).toBe(false)
+    expect(
+      configOf(['--database-prepared-statements', 'false'], { DATABASE_PREPARED_STATEMENTS: 'true' })
+        .databasePreparedStatements,
+    ).toBe(false)
+    expect(errorOf([], { DATABASE_PREPARED_STATEMENTS: 'off' }).message).toBe(
+      'DATABASE_PREPARED_STATEMENTS must be true or false (got "off")',
+    )
+    const line = helpText.split('\n').find((l) => l.includes('--database-prepared-statements')) ?? ''
+    expect(line).toContain('DATABASE_PREPARED_STATEMENTS')
+    expect(line).toContain('(default true)')
+  })
 })

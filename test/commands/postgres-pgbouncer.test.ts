@@ -198,6 +198,27 @@ describeWithPgBouncer('the service through PgBouncer (transaction pooling)', () 
     }
   })
 
+  it('answers 503 with Retry-After while PgBouncer holds its queries longer than query_wait_timeout, and 200 again once it lets them through', async () => {
+    const name = await newDatabase()
+    // A PgBouncer of its own: under the other tests' load a query may wait that long for its turn.
+    const waiting = await startPgBouncer(SERVER, { poolSize: 2, settings: { query_wait_timeout: '2' } })
+    try {
+      const service = await startService({ ...through(name), DATABASE_URL: waiting.url(name) })
+      expect((await send(service.api, 'GET', '/authors')).status).toBe(200)
+      // PAUSE: what PgBouncer does while it cannot reach the server, the queries wait for a connection.
+      await waiting.console(`PAUSE ${name}`)
+      const held = await send(service.api, 'GET', '/authors')
+      expect({ status: held.status, retryAfter: held.headers.get('retry-after') }).toEqual({
+        status: 503,
+        retryAfter: '5',
+      })
+      await waiting.console(`RESUME ${name}`)
+      expect((await send(service.api, 'GET', '/authors')).status).toBe(200)
+    } finally {
+      await waiting.stop()
+    }
+  })
+
   it('refuses to start when its connections would not run with STATEMENT_TIMEOUT, saying what to set; starts once it is set', async () => {
     const name = await newDatabase(null)
     const refused = spawnChild(['bun', 'src/cli.ts'], join(import.meta.dir, '..', '..'), {
@@ -252,8 +273,11 @@ describeWithPgBouncer('the service through PgBouncer (transaction pooling)', () 
     expect(dryCounts).toBeDefined()
     expect(dryCounts).toEqual(realCounts)
 
+    // The setting as a flag this time.
     const exported = join(dir, 'catalogue.jsonl')
-    expect((await runCli(['export', exported], { env, timeoutMs: 30_000 })).code).toBe(0)
+    const { DATABASE_PREPARED_STATEMENTS: _, ...withoutVariable } = env
+    const flag = ['--database-prepared-statements', 'false']
+    expect((await runCli(['export', ...flag, exported], { env: withoutVariable, timeoutMs: 30_000 })).code).toBe(0)
     const text = readFileSync(exported, 'utf8')
     const direct = join(dir, 'direct.jsonl')
     expect(

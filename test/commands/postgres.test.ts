@@ -110,6 +110,7 @@ describe('catalogue import, export and migrate: the pool and timeout settings', 
       'DATABASE_CONNECT_TIMEOUT must be an integer from 1 to 600 (got "soon")',
     ],
     [['--statement-timeout=-1'], {}, 'STATEMENT_TIMEOUT must be an integer from 0 to 3600000 (got "-1")'],
+    [['--database-prepared-statements', 'no'], {}, 'DATABASE_PREPARED_STATEMENTS must be true or false (got "no")'],
   ])('refuses a bad setting (%p %p) with exit 2 and says which', async (flags, env, message) => {
     for (const command of ['migrate', 'export', 'import']) {
       const args = command === 'import' ? [command, ...flags, 'books.csv'] : [command, ...flags]

@@ -80,7 +80,7 @@ function quoted(value: string): string {
  */
 export async function startPgBouncer(
   serverUrl: string,
-  options: { readonly poolSize?: number } = {},
+  options: { readonly poolSize?: number; readonly settings?: Readonly<Record<string, string>> } = {},
 ): Promise<PgBouncer> {
   if (PGBOUNCER === null) throw new Error('pgbouncer is not installed')
   const server = new URL(serverUrl)
@@ -120,7 +120,9 @@ max_client_conn = 1000
 ignore_startup_parameters = statement_timeout
 admin_users = ${server.username || 'postgres'}
 logfile = ${logfile}
-`,
+${Object.entries(options.settings ?? {})
+  .map(([name, value]) => `${name} = ${value}\n`)
+  .join('')}`,
   )
   const proc: Subprocess = Bun.spawn([PGBOUNCER, ...(asRoot ? ['-u', 'postgres'] : []), join(dir, 'pgbouncer.ini')], {
     stdin: 'ignore',
