@@ -64,9 +64,9 @@ export interface PgBouncer {
   stop(): Promise<void>
 }
 
-/** A value of PgBouncer's connection strings, quoted. */
+/** A value of PgBouncer's connection strings, quoted: a quote in it doubled. */
 function quoted(value: string): string {
-  return `'${value.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`
+  return `'${value.replaceAll("'", "''")}'`
 }
 
 /**
