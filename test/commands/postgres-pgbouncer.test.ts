@@ -247,6 +247,22 @@ describeWithPgBouncer('the service through PgBouncer (transaction pooling)', () 
     expect((await send(service.api, 'GET', '/authors')).status).toBe(200)
   })
 
+  it("stops the start with exit 2 and PgBouncer's reason when its ignore_startup_parameters lacks statement_timeout", async () => {
+    const name = await newDatabase()
+    const strict = await startPgBouncer(SERVER, { settings: { ignore_startup_parameters: 'extra_float_digits' } })
+    try {
+      const run = await runCli([], {
+        env: { PORT: '0', HOST: '127.0.0.1', ...through(name), DATABASE_URL: strict.url(name) },
+      })
+      expect({ code: run.code, stderr: run.stderr }).toEqual({
+        code: 2,
+        stderr: `catalogue: cannot open the database at ${strict.url(name)}: unsupported startup parameter: statement_timeout\n`,
+      })
+    } finally {
+      await strict.stop()
+    }
+  })
+
   it('runs the operator commands through it: migrate, import (a dry run, then for real, batch after batch), export, and a restore of the export (a dry run, then for real)', async () => {
     const source = await newDatabase()
     await bouncer.fill(source)
