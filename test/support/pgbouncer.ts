@@ -1,5 +1,5 @@
 import * as bunTest from 'bun:test'
-import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
 import { SQL, type Subprocess } from 'bun'
@@ -84,7 +84,8 @@ export async function startPgBouncer(
 ): Promise<PgBouncer> {
   if (PGBOUNCER === null) throw new Error('pgbouncer is not installed')
   const server = new URL(serverUrl)
-  const dir = mkdtempSync(join(tmpdir(), 'catalogue-test-pgbouncer-'))
+  removeLeftBouncers()
+  const dir = mkdtempSync(join(tmpdir(), `${PREFIX}${process.pid}-`))
   // PgBouncer refuses to run as root: a root test run has it switch to the postgres user.
   const asRoot = userInfo().uid === 0
   const postgresUser = asRoot
@@ -129,17 +130,14 @@ ${Object.entries(options.settings ?? {})
     stdout: 'ignore',
     stderr: 'ignore',
   })
-  const stopNow = () => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL')
-  }
-  process.once('exit', stopNow)
+  // For a later run, should this one end without stop() (killed, or a test that never calls it).
+  writeFileSync(join(dir, 'started.pid'), String(proc.pid))
   const log = () => (existsSync(logfile) ? readFileSync(logfile, 'utf8') : '')
   const stop = async () => {
-    process.off('exit', stopNow)
     // SIGTERM: PgBouncer's immediate shutdown.
     if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM')
     await Promise.race([proc.exited, Bun.sleep(5_000)])
-    stopNow()
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL')
     rmSync(dir, { recursive: true, force: true })
   }
   const deadline = Date.now() + WAIT_MS
@@ -185,6 +183,37 @@ ${Object.entries(options.settings ?? {})
     },
     log,
     stop,
+  }
+}
+
+/** The folders of the PgBouncers started here: this prefix, the test process's id, a dash. */
+const PREFIX = 'catalogue-test-pgbouncer-'
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Stops the PgBouncers of test runs that ended without stopping theirs (Bun runs no exit hook of a
+ * test file, and a child outlives a killed parent), and removes their folders.
+ */
+function removeLeftBouncers(): void {
+  for (const name of readdirSync(tmpdir())) {
+    const owner = Number(new RegExp(`^${PREFIX}(\\d+)-`).exec(name)?.[1])
+    if (!Number.isInteger(owner) || owner === process.pid || isRunning(owner)) continue
+    const dir = join(tmpdir(), name)
+    const started = join(dir, 'started.pid')
+    const pid = existsSync(started) ? Number(readFileSync(started, 'utf8')) : Number.NaN
+    // Only that pgbouncer: its command line names this folder's configuration.
+    const command =
+      Number.isInteger(pid) && existsSync(`/proc/${pid}/cmdline`) ? readFileSync(`/proc/${pid}/cmdline`, 'utf8') : ''
+    if (command.includes(join(dir, 'pgbouncer.ini'))) process.kill(pid, 'SIGKILL')
+    rmSync(dir, { recursive: true, force: true })
   }
 }
 
