@@ -21,18 +21,22 @@ afterAll(async () => {
 // Each contract test gets a database of its own, empty, so that ids start from 1 as the contract says.
 // (Within the describe of postgres-tests.ts: registered only when there is a PostgreSQL to run on.)
 describe('PostgreSQL', () =>
-  describeStoreContract('PostgresStore', async () => {
-    const name = `t_${Bun.randomUUIDv7().replaceAll('-', '_')}`
-    await admin.unsafe(`CREATE DATABASE ${name}`)
-    created.push(name)
-    const url = new URL(SERVER)
-    url.pathname = `/${name}`
-    const store = await PostgresStore.open(url.toString(), resources, { poolSize: 4 })
-    return {
-      store,
-      cleanup: async () => {
-        await store.close()
-        await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      },
-    }
-  }))
+  describeStoreContract(
+    'PostgresStore',
+    async () => {
+      const name = `t_${Bun.randomUUIDv7().replaceAll('-', '_')}`
+      await admin.unsafe(`CREATE DATABASE ${name}`)
+      created.push(name)
+      const url = new URL(SERVER)
+      url.pathname = `/${name}`
+      const store = await PostgresStore.open(url.toString(), resources, { poolSize: 4 })
+      return {
+        store,
+        cleanup: async () => {
+          await store.close()
+          await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+        },
+      }
+    },
+    { gaplessIds: false },
+  ))
