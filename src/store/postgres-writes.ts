@@ -4,7 +4,7 @@ import type { ResourceRegistry } from '../resources/registry'
 import { AtomicAbort, runAtomicAsync, type TransactionWriter } from './atomic'
 import { sqlState, storeError } from './postgres-faults'
 import type { PostgresReader, Queryable } from './postgres-reader'
-import { PostgresWriteStatements, type WriteStatement } from './postgres-write-statements'
+import { PostgresWriteStatements } from './postgres-write-statements'
 import { quote } from './sqlite-table'
 import type {
   AtomicOperation,
@@ -49,7 +49,7 @@ export class PostgresWrites {
 
   /** One statement, one round trip: the id from the table's identity sequence, no lock of its own. */
   create(resource: ResourceDescription, input: RecordInput): Promise<WriteResult> {
-    return this.retrying(() => this.run(this.sql, this.statements.create(resource, input)))
+    return this.retrying(() => this.statements.create(this.sql, resource, input))
   }
 
   update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null>
@@ -65,15 +65,14 @@ export class PostgresWrites {
     input: RecordInput,
     expect?: Expectation<StoredRecord>,
   ): Promise<WriteResult | null | Stale> {
-    const statement = this.statements.update(resource, id, input)
-    if (!expect) return this.retrying(() => this.run(this.sql, statement))
+    if (!expect) return this.retrying(() => this.statements.update(this.sql, resource, id, input))
     return this.write(async (tx) => {
       // Locked as the UPDATE would lock it: of two conditional writers expecting the same state,
       // the second sees the first's.
       const current = await this.reader.find(tx, resource.type, id, ' FOR NO KEY UPDATE')
       if (!current) return null
       if (!expect(current)) return 'stale'
-      return this.run(tx, statement)
+      return this.statements.update(tx, resource, id, input)
     })
   }
 
@@ -119,13 +118,12 @@ export class PostgresWrites {
     expect: Expectation<StoredRecord> | undefined,
   ): Promise<DeleteResult | Stale>
   delete(resource: ResourceDescription, id: Id, expect?: Expectation<StoredRecord>): Promise<DeleteResult | Stale> {
-    const statement = this.statements.delete(resource, id)
-    if (!expect) return this.retrying(() => this.run(this.sql, statement))
+    if (!expect) return this.retrying(() => this.statements.delete(this.sql, resource, id))
     return this.write(async (tx) => {
       const current = await this.reader.find(tx, resource.type, id, ' FOR UPDATE')
       if (!current) return { status: 'not-found' }
       if (!expect(current)) return 'stale'
-      return this.run(tx, statement)
+      return this.statements.delete(tx, resource, id)
     })
   }
 
@@ -147,19 +145,14 @@ export class PostgresWrites {
    */
   private writerIn(tx: Queryable): TransactionWriter {
     return {
-      create: (resource, input) => this.run(tx, this.statements.create(resource, input)),
-      update: (resource, id, input) => this.run(tx, this.statements.update(resource, id, input)),
-      delete: (resource, id) => this.run(tx, this.statements.delete(resource, id)),
+      create: (resource, input) => this.statements.create(tx, resource, input),
+      update: (resource, id, input) => this.statements.update(tx, resource, id, input),
+      delete: (resource, id) => this.statements.delete(tx, resource, id),
       changeToMany: async (resource, id, relationship, ids, change) =>
         (await this.reader.exists(tx, resource.type, id, ' FOR UPDATE'))
           ? this.changeToManyNow(tx, resource, id, relationship, ids, change)
           : { status: 'not-found' },
     }
-  }
-
-  /** Sends one statement and reads its answer. */
-  private async run<T>(q: Queryable, statement: WriteStatement<T>): Promise<T> {
-    return statement.answer(await this.reader.rows(q, statement.text, statement.values))
   }
 
   private async changeToManyNow(
