@@ -121,7 +121,7 @@ function sequencePlan(scenario: Scenario, used: number): Partial<LoadPlan> {
  * Measures `scenario` for `measureMs` on each server, split into rounds where there is more than
  * one: the service, the raw reference (`withReference`) and those of `others` that the scenario
  * names in `baselines`, taking turns (in order, then in reverse), so that a slow spell on a shared
- * machine falls on all of them.
+ * machine falls on all of them; `rounds` rounds (ROUNDS unless a part of the bench asks for more).
  */
 export async function runScenario(
   scenario: Scenario,
@@ -129,13 +129,14 @@ export async function runScenario(
   reference: RunningServer,
   measureMs = MEASURE_MS,
   others: Baselines = {},
+  roundsAsked = ROUNDS,
 ): Promise<ScenarioResult> {
   const extra = (scenario.baselines ?? []).flatMap((name) => {
     const server = others[name]
     return server === undefined ? [] : [[name, server] as const]
   })
   const turns = [service, ...(scenario.withReference ? [reference] : []), ...extra.map(([, server]) => server)]
-  const rounds = turns.length > 1 ? ROUNDS : 1
+  const rounds = turns.length > 1 ? roundsAsked : 1
   const measured = new Map<RunningServer, Measured[]>(turns.map((server) => [server, []]))
   const used = new Map<RunningServer, number>(turns.map((server) => [server, 0]))
   for (let round = 0; round < rounds; round++) {

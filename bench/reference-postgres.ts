@@ -5,13 +5,15 @@
  * default (10), the service's schema and search functions (the database is seeded through the
  * service's store), the same JSON bytes out (bench/reference-documents.ts). Each request is one
  * statement, so one round trip, where the service may use several (a transaction for a book and
- * its includes, the id counter locked before an insert):
+ * its includes):
  *
  * - GET /api/v1/books/:id: the book joined to its author and collection;
  * - GET /api/v1/books as offset pages (optionally `filter[search]` of one word, ranked as the
  *   service ranks it) and cursor pages in id order: the page and the total in one statement;
- * - POST /api/v1/books: the author checked (and locked against deletion), the id taken from the
- *   counter and the book inserted in one statement.
+ * - POST /api/v1/books: the book inserted, its id from the table's identity (migration 7), if its
+ *   author exists (the foreign key locks the author against deletion until the commit);
+ * - PATCH /api/v1/books/:id (a rename): UPDATE … RETURNING;
+ * - DELETE /api/v1/books/:id: DELETE … RETURNING.
  *
  * Anything else is a 400 or 404 here: the bench sends it only what it compares. Names are taken
  * as stored: the bench's never hold U+0000 or U+0001, which the service's store encodes.
@@ -27,13 +29,16 @@ import {
   bookDocument,
   createdDocument,
   cursorPageDocument,
+  deletedAnswer,
   type ListRequest,
   notFound,
   offsetPageDocument,
   parseListRequest,
   parseNewBook,
+  parseRename,
   pathId,
   searchWords,
+  updatedDocument,
 } from './reference-documents'
 import { reusePort, runWorkers } from './reference-workers'
 
@@ -176,17 +181,29 @@ async function postBook(request: Request): Promise<Response> {
   const wanted = await parseNewBook(request)
   if (wanted instanceof Response) return wanted
   if (wanted.authorId === null) return authorMissing()
-  // The author locked against deletion (FOR KEY SHARE), the counter moved only if it exists, as
-  // the service's transaction does: no id is used up by a book that is refused.
+  // No row, so no id taken, for a missing author; one deleted meanwhile fails the foreign key (a
+  // 500 here: the bench never deletes authors).
   const [row] = (await sql`
-    WITH author AS (SELECT id FROM authors WHERE id = ${wanted.authorId} FOR KEY SHARE),
-      next AS (
-        UPDATE record_ids SET last_id = last_id + 1
-        WHERE table_name = 'books' AND EXISTS (SELECT 1 FROM author) RETURNING last_id
-      )
-    INSERT INTO books (id, name, author_id) SELECT last_id, ${wanted.name}, ${wanted.authorId} FROM next
+    INSERT INTO books (name, author_id)
+      SELECT ${wanted.name}, ${wanted.authorId}::bigint WHERE EXISTS (SELECT 1 FROM authors WHERE id = ${wanted.authorId})
     RETURNING id, name, author_id, book_collection_id`) as PgBook[]
   return row ? createdDocument(book(row)) : authorMissing()
+}
+
+async function patchBook(request: Request, id: number | null): Promise<Response> {
+  if (id === null) return notFound()
+  const wanted = await parseRename(request, id)
+  if (wanted instanceof Response) return wanted
+  const [row] = (await sql`
+    UPDATE books SET name = ${wanted.name} WHERE id = ${id}
+    RETURNING id, name, author_id, book_collection_id`) as PgBook[]
+  return row ? updatedDocument(book(row)) : notFound()
+}
+
+async function deleteBook(id: number | null): Promise<Response> {
+  if (id === null) return notFound()
+  const rows = await sql`DELETE FROM books WHERE id = ${id} RETURNING id`
+  return rows.length > 0 ? deletedAnswer() : notFound()
 }
 
 const server = Bun.serve({
@@ -194,7 +211,11 @@ const server = Bun.serve({
   port,
   reusePort,
   routes: {
-    '/api/v1/books/:id': { GET: (request) => showBook(pathId(request.params.id)) },
+    '/api/v1/books/:id': {
+      GET: (request) => showBook(pathId(request.params.id)),
+      PATCH: (request) => patchBook(request, pathId(request.params.id)),
+      DELETE: (request) => deleteBook(pathId(request.params.id)),
+    },
     '/api/v1/books': { GET: listBooks, POST: postBook },
   },
   fetch: notFound,

@@ -6,9 +6,10 @@
  * (the raw reference, a minimal Elysia app, Express + jsonapi-serializer), loaded over loopback
  * from another process, with the issue's targets; then the service against the raw reference at
  * 100,000 books; then the backend × workers part (bench/matrix.ts): the service on SQLite and on
- * PostgreSQL, one process and `--workers N`, each beside its reference. Prints markdown tables
+ * PostgreSQL, one process and `--workers N`, each beside its reference; then POST, PATCH and
+ * DELETE on PostgreSQL beside its reference (bench/postgres-writes.ts). Prints markdown tables
  * and writes them to bench/results.md. Options (see chosenBench): --backends, --workers, --load,
- * --quick, --compare-only, --durability-only, --matrix-only. `bun run bench -- crash` runs the
+ * --quick, --compare-only, --durability-only, --matrix-only, --postgres-writes-only. `bun run bench -- crash` runs the
  * crash rounds of bench/crash.ts instead.
  */
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -44,6 +45,12 @@ import {
 } from './measure'
 import { MEMORY_RUNS, type MemoryResult, measureListMemory } from './memory'
 import { dropDatabases, postgresAdminUrl } from './postgres-databases'
+import {
+  type PostgresWritesResult,
+  postgresWritesLoad,
+  postgresWritesSection,
+  runPostgresWrites,
+} from './postgres-writes'
 import {
   comparisonCpuTable,
   comparisonTable,
@@ -231,19 +238,25 @@ function shownAdmin(): string {
 }
 
 /** The report of a partial run (--compare-only, --durability-only, --matrix-only): its title, the run, its sections. */
-function partialReport(title: string, started: number, sections: readonly string[], baselines: boolean): string {
+function partialReport(
+  title: string,
+  started: number,
+  sections: readonly string[],
+  baselines: boolean,
+  load = loadLine(MEASURE_MS),
+): string {
   return [
     `## Benchmark: ${title}`,
     '',
-    partialRunLine(started),
+    partialRunLine(started, load),
     ...(baselines ? ['', ...BASELINES_NOTE] : []),
     '',
     ...sections.flatMap((section) => [section, '']),
   ].join('\n')
 }
 
-function partialRunLine(started: number): string {
-  return `Bun ${Bun.version}, ${cpus().length} CPU cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${new Date().toISOString().slice(0, 10)}; the whole run took ${Math.round((performance.now() - started) / 1000)} s. Load: ${loadGeneratorNote}; ${loadLine(MEASURE_MS)}. Placement: ${pinning.note}.`
+function partialRunLine(started: number, load: string): string {
+  return `Bun ${Bun.version}, ${cpus().length} CPU cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${new Date().toISOString().slice(0, 10)}; the whole run took ${Math.round((performance.now() - started) / 1000)} s. Load: ${loadGeneratorNote}; ${load}. Placement: ${pinning.note}.`
 }
 
 const secondsOf = (measureMs: number) => `${measuredSeconds(measureMs)} s per scenario and server`
@@ -304,13 +317,23 @@ function memorySection(memory: readonly MemoryResult[] | null): string {
   ].join('\n')
 }
 
-type Mode = 'full' | 'compare' | 'durability' | 'matrix'
+type Mode = 'full' | 'compare' | 'durability' | 'matrix' | 'postgres-writes'
 
 async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
   const started = performance.now()
   let report: string
   let all: ScenarioResult[]
-  if (mode === 'durability') {
+  if (mode === 'postgres-writes') {
+    const writes = await runPostgresWrites((server) => servers.push(server))
+    all = [...writes.results]
+    report = partialReport(
+      'writes on PostgreSQL beside the raw reference',
+      started,
+      [postgresWritesSection(writes)],
+      false,
+      postgresWritesLoad(WARMUP_MS),
+    )
+  } else if (mode === 'durability') {
     const writes = await seedSet('writes', WRITE_SET)
     const runs = await runDurability(writes.pristine, dir, MEASURE_MS, (server) => servers.push(server))
     all = runs.flatMap((run) => run.results)
@@ -381,9 +404,12 @@ async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
     const durability = await runDurability(writes.pristine, dir, MEASURE_MS, (server) => servers.push(server))
     const matrix = await runMatrix(choice, small.pristine, dir, LARGE_MEASURE_MS, (server) => servers.push(server))
     const matrixLines = matrix.reduce((sum, m) => sum + m.loggedLines, 0)
+    const postgresWrites: PostgresWritesResult | null = choice.backends.includes('postgres')
+      ? await runPostgresWrites((server) => servers.push(server))
+      : null
 
     const compared = [...reads.results, ...durability.flatMap((d) => d.results)]
-    all = [...compared, ...largeResults, ...matrix.flatMap((m) => m.results)]
+    all = [...compared, ...largeResults, ...matrix.flatMap((m) => m.results), ...(postgresWrites?.results ?? [])]
     report = [
       '## Benchmark: the service beside three baselines (raw Bun + SQLite, minimal Elysia, Express)',
       '',
@@ -408,6 +434,7 @@ async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
       '',
       matrixSection(choice, matrix, LARGE_MEASURE_MS),
       '',
+      ...(postgresWrites ? [postgresWritesSection(postgresWrites), ''] : []),
       memorySection(memory),
       '',
     ].join('\n')
@@ -442,7 +469,8 @@ async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
  * - `--compare-only`: only issue 10's comparison at 10,000 books (reads, writes at each DURABILITY,
  *   beside the three baselines) and the memory of the 100,000-book list, with the targets;
  * - `--matrix-only`: only the backend × workers part (seeds 10,000 books; about a minute a pair);
- * - `--durability-only`: only the writes at each DURABILITY, beside the baselines at the same setting.
+ * - `--durability-only`: only the writes at each DURABILITY, beside the baselines at the same setting;
+ * - `--postgres-writes-only`: only POST, PATCH and DELETE on PostgreSQL beside its reference.
  */
 async function chosenBench(): Promise<number> {
   const argv = Bun.argv.slice(2)
@@ -454,13 +482,13 @@ async function chosenBench(): Promise<number> {
     console.error(`bench: no bench "${chosen}"; run it without an argument, or with "crash", "hostile" or "bounds"`)
     return 2
   }
-  const only = ['--compare-only', '--matrix-only', '--durability-only']
+  const only = ['--compare-only', '--matrix-only', '--durability-only', '--postgres-writes-only']
   const known = new Set(['--backends', '--workers', '--load', '--quick', ...only])
   for (const [i, arg] of argv.entries()) {
     const isValue = argv[i - 1] === '--backends' || argv[i - 1] === '--workers' || argv[i - 1] === '--load'
     if (!isValue && !known.has(arg)) {
       console.error(
-        `bench: unknown option "${arg}" (--backends LIST, --workers LIST, --load wrk|bun, --quick, --compare-only, --matrix-only, --durability-only)`,
+        `bench: unknown option "${arg}" (--backends LIST, --workers LIST, --load wrk|bun, --quick, --compare-only, --matrix-only, --durability-only, --postgres-writes-only)`,
       )
       return 2
     }
@@ -482,7 +510,9 @@ async function chosenBench(): Promise<number> {
         ? 'matrix'
         : chosenOnly[0] === '--durability-only'
           ? 'durability'
-          : 'full'
+          : chosenOnly[0] === '--postgres-writes-only'
+            ? 'postgres-writes'
+            : 'full'
   return main(choice, mode)
 }
 

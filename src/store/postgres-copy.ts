@@ -24,6 +24,19 @@ async function faulting<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /**
+ * The highest id a table's identity sequence has handed out (0 before its first): its last value
+ * once called, else one below the value it starts at (migration 7 starts it past the ids before).
+ */
+async function lastHandedOut(q: Queryable, table: PostgresTable): Promise<number> {
+  const [named] = (await q.unsafe(`SELECT pg_get_serial_sequence($1, 'id') AS sequence`, [table.name])) as Row[]
+  if (typeof named?.sequence !== 'string') throw new Error(`${table.name}.id has no identity sequence`)
+  // The name as PostgreSQL quotes it: safe to write into the statement.
+  const [state] = (await q.unsafe(`SELECT last_value, is_called FROM ${named.sequence}`)) as Record<string, unknown>[]
+  const last = Number(state?.last_value)
+  return state?.is_called === true ? last : last - 1
+}
+
+/**
  * The catalogue at one moment: a REPEATABLE READ READ ONLY transaction on a connection held for
  * it, whose snapshot its first statement fixes. Each statement is still held to STATEMENT_TIMEOUT.
  */
@@ -44,16 +57,18 @@ export class PostgresSnapshot implements CatalogueSnapshot {
     return new PostgresSnapshot(connection, reader)
   }
 
+  /**
+   * The records, and the highest id handed out: the identity sequence's, or a larger id stored by
+   * hand. A sequence is outside transactions, so an id handed out after the snapshot may count:
+   * a restore then starts past it too, which never hands out an id twice.
+   */
   async tally(resource: ResourceDescription): Promise<TypeTally> {
     const table = this.reader.table(resource.type)
     const [row] = (await faulting(() =>
-      this.connection.unsafe(
-        `SELECT (SELECT COUNT(*) FROM ${table.name}) AS records,
-          GREATEST((SELECT last_id FROM record_ids WHERE table_name = $1), (SELECT MAX("id") FROM ${table.name}), 0) AS last`,
-        [resource.table],
-      ),
+      this.connection.unsafe(`SELECT COUNT(*) AS records, COALESCE(MAX("id"), 0) AS last FROM ${table.name}`),
     )) as Row[]
-    return { records: Number(row?.records), lastId: Number(row?.last) }
+    const handedOut = await faulting(() => lastHandedOut(this.connection, table))
+    return { records: Number(row?.records), lastId: Math.max(Number(row?.last), handedOut) }
   }
 
   async *records(resource: ResourceDescription, size: number): AsyncGenerator<readonly StoredRecord[]> {
@@ -94,22 +109,21 @@ export class PostgresRestore implements CatalogueRestore {
   }
 
   begin(lastIds: ReadonlyMap<ResourceDescription, Id>, requireEmpty: boolean): Promise<Holdings | null> {
-    const tables = this.registry.all.map((resource) => resource.table)
+    const tables = this.registry.all.map((resource) => this.reader.table(resource.type).name)
     return faulting(() =>
       this.sql.begin(async (tx) => {
-        // The counters first, in one order, as every write takes them: a create meanwhile waits for
-        // this transaction, or has committed before the count below sees its record.
-        await tx.unsafe('SELECT 1 FROM record_ids WHERE table_name = ANY($1::text[]) ORDER BY table_name FOR UPDATE', [
-          tables,
-        ])
+        // SHARE: no insert (and so no id taken) until this commits. A create meanwhile waits, or
+        // has committed before the count below sees its record; no id is handed out between the
+        // sequence read below and its setval, which could otherwise move it back.
+        await tx.unsafe(`LOCK TABLE ${tables.join(', ')} IN SHARE MODE`)
         const held = await this.count(tx)
         if (requireEmpty && [...held.values()].some((records) => records > 0)) return held
         for (const [resource, lastId] of lastIds) {
-          await tx.unsafe(
-            `INSERT INTO record_ids (table_name, last_id) VALUES ($1, $2)
-              ON CONFLICT (table_name) DO UPDATE SET last_id = GREATEST(record_ids.last_id, EXCLUDED.last_id)`,
-            [resource.table, lastId],
-          )
+          const table = this.reader.table(resource.type)
+          // Raised, never lowered: setval is not undone by a rollback, and ids are never handed out twice.
+          if (lastId > (await lastHandedOut(tx, table))) {
+            await tx.unsafe(`SELECT setval(pg_get_serial_sequence($1, 'id'), $2)`, [table.name, lastId])
+          }
         }
         return null
       }),

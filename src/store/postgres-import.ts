@@ -76,12 +76,11 @@ export class PostgresBookImport {
     const created = (await tx.unsafe(
       this.dryRun
         ? `INSERT INTO pg_temp.${dry} (name) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING RETURNING name`
-        : `WITH next AS (
-            UPDATE record_ids SET last_id = last_id + $2::bigint WHERE table_name = '${table}' RETURNING last_id - $2::bigint AS base
-          )
-          INSERT INTO ${table} (id, name) SELECT next.base + x.i, x.name FROM next, unnest($1::text[]) WITH ORDINALITY AS x (name, i)
+        : // Ids from the table's identity, increasing in the order of the names (no lock: a
+          // concurrent create's id may fall between two of them).
+          `INSERT INTO ${table} (name) SELECT x.name FROM unnest($1::text[]) WITH ORDINALITY AS x (name, i) ORDER BY x.i
           RETURNING id, name`,
-      this.dryRun ? [missing] : [missing, missing.length],
+      [missing],
     )) as { name: string; id?: string }[]
     counts[kind] += created.length
     for (const name of missing) ids.set(name, null)
@@ -147,17 +146,14 @@ export class PostgresBookImport {
       return counts
     }
     await tx.unsafe(
-      `WITH next AS (
-          UPDATE record_ids SET last_id = last_id + $4::bigint WHERE table_name = 'books' RETURNING last_id - $4::bigint AS base
-        )
-        INSERT INTO books (id, name, author_id, book_collection_id)
-          SELECT next.base + x.i, x.name, x.author, x.collection
-          FROM next, unnest($1::text[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS x (name, author, collection, i)`,
+      `INSERT INTO books (name, author_id, book_collection_id)
+        SELECT x.name, x.author, x.collection
+        FROM unnest($1::text[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS x (name, author, collection, i)
+        ORDER BY x.i`,
       [
         toAdd.map((b) => b.title),
         toAdd.map((b) => authors.ids.get(b.author) ?? null),
         toAdd.map((b) => (b.collection === null ? null : (collections.get(b.collection) ?? null))),
-        toAdd.length,
       ],
     )
     counts.books += toAdd.length

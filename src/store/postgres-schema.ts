@@ -4,8 +4,9 @@ import { Table } from './sqlite-table'
 
 /**
  * Refuses to start on a database whose schema does not hold what the resource descriptions need,
- * as checkSchema does for SQLite (src/store/sqlite-schema.ts): every described column; the triggers
- * that count a table's commits for version(), TRUNCATE included, and enabled; and for a searched type, an index
+ * as checkSchema does for SQLite (src/store/sqlite-schema.ts): every described column; ids that
+ * the database generates; the triggers that count a table's commits for version(), TRUNCATE
+ * included, and enabled; and for a searched type, an index
  * on search_vector() of each searched attribute and the trigger that keeps its bm25 totals. A
  * description ahead of its migration would otherwise answer wrong data or fail on every request.
  * Returns the first mismatch as a sentence, or null.
@@ -23,7 +24,9 @@ export async function postgresSchemaMismatch(sql: SQL, registry: ResourceRegistr
 /** What the check reads: the schema's columns, its enabled triggers, and the columns its search indexes cover. */
 async function catalogued(sql: TransactionSQL): Promise<[unknown[], unknown[], unknown[]]> {
   const columns = await sql`
-    SELECT table_name::text AS table_name, column_name::text AS column_name FROM information_schema.columns
+    SELECT table_name::text AS table_name, column_name::text AS column_name,
+        is_identity = 'YES' OR column_default IS NOT NULL AS generated
+      FROM information_schema.columns
       WHERE table_schema = current_schema()`
   const triggers = await sql`
     SELECT c.relname::text AS table_name, t.tgname::text AS trigger_name
@@ -58,10 +61,16 @@ function mismatchOf(
   indexes: unknown[],
 ): string | null {
   const columnsOf = new Map<string, Set<string>>()
-  for (const { table_name, column_name } of columns as { table_name: string; column_name: string }[]) {
+  const generatedIds = new Set<string>()
+  for (const { table_name, column_name, generated } of columns as {
+    table_name: string
+    column_name: string
+    generated: boolean
+  }[]) {
     const set = columnsOf.get(table_name) ?? new Set<string>()
     set.add(column_name)
     columnsOf.set(table_name, set)
+    if (column_name === 'id' && generated) generatedIds.add(table_name)
   }
   const hasTrigger = (table: string, name: string) =>
     (triggers as { table_name: string; trigger_name: string }[]).some(
@@ -76,6 +85,8 @@ function mismatchOf(
     if (absent.length > 0) {
       return `table ${table} lacks the column(s) ${absent.join(', ')} that ${resource.type} describes`
     }
+    // Migration 7: a create leaves the id to the database; without it every create would fail.
+    if (!generatedIds.has(table)) return `table ${table} does not generate its ids (an identity column, migration 7)`
     for (const trigger of [`${table}_commit`, `${table}_truncate`]) {
       if (!hasTrigger(table, trigger)) {
         return `the database has no trigger ${trigger}, so changes to ${table} would not reach version()`

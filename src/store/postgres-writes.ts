@@ -4,7 +4,8 @@ import type { ResourceRegistry } from '../resources/registry'
 import { AtomicAbort, runAtomicAsync, type TransactionWriter } from './atomic'
 import { sqlState, storeError } from './postgres-faults'
 import type { PostgresReader, Queryable } from './postgres-reader'
-import { quote, type Row } from './sqlite-table'
+import { PostgresWriteStatements } from './postgres-write-statements'
+import { quote } from './sqlite-table'
 import type {
   AtomicOperation,
   AtomicOutcome,
@@ -21,100 +22,34 @@ import type {
 
 /**
  * Why a write runs again from the start: a foreign key its own checks did not see coming (another
- * transaction got in between), or a deadlock (two atomic batches creating in other orders take the
- * tables' id counters in other orders); PostgreSQL rolled the whole transaction back.
+ * transaction changed a reference between the statement's snapshot and its write), or a deadlock
+ * (two atomic batches, or a collection's delete and a book's move into it, locking rows in other
+ * orders); PostgreSQL rolled the statement or the whole transaction back.
  */
 const retried = new Set(['23503', '40P01'])
 
 /**
- * The PostgreSQL store's writes (PostgresStore delegates them here): every write one transaction,
- * READ COMMITTED, with the rows it depends on locked; the store's reads stay in postgres.ts.
+ * The PostgreSQL store's writes (PostgresStore delegates them here). A create, an update and a
+ * delete are one statement each on the pool (postgres-write-statements.ts): no lock but the
+ * foreign keys' on what they refer to and the row they change, held only for that statement's
+ * transaction. A write with an expectation, a to-many change and an atomic batch are one READ
+ * COMMITTED transaction, with the rows they read before writing locked; the store's reads stay in
+ * postgres.ts.
  */
 export class PostgresWrites {
+  private readonly statements: PostgresWriteStatements
+
   constructor(
     private readonly sql: SQL,
     private readonly reader: PostgresReader,
     private readonly registry: ResourceRegistry,
-  ) {}
-
-  /**
-   * One create, in one round trip: BEGIN, the counter's lock, each reference's check (locked FOR
-   * KEY SHARE), the INSERT and COMMIT are sent together on a reserved connection, in the one lock
-   * order (counters, then records). The counter is held from its lock to the end of the commit, so
-   * the creates of a table follow one another: each round trip back to the event loop in that span
-   * (two when the statements were awaited one by one) was time every other create waited. The
-   * INSERT moves the counter only when every reference exists, so a refused create leaves no gap.
-   */
-  async create(resource: ResourceDescription, input: RecordInput): Promise<WriteResult> {
-    const table = this.reader.table(resource.type)
-    const references = this.reader.references(resource, input.toOne)
-    const set = table.assignments(input)
-    const values: unknown[] = [resource.table, ...set.map(([, v]) => v)]
-    const refersTo = references.map(({ type, id }) => {
-      if (id === null) return 'false'
-      values.push(id)
-      return `EXISTS (SELECT 1 FROM ${this.reader.table(type).name} WHERE "id" = $${values.length})`
-    })
-    const columns = ['"id"', ...set.map(([c]) => quote(c))].join(', ')
-    const selected = ['next.last_id', ...set.map((_, i) => `$${i + 2}`)].join(', ')
-    const insert = `WITH next AS (
-        UPDATE record_ids SET last_id = last_id + 1
-          WHERE table_name = $1${refersTo.map((condition) => ` AND ${condition}`).join('')}
-          RETURNING last_id)
-      INSERT INTO ${table.name} (${columns}) SELECT ${selected} FROM next RETURNING ${table.columns}`
-    const answers = await this.retrying(async () => {
-      const q = await this.sql.reserve()
-      let reusable = true
-      try {
-        const sent = [
-          q.unsafe('BEGIN'),
-          q.unsafe('SELECT 1 FROM record_ids WHERE table_name = $1 FOR UPDATE', [resource.table]),
-          ...references.map(({ type, id }) =>
-            id === null
-              ? Promise.resolve([])
-              : q.unsafe(`SELECT 1 FROM ${this.reader.table(type).name} WHERE "id" = $1 FOR KEY SHARE`, [id]),
-          ),
-          q.unsafe(insert, values),
-          q.unsafe('COMMIT'),
-        ]
-        // Every answer is awaited before the connection goes back: after an error PostgreSQL
-        // skips the rest of the transaction, and COMMIT rolls it back.
-        const settled = await Promise.allSettled(sent)
-        const failed = settled.find((outcome) => outcome.status === 'rejected')
-        if (failed) throw (failed as PromiseRejectedResult).reason
-        return settled.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value as Row[])
-      } catch (error) {
-        // Ends a transaction that a statement never sent left open (after an error PostgreSQL
-        // skipped the rest and COMMIT rolled back: then this only warns).
-        reusable = await q.unsafe('ROLLBACK').then(
-          () => true,
-          () => false,
-        )
-        throw error
-      } finally {
-        // A connection whose state is not known (its ROLLBACK failed) is closed, not pooled.
-        if (reusable) q.release()
-        else q.close().catch(() => {})
-      }
-    })
-    const [row] = answers[answers.length - 2] ?? []
-    if (row) return { ok: true, record: table.toRecord(row) }
-    const missing = references.filter((_, i) => (answers[i + 2] ?? []).length === 0).map(({ name }) => name)
-    if (missing.length === 0) throw new Error(`INSERT INTO ${table.name} returned no row`)
-    return { ok: false, missing }
+  ) {
+    this.statements = new PostgresWriteStatements(reader, registry)
   }
 
-  /**
-   * Locks the id counters of these tables (sorted), before any record: every write takes its locks
-   * in that one order (counters, then records), so that no two writes wait for each other.
-   */
-  private async lockCounters(tx: Queryable, tables: readonly string[]): Promise<void> {
-    if (tables.length === 0) return
-    await this.reader.rows(
-      tx,
-      'SELECT 1 FROM record_ids WHERE table_name = ANY($1::text[]) ORDER BY table_name FOR UPDATE',
-      [tables],
-    )
+  /** One statement, one round trip: the id from the table's identity sequence, no lock of its own. */
+  create(resource: ResourceDescription, input: RecordInput): Promise<WriteResult> {
+    return this.retrying(() => this.statements.create(this.sql, resource, input))
   }
 
   update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null>
@@ -130,12 +65,14 @@ export class PostgresWrites {
     input: RecordInput,
     expect?: Expectation<StoredRecord>,
   ): Promise<WriteResult | null | Stale> {
+    if (!expect) return this.retrying(() => this.statements.update(this.sql, resource, id, input))
     return this.write(async (tx) => {
-      // Locked: of two conditional writers expecting the same state, the second sees the first's.
-      const current = await this.reader.find(tx, resource.type, id, ' FOR UPDATE')
+      // Locked as the UPDATE would lock it: of two conditional writers expecting the same state,
+      // the second sees the first's.
+      const current = await this.reader.find(tx, resource.type, id, ' FOR NO KEY UPDATE')
       if (!current) return null
-      if (expect && !expect(current)) return 'stale'
-      return this.updateNow(tx, resource, current, input)
+      if (!expect(current)) return 'stale'
+      return this.statements.update(tx, resource, id, input)
     })
   }
 
@@ -163,7 +100,8 @@ export class PostgresWrites {
     expect?: Expectation<readonly Id[]>,
   ): Promise<ToManyResult | Stale> {
     return this.write(async (tx) => {
-      // The owner locked: two changes of its members run one after the other.
+      // The owner locked: two changes of its members run one after the other, and a record added
+      // to it meanwhile (its foreign key's FOR KEY SHARE) waits, so the members answered are the change's.
       if (!(await this.reader.exists(tx, resource.type, id, ' FOR UPDATE'))) return { status: 'not-found' }
       if (expect) {
         const members = (await this.reader.members(tx, resource.type, relationship, [id])).get(id) ?? []
@@ -180,24 +118,20 @@ export class PostgresWrites {
     expect: Expectation<StoredRecord> | undefined,
   ): Promise<DeleteResult | Stale>
   delete(resource: ResourceDescription, id: Id, expect?: Expectation<StoredRecord>): Promise<DeleteResult | Stale> {
+    if (!expect) return this.retrying(() => this.statements.delete(this.sql, resource, id))
     return this.write(async (tx) => {
       const current = await this.reader.find(tx, resource.type, id, ' FOR UPDATE')
       if (!current) return { status: 'not-found' }
-      if (expect && !expect(current)) return 'stale'
-      return this.deleteNow(tx, resource, id)
+      if (!expect(current)) return 'stale'
+      return this.statements.delete(tx, resource, id)
     })
   }
 
   async atomic(operations: readonly AtomicOperation[]): Promise<AtomicOutcome> {
     try {
-      // One transaction: an AtomicAbort thrown by the runner rolls every operation back.
-      const created = [...new Set(operations.flatMap((op) => (op.kind === 'create' ? [op.resource.table] : [])))].sort()
-      const results = await this.write(async (tx) => {
-        // The id counters the batch will move, locked at once in one order: two batches creating
-        // in opposite orders would otherwise each hold the counter the other waits for.
-        await this.lockCounters(tx, created)
-        return runAtomicAsync(operations, this.writerIn(tx))
-      })
+      // One transaction: an AtomicAbort thrown by the runner rolls every operation back (the ids
+      // its creates took are not given back: a gap).
+      const results = await this.write((tx) => runAtomicAsync(operations, this.writerIn(tx)))
       return { ok: true, results }
     } catch (error) {
       if (error instanceof AtomicAbort) return { ok: false, index: error.index, failure: error.failure }
@@ -205,63 +139,20 @@ export class PostgresWrites {
     }
   }
 
-  /** The writes of an atomic batch, each in the batch's one transaction. */
+  /**
+   * The writes of an atomic batch, each in the batch's one transaction and each locking only what
+   * it writes (and, for a to-many change, its owner), as the same writes alone do.
+   */
   private writerIn(tx: Queryable): TransactionWriter {
     return {
-      create: (resource, input) => this.createNow(tx, resource, input),
-      update: async (resource, id, input) => {
-        const current = await this.reader.find(tx, resource.type, id, ' FOR UPDATE')
-        return current && this.updateNow(tx, resource, current, input)
-      },
-      delete: async (resource, id) =>
-        (await this.reader.exists(tx, resource.type, id, ' FOR UPDATE'))
-          ? this.deleteNow(tx, resource, id)
-          : { status: 'not-found' },
+      create: (resource, input) => this.statements.create(tx, resource, input),
+      update: (resource, id, input) => this.statements.update(tx, resource, id, input),
+      delete: (resource, id) => this.statements.delete(tx, resource, id),
       changeToMany: async (resource, id, relationship, ids, change) =>
         (await this.reader.exists(tx, resource.type, id, ' FOR UPDATE'))
           ? this.changeToManyNow(tx, resource, id, relationship, ids, change)
           : { status: 'not-found' },
     }
-  }
-
-  /** A create within an atomic batch, whose counters are already locked. */
-  private async createNow(tx: Queryable, resource: ResourceDescription, input: RecordInput): Promise<WriteResult> {
-    const table = this.reader.table(resource.type)
-    // FOR KEY SHARE: the records referred to cannot be deleted before this write commits.
-    const missing = await this.reader.missing(tx, resource, input.toOne, ' FOR KEY SHARE')
-    if (missing.length > 0) return { ok: false, missing }
-    const set = table.assignments(input)
-    // The next id, from the table's counter row (see the migrations): locked until this commits.
-    const columns = ['"id"', ...set.map(([c]) => quote(c))].join(', ')
-    const values = ['(SELECT last_id FROM next)', ...set.map((_, i) => `$${i + 2}`)].join(', ')
-    const [row] = await this.reader.rows(
-      tx,
-      `WITH next AS (UPDATE record_ids SET last_id = last_id + 1 WHERE table_name = $1 RETURNING last_id)
-        INSERT INTO ${table.name} (${columns}) VALUES (${values}) RETURNING ${table.columns}`,
-      [resource.table, ...set.map(([, v]) => v)],
-    )
-    if (!row) throw new Error(`INSERT INTO ${table.name} returned no row`)
-    return { ok: true, record: table.toRecord(row) }
-  }
-
-  private async updateNow(
-    tx: Queryable,
-    resource: ResourceDescription,
-    current: StoredRecord,
-    input: RecordInput,
-  ): Promise<WriteResult> {
-    const table = this.reader.table(resource.type)
-    const missing = await this.reader.missing(tx, resource, input.toOne, ' FOR KEY SHARE')
-    if (missing.length > 0) return { ok: false, missing }
-    const set = table.assignments(input)
-    if (set.length === 0) return { ok: true, record: current }
-    const [row] = await this.reader.rows(
-      tx,
-      `UPDATE ${table.name} SET ${set.map(([c], i) => `${quote(c)} = $${i + 1}`).join(', ')} WHERE "id" = $${set.length + 1} RETURNING ${table.columns}`,
-      [...set.map(([, v]) => v), current.id],
-    )
-    if (!row) throw new Error(`UPDATE ${table.name} returned no row`)
-    return { ok: true, record: table.toRecord(row) }
   }
 
   private async changeToManyNow(
@@ -306,23 +197,6 @@ export class PostgresWrites {
     }
     const rows = await this.reader.rows(tx, `SELECT "id" FROM ${target.name} WHERE ${column} = $1 ORDER BY "id"`, [id])
     return { status: 'changed', members: rows.map((row) => Number(row.id)) }
-  }
-
-  private async deleteNow(tx: Queryable, resource: ResourceDescription, id: Id): Promise<DeleteResult> {
-    const table = this.reader.table(resource.type)
-    for (const dependent of this.registry.dependents(resource.type)) {
-      if (dependent.relationship.onTargetDelete !== 'restrict') continue
-      const [row] = await this.reader.rows(
-        tx,
-        `SELECT COUNT(*)::int AS count FROM ${quote(dependent.resource.table)} WHERE ${quote(dependent.relationship.column)} = $1`,
-        [id],
-      )
-      const count = Number(row?.count)
-      if (count > 0) return { status: 'restricted', by: dependent.resource, count }
-    }
-    // Relationships declared `nullify` are cleared by the foreign key's ON DELETE SET NULL.
-    await this.reader.rows(tx, `DELETE FROM ${table.name} WHERE "id" = $1`, [id])
-    return { status: 'deleted' }
   }
 
   /**

@@ -42,12 +42,16 @@ async function opened(name: string, url: string, options: Parameters<typeof Post
 // Each contract test gets a database of its own, empty.
 // (Within the describe of postgres-tests.ts: registered only when there is a PostgreSQL to run on.)
 describe('PostgreSQL', () =>
-  describeStoreContract('PostgresStore', async () => {
-    const name = await newDatabase()
-    const url = new URL(SERVER)
-    url.pathname = `/${name}`
-    return opened(name, url.toString(), { poolSize: 4 })
-  }))
+  describeStoreContract(
+    'PostgresStore',
+    async () => {
+      const name = await newDatabase()
+      const url = new URL(SERVER)
+      url.pathname = `/${name}`
+      return opened(name, url.toString(), { poolSize: 4 })
+    },
+    { gaplessIds: false },
+  ))
 
 // The same contract through PgBouncer in transaction pooling mode, set up as docs/postgres.md says:
 // prepared statements off, the statement timeout set on the database (PgBouncer ignores the one
@@ -61,10 +65,14 @@ describeWithPgBouncer('PostgreSQL through PgBouncer (transaction pooling, DATABA
   afterAll(async () => {
     await bouncer.stop()
   })
-  describeStoreContract('PostgresStore through PgBouncer', async () => {
-    const name = await newDatabase()
-    await admin.unsafe(`ALTER DATABASE ${name} SET statement_timeout = 30000`)
-    await bouncer.fill(name)
-    return opened(name, bouncer.url(name), { poolSize: 4, preparedStatements: false })
-  })
+  describeStoreContract(
+    'PostgresStore through PgBouncer',
+    async () => {
+      const name = await newDatabase()
+      await admin.unsafe(`ALTER DATABASE ${name} SET statement_timeout = 30000`)
+      await bouncer.fill(name)
+      return opened(name, bouncer.url(name), { poolSize: 4, preparedStatements: false })
+    },
+    { gaplessIds: false },
+  )
 })

@@ -85,6 +85,12 @@ describe('PostgresStore.open schema check', () => {
     expect(error.constructor.name).toBe('Error')
   })
 
+  it('refuses a table whose ids the database no longer generates, naming it', async () => {
+    await direct?.unsafe('ALTER TABLE book_collections ALTER COLUMN id DROP IDENTITY')
+    const error = await refusal(resources)
+    expect(error.message).toBe('table book_collections does not generate its ids (an identity column, migration 7)')
+  })
+
   it('refuses a table whose changes no longer reach version(), naming the trigger', async () => {
     await direct?.unsafe('DROP TRIGGER books_truncate ON books')
     const error = await refusal(resources)

@@ -129,15 +129,17 @@ async function insertIntoPostgres(url: string, { authors, collections, books }: 
   try {
     await sql.begin(async (tx) => {
       const [counted] =
-        await tx`SELECT (SELECT count(*) FROM books)::int + (SELECT last_id FROM record_ids WHERE table_name = 'books')::int AS n`
+        await tx`SELECT (SELECT count(*) FROM books)::int + (SELECT is_called::int FROM books_id_seq) AS n`
       if (counted?.n !== 0) throw new Error('insertCatalogue needs a database with no records yet')
-      // Ids given outright, and the counters in record_ids (where the store takes ids from) moved past them.
+      // Ids given outright, and the identity sequences (where the store takes ids from) moved past them.
+      const moveIdentity = (table: string, last: number) =>
+        last > 0 ? tx.unsafe(`SELECT setval(pg_get_serial_sequence($1, 'id'), $2)`, [table, last]) : Promise.resolve()
       const insertNames = async (table: string, records: readonly BulkRecord[]) => {
         await tx.unsafe(
           `INSERT INTO ${table} (id, name) SELECT n, value FROM json_array_elements_text($1::text::json) WITH ORDINALITY AS t(value, n)`,
           [names(records)],
         )
-        await tx.unsafe('UPDATE record_ids SET last_id = $1 WHERE table_name = $2', [records.length, table])
+        await moveIdentity(table, records.length)
       }
       await insertNames('authors', authors)
       await insertNames('book_collections', collections)
@@ -147,7 +149,7 @@ async function insertIntoPostgres(url: string, { authors, collections, books }: 
          FROM json_array_elements($1::text::json) WITH ORDINALITY AS t(value, n)`,
         [bookRows(books)],
       )
-      await tx.unsafe(`UPDATE record_ids SET last_id = $1 WHERE table_name = 'books'`, [books.length])
+      await moveIdentity('books', books.length)
     })
   } finally {
     await sql.close()

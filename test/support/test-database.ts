@@ -63,12 +63,12 @@ export async function borrowDatabase(serverUrl: string): Promise<LentDatabase> {
     database = { name, url: url.toString(), admin: new SQL(url.toString(), { max: 1 }) }
     all.push(database)
   } else {
-    // Empty, and ids from 1 again: ids come from the counters in record_ids (postgres-migrations.ts).
-    // The tables are there unless the last app's store failed to open (and so to migrate).
+    // Empty, and ids from 1 again: RESTART IDENTITY puts the tables' identity sequences back at
+    // their start (postgres-migrations.ts, migration 7). The tables are there unless the last app's
+    // store failed to open (and so to migrate).
     await database.admin.unsafe(`DO $reset$ BEGIN
-      IF to_regclass('record_ids') IS NOT NULL THEN
+      IF to_regclass('books') IS NOT NULL THEN
         TRUNCATE books, authors, book_collections RESTART IDENTITY;
-        UPDATE record_ids SET last_id = 0;
       END IF;
     END $reset$`)
   }

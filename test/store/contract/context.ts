@@ -4,9 +4,20 @@ import type { Id, ListQuery, Store, StoredRecord, WriteResult } from '../../../s
 /** A fresh, empty store of one backend, and how to remove it after the test. */
 export type OpenStore = () => Promise<{ store: Store; cleanup: () => Promise<void> }>
 
-/** What every case of the contract works with: the store of the running test. */
+/**
+ * Where the backends' promises differ on purpose. Every backend hands out ids that are unique,
+ * increasing in the order handed out and never handed out again; SQLite's also have no gaps (a
+ * write rolled back gives its ids back: AUTOINCREMENT), PostgreSQL's may (an identity sequence is
+ * outside transactions, so that creates need not wait for each other's commit).
+ */
+export interface BackendPromises {
+  readonly gaplessIds: boolean
+}
+
+/** What every case of the contract works with: the store of the running test, and what its backend promises. */
 export interface ContractContext {
   store(): Store
+  readonly promises: BackendPromises
 }
 
 export const authors = resources.get('authors')

@@ -1,23 +1,24 @@
 import { afterEach, beforeEach, describe } from 'bun:test'
 import type { Store } from '../../../src/store/store'
-import type { ContractContext, OpenStore } from './context'
+import type { BackendPromises, ContractContext, OpenStore } from './context'
 import { describeCopyContract } from './copies'
 import { describeImportContract } from './imports'
 import { describeListContract } from './lists'
 import { describeRecordContract } from './records'
 import { describeWriteContract } from './writes'
 
-export type { OpenStore } from './context'
+export type { BackendPromises, OpenStore } from './context'
 
 /**
  * The promises of the Store interface (src/store/store.ts), checked against one backend: each
  * test gets a fresh, empty store from `openStore` and reads back only through the Store. A backend
- * runs it with one line: `describeStoreContract('PostgresStore', openPostgresStore)`.
+ * runs it with one line: `describeStoreContract('PostgresStore', openPostgresStore, { gaplessIds: false })`.
  */
-export function describeStoreContract(name: string, openStore: OpenStore): void {
+export function describeStoreContract(name: string, openStore: OpenStore, promises: BackendPromises): void {
   describe(`${name} (Store contract)`, () => {
     let current: { store: Store; cleanup: () => Promise<void> } | undefined
     const context: ContractContext = {
+      promises,
       store: () => {
         if (!current) throw new Error('no store is open')
         return current.store

@@ -70,6 +70,35 @@ export function describeRecordContract(t: ContractContext): void {
     })
   })
 
+  describe('ids', () => {
+    it('hands out a different id to each of many concurrent creates, and later ones higher', async () => {
+      const ids = (await Promise.all(Array.from({ length: 20 }, (_, i) => author(`Author ${i}`)))).map((a) => a.id)
+      expect(new Set(ids).size).toBe(20)
+      const later = await author('Later')
+      expect(later.id).toBeGreaterThan(Math.max(...ids))
+      if (t.promises.gaplessIds) {
+        expect(ids.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1))
+        expect(later.id).toBe(21)
+      }
+    })
+
+    const rolledBack = t.promises.gaplessIds
+      ? 'gives back the ids of an atomic batch rolled back: the next create gets the next id, no gap'
+      : 'hands out ids after an atomic batch rolled back higher than any before it (the batch may leave a gap)'
+    it(rolledBack, async () => {
+      const first = await author('First')
+      const create = (name: string) =>
+        ({ kind: 'create', resource: authors, input: { attributes: { name }, toOne: {} } }) as const
+      expect(
+        await t.store().atomic([create('X'), create('Y'), { kind: 'delete', resource: authors, target: { id: 999 } }]),
+      ).toEqual({ ok: false, index: 2, failure: { kind: 'not-found' } })
+      const next = await author('Next')
+      if (t.promises.gaplessIds) expect(next.id).toBe(first.id + 1)
+      else expect(next.id).toBeGreaterThan(first.id)
+      expect((await listed(authors)).map((a) => a.attributes.name)).toEqual(['First', 'Next'])
+    })
+  })
+
   describe('update', () => {
     it('changes only the fields given', async () => {
       const a = await author('A')
