@@ -60,6 +60,8 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     poolSize: config.databasePoolSize,
     connectTimeoutSeconds: config.databaseConnectTimeout,
     statementTimeoutMs: config.statementTimeoutMs,
+    replicaUrls: config.databaseReplicaUrl,
+    replicaMaxLagMs: config.replicaMaxLag * 1000,
     // A worker's supervisor drew it already; a worker started again must not void the tags.
     newGeneration: slot === null,
     durability: config.durability,

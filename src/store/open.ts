@@ -51,6 +51,31 @@ function postgresLocation(url: string): DatabaseLocation | string {
   return { kind: 'postgres', url }
 }
 
+/**
+ * DATABASE_REPLICA_URL: postgres:// URLs separated by commas, each naming its database (as
+ * DATABASE_URL must), none twice; empty: no replicas. Returns an error sentence for anything else,
+ * showing no password. Replicas need a PostgreSQL primary: `primary` is DATABASE_URL's location.
+ */
+export function parseReplicaUrls(text: string, primary: DatabaseLocation): string[] | string {
+  const urls = text
+    .split(',')
+    .map((url) => url.trim())
+    .filter((url) => url !== '')
+  if (urls.length === 0) return []
+  if (primary.kind !== 'postgres')
+    return 'DATABASE_REPLICA_URL needs a postgres:// DATABASE_URL: replicas are PostgreSQL standbys'
+  const seen = new Set<string>()
+  for (const url of urls) {
+    const location = /^postgres(ql)?:\/\//.test(url) ? postgresLocation(url) : null
+    if (location === null) return 'DATABASE_REPLICA_URL takes postgres:// URLs separated by commas'
+    if (typeof location === 'string') return location.replace(/^DATABASE_URL/, 'DATABASE_REPLICA_URL')
+    const shown = shownDatabaseUrl(url)
+    if (seen.has(shown)) return `DATABASE_REPLICA_URL names ${shown} twice`
+    seen.add(shown)
+  }
+  return urls
+}
+
 /** The URL as logs and messages may show it: a password in it replaced by `***`. */
 export function shownDatabaseUrl(url: string): string {
   if (!/^postgres(ql)?:\/\//.test(url) || !URL.canParse(url)) return url
@@ -128,6 +153,10 @@ export interface StoreOptions {
   readonly connectTimeoutSeconds?: number
   /** PostgreSQL: milliseconds a statement may run (0: no limit). */
   readonly statementTimeoutMs?: number
+  /** PostgreSQL: read replicas (DATABASE_REPLICA_URL), for the service; commands read the primary. */
+  readonly replicaUrls?: readonly string[]
+  /** PostgreSQL: milliseconds a replica may lag before reads leave it (REPLICA_MAX_LAG). */
+  readonly replicaMaxLagMs?: number
   /**
    * This opening is a start of the service (one process, or a --workers supervisor), not a worker
    * or an operator's command: it draws a new generation for version(), so that a database put back
@@ -179,6 +208,8 @@ export async function openStore(
         poolSize: options.poolSize,
         connectTimeoutSeconds: options.connectTimeoutSeconds,
         statementTimeoutMs: options.statementTimeoutMs,
+        replicaUrls: options.replicaUrls,
+        replicaMaxLagMs: options.replicaMaxLagMs,
         newGeneration: options.newGeneration,
         migrate: options.migrate,
         onMigration: options.onMigration,
