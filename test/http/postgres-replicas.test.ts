@@ -25,6 +25,7 @@ setDefaultTimeout(60_000)
  */
 
 const JSON_API = 'application/vnd.api+json'
+const ATOMIC = 'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"'
 const CLIENTS = 16
 const tokenOf = (client: number) => `cat_replica_test_client_${client}`
 
@@ -224,6 +225,19 @@ describeWithPrograms('read replicas (DATABASE_REPLICA_URL)', () => {
         const all = await t.send(1, 'GET', '/api/v1/authors')
         expect(all.json.data.map((a: { id: string }) => a.id)).toEqual([existing.json.data.id, id])
       }
+      // A client whose one write is an atomic batch reads it back at once too.
+      const batch = await t.send(
+        15,
+        'POST',
+        '/api/v1/operations',
+        {
+          'atomic:operations': [{ op: 'add', data: { type: 'authors', lid: 'a', attributes: { name: 'Atomic' } } }],
+        },
+        { 'content-type': ATOMIC, accept: ATOMIC },
+      )
+      expect(batch.status).toBe(200)
+      const atomicId = batch.json['atomic:results'][0].data.id
+      expect((await t.send(15, 'GET', `/api/v1/authors/${atomicId}`)).status).toBe(200)
       // Another client: answered, by the replica, which has not replayed the write (within REPLICA_MAX_LAG).
       const before = await replicaReads(t)
       const other = await t.send(2, 'GET', `/api/v1/authors/${id}`)
@@ -237,7 +251,7 @@ describeWithPrograms('read replicas (DATABASE_REPLICA_URL)', () => {
       await resumeReplay()
     }
     await settled(t)
-    expect((await t.send(2, 'GET', '/api/v1/authors')).json.data).toHaveLength(2)
+    expect((await t.send(2, 'GET', '/api/v1/authors')).json.data).toHaveLength(3)
   })
 
   it('keeps a streamed list and its weak ETag on one node: the writer revalidates past its write, others get 304 from the replica', async () => {
