@@ -44,6 +44,7 @@ import {
 } from './measure'
 import { MEMORY_RUNS, type MemoryResult, measureListMemory } from './memory'
 import { dropDatabases, postgresAdminUrl } from './postgres-databases'
+import { replicaBench, replicaSection, runReplicaReads } from './replicas'
 import {
   comparisonCpuTable,
   comparisonTable,
@@ -381,13 +382,20 @@ async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
     const durability = await runDurability(writes.pristine, dir, MEASURE_MS, (server) => servers.push(server))
     const matrix = await runMatrix(choice, small.pristine, dir, LARGE_MEASURE_MS, (server) => servers.push(server))
     const matrixLines = matrix.reduce((sum, m) => sum + m.loggedLines, 0)
+    // Reads through a read replica, with PostgreSQL: on a primary and a standby of the bench's own.
+    const replicas = choice.backends.includes('postgres')
+      ? await runReplicaReads(LARGE_MEASURE_MS, (server) => servers.push(server))
+      : undefined
 
     const compared = [...reads.results, ...durability.flatMap((d) => d.results)]
-    all = [...compared, ...largeResults, ...matrix.flatMap((m) => m.results)]
+    all = [...compared, ...largeResults, ...matrix.flatMap((m) => m.results), ...(replicas?.results ?? [])]
     report = [
       '## Benchmark: the service beside three baselines (raw Bun + SQLite, minimal Elysia, Express)',
       '',
-      describeRun(reads.loggedLines + largeLines + matrixLines, (performance.now() - started) / 1000),
+      describeRun(
+        reads.loggedLines + largeLines + matrixLines + (replicas?.loggedLines ?? 0),
+        (performance.now() - started) / 1000,
+      ),
       '',
       readsSection(reads, MEASURE_MS),
       '',
@@ -408,6 +416,7 @@ async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
       '',
       matrixSection(choice, matrix, LARGE_MEASURE_MS),
       '',
+      ...(replicas === undefined ? [] : [replicaSection(replicas, LARGE_MEASURE_MS), '']),
       memorySection(memory),
       '',
     ].join('\n')
@@ -431,8 +440,9 @@ async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
 /**
  * `bun run bench [options]` runs `main`; `bun run bench -- crash` the crash rounds of
  * bench/crash.ts, `bun run bench -- hostile` the most expensive requests the limits allow
- * (bench/hostile.ts), and `bun run bench -- bounds` many clients at once and the largest writes
- * (bench/bounds.ts). Options of `main`:
+ * (bench/hostile.ts), `bun run bench -- bounds` many clients at once and the largest writes
+ * (bench/bounds.ts), and `bun run bench -- replicas` the reads through a PostgreSQL read replica
+ * alone (bench/replicas.ts, also part of the full run with PostgreSQL). Options of `main`:
  *
  * - `--backends sqlite,postgres` (BENCH_BACKENDS): the backends of the backend × workers part;
  * - `--workers 1,2` (BENCH_WORKERS): its worker counts (default 1,2 where the service takes
@@ -450,8 +460,11 @@ async function chosenBench(): Promise<number> {
   if (chosen === 'crash') return crashBench()
   if (chosen === 'hostile') return runHostile()
   if (chosen === 'bounds') return runBounds()
+  if (chosen === 'replicas') return replicaBench()
   if (chosen !== undefined && !chosen.startsWith('--')) {
-    console.error(`bench: no bench "${chosen}"; run it without an argument, or with "crash", "hostile" or "bounds"`)
+    console.error(
+      `bench: no bench "${chosen}"; run it without an argument, or with "crash", "hostile", "bounds" or "replicas"`,
+    )
     return 2
   }
   const only = ['--compare-only', '--matrix-only', '--durability-only']

@@ -83,30 +83,37 @@ class Replica {
   lagMs: number | null = null
   reads = 0
   fallbacks = 0
-  /** The reads running on it: each is given up (and read from the primary) if it is found down meanwhile. */
-  private readonly running = new Set<(error: Error) => void>()
+  /** Replaced when the replica is found down: see down(). */
+  private pool: SQL
 
   constructor(
     readonly name: string,
-    readonly pool: SQL,
+    private readonly url: string,
+    private readonly options: SQL.PostgresOrMySQLOptions,
     readonly probe: Probe,
-  ) {}
-
-  async run<T>(work: (sql: SQL) => Promise<T>): Promise<T> {
-    const { promise: lost, reject } = Promise.withResolvers<never>()
-    this.running.add(reject)
-    try {
-      return await Promise.race([work(this.pool), lost])
-    } finally {
-      this.running.delete(reject)
-    }
+  ) {
+    this.pool = new SQL(url, options)
   }
 
+  run<T>(work: (sql: SQL) => Promise<T>): Promise<T> {
+    return work(this.pool)
+  }
+
+  /**
+   * Not read from until a poll answers again. Its pool is closed at once and a new one opened for
+   * later: every read waiting on it fails now (and is read on the primary) rather than wait for a
+   * replica that may never answer, at no cost to a read while the replica is up.
+   */
   down(): void {
+    if (this.state === 'down') return
     this.state = 'down'
-    const gone = new Error(`the replica ${this.name} is down`)
-    for (const reject of this.running) reject(gone)
-    this.running.clear()
+    const lost = this.pool
+    this.pool = new SQL(this.url, this.options)
+    void lost.close({ timeout: 0 }).catch(() => {})
+  }
+
+  close(): Promise<void> {
+    return this.pool.close({ timeout: 5 })
   }
 
   report(): ReplicaReport {
@@ -181,7 +188,8 @@ export class ReplicaSet implements ReadRouting {
       (url) =>
         new Replica(
           replicaName(url),
-          new SQL(url, { ...options.clientOptions, connectionTimeout }),
+          url,
+          { ...options.clientOptions, connectionTimeout },
           new Probe(url, probeOptions),
         ),
     )
@@ -224,7 +232,7 @@ export class ReplicaSet implements ReadRouting {
       if (sqlState(error) === '57014') throw error
       node.fallbacks++
       // A connection that failed: no more reads there until a poll answers.
-      if ((storeError(error) as { reason?: string }).reason === 'unavailable' || node.state === 'down') node.down()
+      if ((storeError(error) as { reason?: string }).reason === 'unavailable') node.down()
       scope.node = 'primary'
       return this.onPrimary(primary, work)
     }
@@ -243,7 +251,7 @@ export class ReplicaSet implements ReadRouting {
     clearInterval(this.timer)
     await Promise.all([
       this.primaryProbe.close(),
-      ...this.replicaList.flatMap((replica) => [replica.probe.close(), replica.pool.close({ timeout: 5 })]),
+      ...this.replicaList.flatMap((replica) => [replica.probe.close(), replica.close()]),
     ]).catch(() => {})
   }
 

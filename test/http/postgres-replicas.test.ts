@@ -59,6 +59,12 @@ describeWithPrograms('read replicas (DATABASE_REPLICA_URL)', () => {
   })
 
   afterAll(async () => {
+    // A test that failed while the standby was frozen leaves it so: let it go, or nothing stops it.
+    try {
+      clusters?.thawReplica()
+    } catch {
+      // Not frozen, or not running.
+    }
     for (const t of opened) await t.close().catch(() => {})
     await replicaAdmin?.close().catch(() => {})
     clusters?.remove()
