@@ -5,6 +5,7 @@ import type { ResourceRegistry } from '../resources/registry'
 import type { MigrationApplied } from './migration-state'
 import { PostgresStore } from './postgres'
 import { postgresMigrations, postgresSchemaVersion } from './postgres-migrations'
+import type { ReplicaStateListener } from './postgres-replicas'
 import { SqliteStore } from './sqlite'
 import { schemaVersion } from './sqlite-migrate'
 import { sqliteMigrations } from './sqlite-migrations'
@@ -157,6 +158,8 @@ export interface StoreOptions {
   readonly replicaUrls?: readonly string[]
   /** PostgreSQL: milliseconds a replica may lag before reads leave it (REPLICA_MAX_LAG). */
   readonly replicaMaxLagMs?: number
+  /** PostgreSQL: told each time a replica changes state (the service logs it). */
+  readonly onReplicaState?: ReplicaStateListener
   /**
    * This opening is a start of the service (one process, or a --workers supervisor), not a worker
    * or an operator's command: it draws a new generation for version(), so that a database put back
@@ -210,6 +213,7 @@ export async function openStore(
         statementTimeoutMs: options.statementTimeoutMs,
         replicaUrls: options.replicaUrls,
         replicaMaxLagMs: options.replicaMaxLagMs,
+        onReplicaState: options.onReplicaState,
         newGeneration: options.newGeneration,
         migrate: options.migrate,
         onMigration: options.onMigration,

@@ -22,7 +22,12 @@ export interface ReplicaSetOptions {
   readonly clientOptions: SQL.PostgresOrMySQLOptions
   /** The most clients whose last commit is remembered (RecentCommits). */
   readonly capacity?: number
+  /** Told each time a replica changes state, for the log (the state it left, then its report). */
+  readonly onStateChange?: ReplicaStateListener
 }
+
+/** Told that a replica went from `previous` to the state its report shows. */
+export type ReplicaStateListener = (replica: ReplicaReport, previous: ReplicaState) => void
 
 /** What one request's reads run on: chosen at its first read, then kept. */
 interface Scope {
@@ -38,10 +43,12 @@ export function replicaName(url: string): string {
   return `${parsed.hostname}:${parsed.port || '5432'}/${database}`
 }
 
+class ProbeTimeout extends Error {}
+
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms)
+    timer = setTimeout(() => reject(new ProbeTimeout(`${what} did not answer within ${ms} ms`)), ms)
   })
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }
@@ -63,7 +70,8 @@ class Probe {
     try {
       return await withTimeout(query(sql), PROBE_TIMEOUT_MS, what)
     } catch (error) {
-      if (this.sql === sql) {
+      // Not answered in time: its connection may hang for good. A refused one is tried again as it is.
+      if (error instanceof ProbeTimeout && this.sql === sql) {
         this.sql = new SQL(this.url, this.options)
         void sql.close({ timeout: 0 }).catch(() => {})
       }
@@ -77,7 +85,7 @@ class Probe {
 }
 
 class Replica {
-  state: ReplicaState = 'starting'
+  private current: ReplicaState = 'starting'
   /** Its replay position when last polled; it only grows, so a read finds it there or further on. */
   replay = -1
   lagMs: number | null = null
@@ -91,8 +99,20 @@ class Replica {
     private readonly url: string,
     private readonly options: SQL.PostgresOrMySQLOptions,
     readonly probe: Probe,
+    private readonly onStateChange: ReplicaStateListener | undefined,
   ) {
     this.pool = new SQL(url, options)
+  }
+
+  get state(): ReplicaState {
+    return this.current
+  }
+
+  set state(next: ReplicaState) {
+    const previous = this.current
+    if (next === previous) return
+    this.current = next
+    this.onStateChange?.(this.report(), previous)
   }
 
   run<T>(work: (sql: SQL) => Promise<T>): Promise<T> {
@@ -105,15 +125,19 @@ class Replica {
    * replica that may never answer, at no cost to a read while the replica is up.
    */
   down(): void {
-    if (this.state === 'down') return
+    if (this.state === 'down' || this.closed) return
     this.state = 'down'
     const lost = this.pool
     this.pool = new SQL(this.url, this.options)
     void lost.close({ timeout: 0 }).catch(() => {})
   }
 
+  /** Closed with the store: a poll that answers later changes nothing. */
+  private closed = false
+
   close(): Promise<void> {
-    return this.pool.close({ timeout: 5 })
+    this.closed = true
+    return Promise.all([this.probe.close(), this.pool.close({ timeout: 5 })]).then(() => {})
   }
 
   report(): ReplicaReport {
@@ -139,6 +163,7 @@ export class ReplicaSet implements ReadRouting {
   private readonly commits: RecentCommits
   private readonly replicaList: Replica[]
   private primaryCount = 0
+  private closed = false
   private next = 0
   private timer: ReturnType<typeof setInterval> | undefined
 
@@ -191,6 +216,7 @@ export class ReplicaSet implements ReadRouting {
           url,
           { ...options.clientOptions, connectionTimeout },
           new Probe(url, probeOptions),
+          options.onStateChange,
         ),
     )
     const maxLagMs = options.maxLagMs ?? DEFAULT_REPLICA_MAX_LAG_MS
@@ -249,10 +275,10 @@ export class ReplicaSet implements ReadRouting {
 
   async close(): Promise<void> {
     clearInterval(this.timer)
-    await Promise.all([
-      this.primaryProbe.close(),
-      ...this.replicaList.flatMap((replica) => [replica.probe.close(), replica.close()]),
-    ]).catch(() => {})
+    this.closed = true
+    await Promise.all([this.primaryProbe.close(), ...this.replicaList.map((replica) => replica.close())]).catch(
+      () => {},
+    )
   }
 
   private onPrimary<T>(primary: SQL, work: (sql: SQL) => Promise<T>): Promise<T> {
@@ -309,6 +335,7 @@ export class ReplicaSet implements ReadRouting {
           (SELECT system_identifier::text FROM pg_control_system()) AS system`,
         `the replica ${replica.name}`,
       )
+      if (this.closed) return
       if (String(row.system) !== this.system) replica.state = 'foreign'
       else if (row.standby !== true || row.replay === null) replica.state = 'not-standby'
       else {

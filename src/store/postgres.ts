@@ -15,7 +15,7 @@ import {
   postgresSchemaVersion,
 } from './postgres-migrations'
 import { PostgresReader, type Queryable } from './postgres-reader'
-import { ReplicaSet } from './postgres-replicas'
+import { ReplicaSet, type ReplicaStateListener } from './postgres-replicas'
 import { postgresSchemaMismatch } from './postgres-schema'
 import { PostgresWrites } from './postgres-writes'
 import type { ReadRouting } from './read-routing'
@@ -61,6 +61,8 @@ export interface PostgresOptions {
   readonly replicaUrls?: readonly string[]
   /** Milliseconds a replica may lag before reads leave it (REPLICA_MAX_LAG). */
   readonly replicaMaxLagMs?: number
+  /** Told each time a replica changes state (the service logs it). */
+  readonly onReplicaState?: ReplicaStateListener
 }
 
 /**
@@ -140,12 +142,15 @@ export class PostgresStore implements Store {
     const replicas =
       urls.length === 0
         ? null
-        : await ReplicaSet.start(url, { urls, maxLagMs: options.replicaMaxLagMs, clientOptions }).catch(
-            async (error) => {
-              await sql.close()
-              throw error
-            },
-          )
+        : await ReplicaSet.start(url, {
+            urls,
+            maxLagMs: options.replicaMaxLagMs,
+            clientOptions,
+            onStateChange: options.onReplicaState,
+          }).catch(async (error) => {
+            await sql.close()
+            throw error
+          })
     return new PostgresStore(sql, registry, latest, replicas)
   }
 

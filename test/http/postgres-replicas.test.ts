@@ -6,6 +6,7 @@ import { createLogger } from '../../src/logger'
 import { resources } from '../../src/resources/registry'
 import { PostgresStore } from '../../src/store/postgres'
 import { POLL_MS } from '../../src/store/postgres-replicas'
+import { startService } from '../support/commands'
 import {
   holdsReplicationPrograms,
   type ReplicatedClusters,
@@ -13,6 +14,7 @@ import {
   startReplicatedClusters,
 } from '../support/postgres-replication'
 import { describeWithPrograms, POSTGRES_PROGRAMS } from '../support/postgres-tests'
+import { stopChildren } from '../support/process'
 import { parseSamples, type Sample, sampleValue } from '../support/prometheus'
 
 // Two clusters of its own, started and stopped: more than Bun's 5 s default on a busy machine.
@@ -65,18 +67,25 @@ describeWithPrograms('read replicas (DATABASE_REPLICA_URL)', () => {
     } catch {
       // Not frozen, or not running.
     }
+    await stopChildren()
     for (const t of opened) await t.close().catch(() => {})
     await replicaAdmin?.close().catch(() => {})
     clusters?.remove()
   })
 
   /** The app over a new database of the primary, its standby as DATABASE_REPLICA_URL. */
-  async function replicatedApp(replicaMaxLagMs: number): Promise<ReplicatedApp> {
+  /** A new database on the primary, replayed on the standby; its name. */
+  async function replicatedDatabase(): Promise<string> {
     const name = `replicated_${++databases}`
     const admin = new SQL(clusters.primaryAdminUrl, { max: 1 })
     await admin.unsafe(`CREATE DATABASE ${name}`)
     await admin.close()
     await replayed(clusters.primaryAdminUrl, clusters.replicaAdminUrl)
+    return name
+  }
+
+  async function replicatedApp(replicaMaxLagMs: number): Promise<ReplicatedApp> {
+    const name = await replicatedDatabase()
     const store = await PostgresStore.open(clusters.primaryUrl(name), resources, {
       poolSize: 8,
       replicaUrls: [clusters.replicaUrl(name)],
@@ -387,5 +396,45 @@ describeWithPrograms('read replicas (DATABASE_REPLICA_URL)', () => {
       clusters.thawReplica()
     }
     await waitFor(t, (replica) => replica.state === 'streaming')
+  })
+
+  it('runs as the service does from DATABASE_REPLICA_URL: it names the replica when it starts, reads from it, and logs when it goes down and comes back', async () => {
+    const name = await replicatedDatabase()
+    const service = await startService({
+      DATABASE_URL: clusters.primaryUrl(name),
+      DATABASE_REPLICA_URL: clusters.replicaUrl(name),
+      REPLICA_MAX_LAG: '10',
+    })
+    const replica = clusters.replicaUrl(name).replace('postgres://postgres@', '')
+    const listening = await service.child.waitForLog((line) => line.msg === 'listening')
+    expect(listening.replicas).toBe(clusters.replicaUrl(name))
+    await service.child.waitForLog((line) => line.msg === 'read replica streaming' && line.replica === replica)
+    const origin = service.api.replace('/api/v1', '')
+    const created = await fetch(`${service.api}/authors`, {
+      method: 'POST',
+      headers: { accept: JSON_API, 'content-type': JSON_API },
+      body: JSON.stringify(author('Through the service')),
+    })
+    expect(created.status).toBe(201)
+    // The migrations and the write replayed, then a read answered by the replica.
+    await replayed(clusters.primaryAdminUrl, clusters.replicaAdminUrl)
+    await Bun.sleep(3 * POLL_MS)
+    expect((await fetch(`${service.api}/authors`, { headers: { accept: JSON_API } })).status).toBe(200)
+    const metricsText = await (await fetch(`${origin}/metrics`)).text()
+    expect(sampleValue(parseSamples(metricsText), 'catalogue_database_reads_total', { node: replica })).toBeGreaterThan(
+      0,
+    )
+
+    clusters.stopReplica()
+    const down = await service.child.waitForLog((line) => line.msg === 'read replica down')
+    expect(down).toMatchObject({ level: 'warn', replica, was: 'streaming' })
+    const shown = await fetch(`${origin}/ready`)
+    expect(shown.status).toBe(200)
+    expect(((await shown.json()) as { replicas: ShownReplica[] }).replicas[0]?.state).toBe('down')
+    clusters.startReplica()
+    await service.child.waitForLog(
+      (line) => line.msg === 'read replica streaming' && line.was === 'down' && line.level === 'info',
+      15_000,
+    )
   })
 })
