@@ -324,11 +324,17 @@ async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
   } else if (mode === 'matrix') {
     const small = await seedSet('10k', SEED)
     const matrix = await runMatrix(choice, small.pristine, dir, LARGE_MEASURE_MS, (server) => servers.push(server))
-    all = matrix.flatMap((m) => m.results)
+    const replicas = choice.backends.includes('postgres')
+      ? await runReplicaReads(LARGE_MEASURE_MS, (server) => servers.push(server))
+      : undefined
+    all = [...matrix.flatMap((m) => m.results), ...(replicas?.results ?? [])]
     report = partialReport(
       'the service on each backend and worker count, against references',
       started,
-      [matrixSection(choice, matrix, LARGE_MEASURE_MS)],
+      [
+        matrixSection(choice, matrix, LARGE_MEASURE_MS),
+        ...(replicas === undefined ? [] : [replicaSection(replicas, LARGE_MEASURE_MS)]),
+      ],
       false,
     )
   } else if (mode === 'compare') {
@@ -451,7 +457,8 @@ async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
  * - `--quick` (BENCH_QUICK=1): 1 s per scenario instead of 5, results.md left as it is;
  * - `--compare-only`: only issue 10's comparison at 10,000 books (reads, writes at each DURABILITY,
  *   beside the three baselines) and the memory of the 100,000-book list, with the targets;
- * - `--matrix-only`: only the backend × workers part (seeds 10,000 books; about a minute a pair);
+ * - `--matrix-only`: only the backend × workers part (seeds 10,000 books; about a minute a pair),
+ *   and with PostgreSQL the reads through a replica (bench/replicas.ts);
  * - `--durability-only`: only the writes at each DURABILITY, beside the baselines at the same setting.
  */
 async function chosenBench(): Promise<number> {
