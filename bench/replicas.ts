@@ -35,6 +35,8 @@ const scenarios: readonly Scenario[] = [
 export interface ReplicaReadsResult {
   /** `service`: the primary alone; `reference`: with the replica. */
   readonly results: readonly ScenarioResult[]
+  /** The raw reference (bench/reference-postgres.ts): `service` on the primary, `reference` on the standby. */
+  readonly raw: readonly ScenarioResult[]
   /** Of the replica service's store reads, the share the replica answered. */
   readonly replicaShare: number
   readonly loggedLines: number
@@ -118,6 +120,27 @@ export async function runReplicaReads(
     const results: ScenarioResult[] = []
     for (const scenario of scenarios) results.push(await runScenario(scenario, primaryOnly, withReplica, measureMs))
     const after = await readsByNode(withReplica)
+    await Promise.all(started.splice(0).map(stopServer))
+    // The same requests answered by the raw reference on each node: what the standby itself gives.
+    const rawOn = (name: string, url: string) => {
+      const server = startServer(
+        name,
+        'bench/reference-postgres.ts',
+        freePort(),
+        { REFERENCE_DATABASE_URL: url },
+        pinning.server,
+      )
+      started.push(server)
+      track(server)
+      return server
+    }
+    const rawPrimary = rawOn('raw on primary', clusters.primaryUrl('bench'))
+    const rawStandby = rawOn('raw on standby', clusters.replicaUrl('bench'))
+    await Promise.all([waitUntilReady(rawPrimary, '/api/v1/books/1'), waitUntilReady(rawStandby, '/api/v1/books/1')])
+    await warmUp(rawPrimary)
+    await warmUp(rawStandby)
+    const raw: ScenarioResult[] = []
+    for (const scenario of scenarios) raw.push(await runScenario(scenario, rawPrimary, rawStandby, measureMs))
     let replicaReads = 0
     let allReads = 0
     for (const [node, value] of after) {
@@ -127,6 +150,7 @@ export async function runReplicaReads(
     }
     return {
       results,
+      raw,
       replicaShare: allReads === 0 ? 0 : replicaReads / allReads,
       loggedLines: primaryOnly.loggedLines() + withReplica.loggedLines(),
     }
@@ -145,8 +169,10 @@ export function replicaSection(result: ReplicaReadsResult | null, measureMs: num
   if (result === null) {
     return `${title}\n\nNot measured: PostgreSQL's initdb, pg_ctl and pg_basebackup are not installed here.`
   }
-  const rows = result.results.map((r) => {
+  const rows = result.results.map((r, i) => {
     const replica = r.reference
+    const raw = result.raw[i]
+    const rawRatio = raw?.reference ? (raw.reference.perSecond / raw.service.perSecond).toFixed(2) : '—'
     return [
       `${r.name} (c=${r.concurrency})`,
       rate(r.service.perSecond),
@@ -155,12 +181,13 @@ export function replicaSection(result: ReplicaReadsResult | null, measureMs: num
       r.service.p99Ms.toFixed(2),
       replica ? replica.p99Ms.toFixed(2) : '—',
       `${cpu(r.serviceCpuUs)} / ${cpu(r.referenceCpuUs)}`,
+      raw ? `${rate(raw.service.perSecond)} / ${rate(raw.reference?.perSecond ?? 0)} (${rawRatio})` : '—',
     ]
   })
   return [
     title,
     '',
-    `A primary and a hot standby of it on this machine (PostgreSQL's processes unpinned), the service pinned to core 0 as above: once with \`DATABASE_URL\` alone, once with the standby as \`DATABASE_REPLICA_URL\`, taking turns on the same database, after a checkpoint on the primary and a restartpoint on the standby (before its first restartpoint, a standby checks the commit of each row it has just replayed on every read: see docs/postgres.md). The replica answered ${(result.replicaShare * 100).toFixed(1)} % of the second one's store reads (its /metrics). On one machine a replica adds no capacity: this measures what routing reads costs, not what a replica on its own machine gives.`,
+    `A primary and a hot standby of it on this machine (PostgreSQL's processes unpinned), the service pinned to core 0 as above: once with \`DATABASE_URL\` alone, once with the standby as \`DATABASE_REPLICA_URL\`, taking turns on the same database, after a checkpoint on the primary and a restartpoint on the standby (before its first restartpoint, a standby checks the commit of each row it has just replayed on every read: see docs/postgres.md). The replica answered ${(result.replicaShare * 100).toFixed(1)} % of the second one's store reads (its /metrics). On one machine a replica adds no capacity: this measures what routing reads costs, not what a replica on its own machine gives. The last column runs bench/reference-postgres.ts (Bun.serve and Bun's SQL client, no routing) on the primary and on the standby under the same load: what the standby itself gives, beside what the service gives through it.`,
     '',
     markdownTable(
       [
@@ -171,6 +198,7 @@ export function replicaSection(result: ReplicaReadsResult | null, measureMs: num
         'primary only p99 (ms)',
         'through the replica p99 (ms)',
         'service CPU µs/req (primary only / through the replica)',
+        'raw reference req/s, on the primary / on the standby (ratio)',
       ],
       rows,
     ),
