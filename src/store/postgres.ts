@@ -15,7 +15,8 @@ import {
   postgresSchemaVersion,
 } from './postgres-migrations'
 import { PostgresReader, type Queryable } from './postgres-reader'
-import { ReplicaSet, type ReplicaStateListener } from './postgres-replicas'
+import type { ReplicaStateListener } from './postgres-replica'
+import { ReplicaSet } from './postgres-replicas'
 import { postgresSchemaMismatch } from './postgres-schema'
 import { PostgresWrites } from './postgres-writes'
 import type { ReadRouting } from './read-routing'
