@@ -69,7 +69,7 @@ function ratioOf(result: ScenarioResult): number | undefined {
  * A markdown table with padded columns, the first column left-aligned and the rest right-aligned:
  * the layout Biome's formatter gives, so that the written bench/results.md passes `bun run check`.
  */
-function markdownTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((title, i) => Math.max(title.length, 3, ...rows.map((row) => (row[i] ?? '').length)))
   const line = (cells: readonly string[]) =>
     `| ${widths.map((w, i) => (i === 0 ? (cells[i] ?? '').padEnd(w) : (cells[i] ?? '').padStart(w))).join(' | ')} |`

@@ -51,6 +51,7 @@ import {
   postgresWritesSection,
   runPostgresWrites,
 } from './postgres-writes'
+import { replicaBench, replicaSection, runReplicaReads } from './replicas'
 import {
   comparisonCpuTable,
   comparisonTable,
@@ -346,11 +347,17 @@ async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
   } else if (mode === 'matrix') {
     const small = await seedSet('10k', SEED)
     const matrix = await runMatrix(choice, small.pristine, dir, LARGE_MEASURE_MS, (server) => servers.push(server))
-    all = matrix.flatMap((m) => m.results)
+    const replicas = choice.backends.includes('postgres')
+      ? await runReplicaReads(LARGE_MEASURE_MS, (server) => servers.push(server))
+      : undefined
+    all = [...matrix.flatMap((m) => m.results), ...(replicas?.results ?? [])]
     report = partialReport(
       'the service on each backend and worker count, against references',
       started,
-      [matrixSection(choice, matrix, LARGE_MEASURE_MS)],
+      [
+        matrixSection(choice, matrix, LARGE_MEASURE_MS),
+        ...(replicas === undefined ? [] : [replicaSection(replicas, LARGE_MEASURE_MS)]),
+      ],
       false,
     )
   } else if (mode === 'compare') {
@@ -407,13 +414,26 @@ async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
     const postgresWrites: PostgresWritesResult | null = choice.backends.includes('postgres')
       ? await runPostgresWrites((server) => servers.push(server))
       : null
+    // Reads through a read replica, with PostgreSQL: on a primary and a standby of the bench's own.
+    const replicas = choice.backends.includes('postgres')
+      ? await runReplicaReads(LARGE_MEASURE_MS, (server) => servers.push(server))
+      : undefined
 
     const compared = [...reads.results, ...durability.flatMap((d) => d.results)]
-    all = [...compared, ...largeResults, ...matrix.flatMap((m) => m.results), ...(postgresWrites?.results ?? [])]
+    all = [
+      ...compared,
+      ...largeResults,
+      ...matrix.flatMap((m) => m.results),
+      ...(postgresWrites?.results ?? []),
+      ...(replicas?.results ?? []),
+    ]
     report = [
       '## Benchmark: the service beside three baselines (raw Bun + SQLite, minimal Elysia, Express)',
       '',
-      describeRun(reads.loggedLines + largeLines + matrixLines, (performance.now() - started) / 1000),
+      describeRun(
+        reads.loggedLines + largeLines + matrixLines + (replicas?.loggedLines ?? 0),
+        (performance.now() - started) / 1000,
+      ),
       '',
       readsSection(reads, MEASURE_MS),
       '',
@@ -435,6 +455,7 @@ async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
       matrixSection(choice, matrix, LARGE_MEASURE_MS),
       '',
       ...(postgresWrites ? [postgresWritesSection(postgresWrites), ''] : []),
+      ...(replicas === undefined ? [] : [replicaSection(replicas, LARGE_MEASURE_MS), '']),
       memorySection(memory),
       '',
     ].join('\n')
@@ -458,8 +479,9 @@ async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
 /**
  * `bun run bench [options]` runs `main`; `bun run bench -- crash` the crash rounds of
  * bench/crash.ts, `bun run bench -- hostile` the most expensive requests the limits allow
- * (bench/hostile.ts), and `bun run bench -- bounds` many clients at once and the largest writes
- * (bench/bounds.ts). Options of `main`:
+ * (bench/hostile.ts), `bun run bench -- bounds` many clients at once and the largest writes
+ * (bench/bounds.ts), and `bun run bench -- replicas` the reads through a PostgreSQL read replica
+ * alone (bench/replicas.ts, also part of the full run with PostgreSQL). Options of `main`:
  *
  * - `--backends sqlite,postgres` (BENCH_BACKENDS): the backends of the backend × workers part;
  * - `--workers 1,2` (BENCH_WORKERS): its worker counts (default 1,2 where the service takes
@@ -468,7 +490,8 @@ async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
  * - `--quick` (BENCH_QUICK=1): 1 s per scenario instead of 5, results.md left as it is;
  * - `--compare-only`: only issue 10's comparison at 10,000 books (reads, writes at each DURABILITY,
  *   beside the three baselines) and the memory of the 100,000-book list, with the targets;
- * - `--matrix-only`: only the backend × workers part (seeds 10,000 books; about a minute a pair);
+ * - `--matrix-only`: only the backend × workers part (seeds 10,000 books; about a minute a pair),
+ *   and with PostgreSQL the reads through a replica (bench/replicas.ts);
  * - `--durability-only`: only the writes at each DURABILITY, beside the baselines at the same setting;
  * - `--postgres-writes-only`: only POST, PATCH and DELETE on PostgreSQL beside its reference.
  */
@@ -478,8 +501,11 @@ async function chosenBench(): Promise<number> {
   if (chosen === 'crash') return crashBench()
   if (chosen === 'hostile') return runHostile()
   if (chosen === 'bounds') return runBounds()
+  if (chosen === 'replicas') return replicaBench()
   if (chosen !== undefined && !chosen.startsWith('--')) {
-    console.error(`bench: no bench "${chosen}"; run it without an argument, or with "crash", "hostile" or "bounds"`)
+    console.error(
+      `bench: no bench "${chosen}"; run it without an argument, or with "crash", "hostile", "bounds" or "replicas"`,
+    )
     return 2
   }
   const only = ['--compare-only', '--matrix-only', '--durability-only', '--postgres-writes-only']

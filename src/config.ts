@@ -4,7 +4,7 @@ import { type CorsOrigins, parseCorsOrigins } from './http/cors'
 import { DEFAULT_LONG_ANSWERS } from './http/long-answers'
 import { DEFAULT_LIMITS, type RequestLimits } from './jsonapi/limits'
 import { type LogLevel, logLevels } from './logger'
-import { type DatabaseLocation, type Durability, durabilities, parseDatabaseUrl } from './store/open'
+import { type DatabaseLocation, type Durability, durabilities, parseDatabaseUrl, parseReplicaUrls } from './store/open'
 
 /** The settings; the request limits are settings too, one each. */
 export interface Config extends RequestLimits {
@@ -14,6 +14,9 @@ export interface Config extends RequestLimits {
   readonly dataDir: string
   readonly databaseUrl: string
   readonly database: DatabaseLocation
+  /** PostgreSQL: read replicas' URLs (none: every read on the primary), and seconds one may lag before reads leave it. */
+  readonly databaseReplicaUrl: readonly string[]
+  readonly replicaMaxLag: number
   readonly logLevel: LogLevel
   readonly maxBodyBytes: number
   readonly maxPageSize: number
@@ -85,6 +88,18 @@ const settings = {
     env: 'DATABASE_URL',
     fallback: defaultDatabaseUrl(DEFAULT_DATA_DIR),
     help: `sqlite://relative/path.db, sqlite:///absolute/path.db, sqlite://:memory: or postgres://user@host:port/db; unset: ${DATABASE_FILE} in DATA_DIR`,
+  },
+  databaseReplicaUrl: {
+    flag: '--database-replica-url',
+    env: 'DATABASE_REPLICA_URL',
+    fallback: '',
+    help: "PostgreSQL: read replicas (standbys of DATABASE_URL), postgres:// URLs separated by commas: a client's reads go to one that has replayed its last write, else to the primary (docs/postgres.md)",
+  },
+  replicaMaxLag: {
+    flag: '--replica-max-lag',
+    env: 'REPLICA_MAX_LAG',
+    fallback: '5',
+    help: 'PostgreSQL: seconds a replica may lag behind the primary before reads leave it, 1 to 3600',
   },
   logLevel: { flag: '--log-level', env: 'LOG_LEVEL', fallback: 'info', help: logLevels.join(', ') },
   maxBodyBytes: {
@@ -317,6 +332,9 @@ export function parseConfig(
     fromFlags.get(settings.databaseUrl.flag) ?? env[settings.databaseUrl.env] ?? defaultDatabaseUrl(dataDir)
   const database = parseDatabaseUrl(databaseUrl)
   if (typeof database === 'string') throw new ConfigError(database)
+  const databaseReplicaUrl = parseReplicaUrls(read(settings.databaseReplicaUrl), database)
+  if (typeof databaseReplicaUrl === 'string') throw new ConfigError(databaseReplicaUrl)
+  const replicaMaxLag = integer(settings.replicaMaxLag.env, read(settings.replicaMaxLag), 1, 3600)
   const logLevel = read(settings.logLevel) as LogLevel
   if (!logLevels.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${logLevels.join(', ')} (got "${logLevel}")`)
@@ -385,6 +403,8 @@ export function parseConfig(
     dataDir,
     databaseUrl,
     database,
+    databaseReplicaUrl,
+    replicaMaxLag,
     logLevel,
     maxBodyBytes,
     maxPageSize,

@@ -609,3 +609,53 @@ describe('parseConfig PostgreSQL settings', () => {
     expect(line).toContain('(default true)')
   })
 })
+
+describe('parseConfig read replicas (DATABASE_REPLICA_URL, REPLICA_MAX_LAG)', () => {
+  const primary = { DATABASE_URL: 'postgres://app@db:5432/catalogue' }
+
+  it('has no replicas and allows a lag of 5 seconds by default', () => {
+    const config = configOf([], primary)
+    expect(config.databaseReplicaUrl).toEqual([])
+    expect(config.replicaMaxLag).toBe(5)
+  })
+
+  it('reads one URL or a comma-separated list, and REPLICA_MAX_LAG, or their flags', () => {
+    const one = configOf([], { ...primary, DATABASE_REPLICA_URL: 'postgres://app@replica1:5432/catalogue' })
+    expect(one.databaseReplicaUrl).toEqual(['postgres://app@replica1:5432/catalogue'])
+    const two = configOf(['--replica-max-lag', '30'], {
+      ...primary,
+      DATABASE_REPLICA_URL: ' postgres://app@replica1/catalogue , postgresql://app:pw@replica2:6432/catalogue,',
+    })
+    expect(two.databaseReplicaUrl).toEqual([
+      'postgres://app@replica1/catalogue',
+      'postgresql://app:pw@replica2:6432/catalogue',
+    ])
+    expect(two.replicaMaxLag).toBe(30)
+    const flag = configOf(['--database-replica-url', 'postgres://r/catalogue'], { ...primary, REPLICA_MAX_LAG: '1' })
+    expect([flag.databaseReplicaUrl, flag.replicaMaxLag]).toEqual([['postgres://r/catalogue'], 1])
+  })
+
+  it('refuses replicas of a SQLite database', () => {
+    expect(errorOf([], { DATABASE_REPLICA_URL: 'postgres://r/catalogue' }).message).toBe(
+      'DATABASE_REPLICA_URL needs a postgres:// DATABASE_URL: replicas are PostgreSQL standbys',
+    )
+  })
+
+  it('refuses a replica URL that is not postgres://, names no database, or comes twice, without showing a password', () => {
+    const bad = (urls: string) => errorOf([], { ...primary, DATABASE_REPLICA_URL: urls }).message
+    expect(bad('mysql://r/catalogue')).toBe('DATABASE_REPLICA_URL takes postgres:// URLs separated by commas')
+    const nameless = bad('postgres://app:secret@replica:5432/')
+    expect(nameless).toStartWith('DATABASE_REPLICA_URL postgres://app:***@replica:5432/ names no database')
+    expect(nameless).not.toContain('secret')
+    expect(bad('postgres://app:secret@r/catalogue,postgres://app:secret@r/catalogue')).toBe(
+      'DATABASE_REPLICA_URL names postgres://app:***@r/catalogue twice',
+    )
+  })
+
+  it('refuses a REPLICA_MAX_LAG outside 1 to 3600 seconds', () => {
+    expect(errorOf([], { ...primary, REPLICA_MAX_LAG: '0' }).message).toBe(
+      'REPLICA_MAX_LAG must be an integer from 1 to 3600 (got "0")',
+    )
+    expect(errorOf([], { ...primary, REPLICA_MAX_LAG: '1.5' }).message).toContain('REPLICA_MAX_LAG')
+  })
+})

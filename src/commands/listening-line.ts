@@ -6,12 +6,17 @@ import { shownDatabaseUrl } from '../store/open'
 /**
  * The fields of the `listening` line: where the service answers, its docs page, and the database
  * (without its password) with the setting of its kind that says how it is used: SQLite's
- * durability, or PostgreSQL's pool size (its durability is the server's: `synchronous_commit`).
+ * durability, or PostgreSQL's pool size (its durability is the server's: `synchronous_commit`)
+ * and its read replicas, if any (without their passwords).
  */
 export function listeningFields(config: Config, url: string | undefined): LogFields {
   const database = shownDatabaseUrl(config.databaseUrl)
+  const replicas =
+    config.databaseReplicaUrl.length > 0 ? config.databaseReplicaUrl.map(shownDatabaseUrl).join(',') : undefined
   const how =
-    config.database.kind === 'sqlite' ? { durability: config.durability } : { pool_size: config.databasePoolSize }
+    config.database.kind === 'sqlite'
+      ? { durability: config.durability }
+      : { pool_size: config.databasePoolSize, replicas }
   return { url, docs: url === undefined ? undefined : docsUrl(url), database, ...how }
 }
 

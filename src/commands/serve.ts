@@ -61,6 +61,16 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     connectTimeoutSeconds: config.databaseConnectTimeout,
     statementTimeoutMs: config.statementTimeoutMs,
     preparedStatements: config.databasePreparedStatements,
+    replicaUrls: config.databaseReplicaUrl,
+    replicaMaxLagMs: config.replicaMaxLag * 1000,
+    onReplicaState: (replica, previous) => {
+      const level = replica.state === 'streaming' ? 'info' : 'warn'
+      logger.log(level, `read replica ${replica.state}`, {
+        replica: replica.name,
+        was: previous,
+        lag_seconds: replica.lagSeconds ?? undefined,
+      })
+    },
     // A worker's supervisor drew it already; a worker started again must not void the tags.
     newGeneration: slot === null,
     durability: config.durability,

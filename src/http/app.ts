@@ -14,7 +14,7 @@ import { type CorsOrigins, cors } from './cors'
 import { docsPage, ViewerScript } from './docs-page'
 import { errorAnswers } from './error-handler'
 import { healthRoutes } from './health'
-import { DEFAULT_LONG_ANSWERS, type LongAnswerLimits, LongAnswers } from './long-answers'
+import { clientKey, DEFAULT_LONG_ANSWERS, type LongAnswerLimits, LongAnswers } from './long-answers'
 import { type DatabaseOperation, ServiceMetrics } from './metrics'
 import { acceptNegotiation } from './negotiation'
 import { operationsDocs } from './openapi'
@@ -25,7 +25,7 @@ import { ReadPool } from './read-pool'
 import { requestLifecycle } from './request-lifecycle'
 import { RequestLog } from './request-log'
 import { resourceRoutes } from './resource-routes'
-import { send } from './responses'
+import { type ResponseSettings, send } from './responses'
 import { RouteTable } from './route-table'
 import { securityHeaders } from './security-headers'
 
@@ -102,7 +102,9 @@ export function createApp({
   cores = availableParallelism(),
   longAnswers: longAnswerLimits = DEFAULT_LONG_ANSWERS,
 }: AppOptions) {
-  const metrics = metricsOn ? new ServiceMetrics(packageJson.version) : null
+  // Read replicas (PostgreSQL): each API request is run as its client's; none, no cost.
+  const routing = store.routing ?? null
+  const metrics = metricsOn ? new ServiceMetrics(packageJson.version, routing) : null
   const log = new RequestLog(logger)
   // Each store call and read-worker round trip, timed for the metrics and, at debug, logged.
   const databaseTimers = [metrics?.storeCall, log.debug ? log.databaseCall : undefined].filter((f) => f !== undefined)
@@ -133,16 +135,31 @@ export function createApp({
       : null
   const longAnswers = new LongAnswers(longAnswerLimits)
   const viewerScript = new ViewerScript()
-  const api = resourceRoutes(registry, timed, API_PREFIX, fetchLimits, reads, requireIfMatch, cores, longAnswers)
+  const api = resourceRoutes(
+    registry,
+    timed,
+    API_PREFIX,
+    fetchLimits,
+    reads,
+    requireIfMatch,
+    cores,
+    longAnswers,
+    routing,
+  )
   const atomicLimits = {
     maxOperations,
     maxRelationshipIds: limits.maxRelationshipIds,
     maxAtomicIds: limits.maxAtomicIds,
   }
   const operations = new OperationsController(registry, timed, atomicLimits, requireIfMatch)
+  const runOperations = async ({ request, body, set }: { request: Request; body: unknown; set: ResponseSettings }) =>
+    send(set, await operations.run(request.url, request.headers, body), request)
   api.post(
     '/operations',
-    async ({ request, body, set }) => send(set, await operations.run(request.url, request.headers, body), request),
+    routing
+      ? ({ request, body, set, server }) =>
+          routing.forClient(clientKey(request, server), 'write', () => runOperations({ request, body, set }))
+      : runOperations,
     {
       detail: operationsDocs(registry, atomicLimits),
     },

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { Logger } from '../logger'
 import { StoreUnavailableError } from '../store/faults'
+import type { ReadRouting } from '../store/read-routing'
 import type { Store } from '../store/store'
 
 export const HEALTH_PATH = '/health'
@@ -17,6 +18,21 @@ const stoppingBody = JSON.stringify({
   status: 'stopping',
   detail: 'The service is stopping; send requests to another instance',
 })
+
+/**
+ * The read replicas as /ready shows them: each one's state, lag and reads. A replica that is down
+ * or behind leaves the service ready, since the primary answers its reads.
+ */
+function replicasOf(
+  routing: ReadRouting,
+): { replica: string; state: string; lag_seconds: number | null; reads: number }[] {
+  return routing.replicas().map((replica) => ({
+    replica: replica.name,
+    state: replica.state,
+    lag_seconds: replica.lagSeconds,
+    reads: replica.reads,
+  }))
+}
 
 /** Why the store is not ready, in the words of the fault. */
 function notReady(error: unknown): { reason: string; code: string; detail: string; retryAfter: number } {
@@ -41,10 +57,12 @@ function notReady(error: unknown): { reason: string; code: string; detail: strin
  * GET /health: 200 whenever the process answers (liveness). GET /ready: 200 when the database
  * answers a trivial read and its migrations are done, else 503 with Retry-After; also 503 while
  * the service is stopping, so that a load balancer drains it (readiness). Logged only when
- * readiness changes, so a probe every few seconds does not fill the log.
+ * readiness changes, so a probe every few seconds does not fill the log. With read replicas, both
+ * answers also list them (`replicas`), whatever their state.
  */
 export function healthRoutes(store: Store, stopping: () => boolean, logger: Logger) {
   let wasReady = true
+  const routing = store.routing ?? null
   return new Elysia()
     .get(
       HEALTH_PATH,
@@ -71,11 +89,12 @@ export function healthRoutes(store: Store, stopping: () => boolean, logger: Logg
           wasReady = false
           set.status = 503
           set.headers['retry-after'] = String(why.retryAfter)
-          return JSON.stringify({ status: 'unavailable', reason: why.reason, detail: why.detail })
+          const replicas = routing ? replicasOf(routing) : undefined
+          return JSON.stringify({ status: 'unavailable', reason: why.reason, detail: why.detail, replicas })
         }
         if (!wasReady) logger.log('info', 'ready again')
         wasReady = true
-        return ready
+        return routing ? JSON.stringify({ status: 'ready', replicas: replicasOf(routing) }) : ready
       },
       { detail: { hide: true } },
     )

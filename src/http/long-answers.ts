@@ -25,8 +25,11 @@ export const LONG_ANSWER_RETRY_SECONDS = 1
 /** Gives a long answer's slot back, once. */
 export type Release = () => void
 
-/** Whom a request counts for: its API token's name, else its address (see clientOf). */
-function clientKey(request: Request, server: Server<unknown> | null): string {
+/**
+ * Whom a request counts for: its API token's name, else its address (see clientOf). Also whose
+ * commits its reads must see, with read replicas (resource-routes.ts).
+ */
+export function clientKey(request: Request, server: Server<unknown> | null): string {
   const token = tokenNameOf(request)
   if (token !== undefined) return `token:${token}`
   // No server when the app answers app.handle() directly (the tests): one client for all.

@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
 import { Counter, collectDefaultMetrics, Gauge, type Metric, Registry } from 'prom-client'
+import type { ReadRouting, ReplicaState } from '../store/read-routing'
 import type { StoreOperation } from '../store/timed-store'
 import { RequestLatency } from './latency-histogram'
 
@@ -68,6 +69,62 @@ const keptDefaults = [
   'nodejs_external_memory_bytes',
 ]
 
+const replicaStates: readonly ReplicaState[] = ['starting', 'streaming', 'lagging', 'down', 'not-standby', 'foreign']
+
+/**
+ * The read replicas, as they were at their last poll (src/store/postgres-replicas.ts): each one's
+ * state (1 for the one it is in), lag, reads and reads given up there for the primary, and the
+ * reads the primary answered. Labels are bounded: one `replica` per DATABASE_REPLICA_URL entry
+ * (host:port/database, no user or password).
+ */
+function replicaMetrics(routing: ReadRouting, registers: Registry[]): void {
+  new Gauge({
+    name: 'catalogue_replica_state',
+    help: "Each read replica's state, 1 for the one it is in: streaming (read from), starting, lagging (more than REPLICA_MAX_LAG behind), down, not-standby (not in recovery) or foreign (a standby of another cluster); only streaming ones are read from",
+    labelNames: ['replica', 'state'],
+    registers,
+    collect() {
+      this.reset()
+      for (const replica of routing.replicas()) {
+        for (const state of replicaStates) this.set({ replica: replica.name, state }, replica.state === state ? 1 : 0)
+      }
+    },
+  })
+  new Gauge({
+    name: 'catalogue_replica_lag_seconds',
+    help: 'How far each read replica was behind the primary at its last poll, about (absent while not known)',
+    labelNames: ['replica'],
+    registers,
+    collect() {
+      this.reset()
+      for (const replica of routing.replicas()) {
+        if (replica.lagSeconds !== null) this.set({ replica: replica.name }, replica.lagSeconds)
+      }
+    },
+  })
+  new Counter({
+    name: 'catalogue_database_reads_total',
+    help: 'Store reads by the node that answered them: primary, or a replica (host:port/database)',
+    labelNames: ['node'],
+    registers,
+    collect() {
+      this.reset()
+      this.inc({ node: 'primary' }, routing.primaryReads())
+      for (const replica of routing.replicas()) this.inc({ node: replica.name }, replica.reads)
+    },
+  })
+  new Counter({
+    name: 'catalogue_replica_fallbacks_total',
+    help: 'Reads that failed on a replica and were read again on the primary, by replica',
+    labelNames: ['replica'],
+    registers,
+    collect() {
+      this.reset()
+      for (const replica of routing.replicas()) this.inc({ replica: replica.name }, replica.fallbacks)
+    },
+  })
+}
+
 let processRegistry: Registry | undefined
 
 /**
@@ -105,7 +162,8 @@ export class ServiceMetrics {
   /** Requests whose answer has not yet been sent whole. */
   private inFlight = 0
 
-  constructor(version: string) {
+  /** `routing`: the store's read replicas, reported with the rest (see replicaMetrics). */
+  constructor(version: string, routing: ReadRouting | null = null) {
     const registers = [this.registry]
     this.latency = new RequestLatency(
       'http_request_duration_seconds',
@@ -146,6 +204,7 @@ export class ServiceMetrics {
       labelNames: ['version', 'bun'],
       registers,
     }).set({ version, bun: Bun.version }, 1)
+    if (routing) replicaMetrics(routing, registers)
     processMetrics()
   }
 

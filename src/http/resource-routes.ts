@@ -2,9 +2,10 @@ import type { Server } from 'bun'
 import { Elysia, t } from 'elysia'
 import { requestedCursorProfile } from '../jsonapi/media-type'
 import type { ResourceRegistry } from '../resources/registry'
+import type { ReadRouting } from '../store/read-routing'
 import type { Store } from '../store/store'
 import { holdsWeakTag, unchangedSinceStreamed, WritePreconditions } from './conditional'
-import { heldUntilSent, type LongAnswers } from './long-answers'
+import { clientKey, heldUntilSent, type LongAnswers } from './long-answers'
 import { type DocumentedLimits, operationDocs, relationshipDocs } from './openapi'
 import type { OffloadedRead, ReadOffload } from './read-calls'
 import type { ReadPool } from './read-pool'
@@ -31,9 +32,19 @@ type Operation = (input: HandlerInput) => Promise<ApiResponse>
  * long answer holds one of the slots of `longAnswers` until it has been sent (503 when none is
  * left). Elysia reads a handler's source to decide what each request needs prepared, so the
  * handlers of operations without a request document never name it: it makes GET measurably cheaper.
+ *
+ * With read replicas (`routing`), each handler runs as its client's (see ReadRouting): a read's
+ * store calls go to one node, a write's to the primary, whose commit the client's next reads then
+ * wait for. Without them, the handler alone: nothing more per request.
  */
-function reading(operation: Operation, store: Store, longAnswers: LongAnswers | null, list = false) {
-  return async ({ request, params, set, server }: Omit<OperationContext, 'body'>) => {
+function reading(
+  operation: Operation,
+  store: Store,
+  longAnswers: LongAnswers | null,
+  list = false,
+  routing: ReadRouting | null = null,
+) {
+  const read = async ({ request, params, set, server }: Omit<OperationContext, 'body'>) => {
     const noneMatch = request.headers.get('if-none-match')
     if (holdsWeakTag(noneMatch) && (await unchangedSinceStreamed(store, request, noneMatch, set))) return null
     const acceptEncoding = request.headers.get('accept-encoding')
@@ -52,6 +63,9 @@ function reading(operation: Operation, store: Store, longAnswers: LongAnswers | 
     const sent = send(set, response, request)
     return release ? heldUntilSent(sent, release) : sent
   }
+  if (!routing) return read
+  return ({ request, params, set, server }: Omit<OperationContext, 'body'>) =>
+    routing.forClient(clientKey(request, server), 'read', () => read({ request, params, set, server }))
 }
 
 /**
@@ -66,18 +80,24 @@ function preconditionsOf(request: Request, guard: WriteGuard, requireIfMatch: bo
 }
 
 /** A write without a request document (DELETE of a record). */
-function deleting(operation: Operation, requireIfMatch: boolean) {
-  return async ({ request, params, set }: Omit<OperationContext, 'body'>) => {
+function deleting(operation: Operation, requireIfMatch: boolean, routing: ReadRouting | null) {
+  const remove = async ({ request, params, set }: Omit<OperationContext, 'body' | 'server'>) => {
     const preconditions = preconditionsOf(request, 'guarded', requireIfMatch)
     return send(set, await operation({ url: request.url, id: params?.id, preconditions }), request)
   }
+  if (!routing) return remove
+  return ({ request, params, set, server }: Omit<OperationContext, 'body'>) =>
+    routing.forClient(clientKey(request, server), 'write', () => remove({ request, params, set }))
 }
 
-function writing(operation: Operation, guard: WriteGuard, requireIfMatch: boolean) {
-  return async ({ request, params, body, set }: OperationContext) => {
+function writing(operation: Operation, guard: WriteGuard, requireIfMatch: boolean, routing: ReadRouting | null) {
+  const write = async ({ request, params, body, set }: Omit<OperationContext, 'server'>) => {
     const preconditions = preconditionsOf(request, guard, requireIfMatch)
     return send(set, await operation({ url: request.url, id: params?.id, body, preconditions }), request)
   }
+  if (!routing) return write
+  return ({ request, params, body, set, server }: OperationContext) =>
+    routing.forClient(clientKey(request, server), 'write', () => write({ request, params, body, set }))
 }
 
 /**
@@ -96,6 +116,8 @@ export function resourceRoutes(
   cores = 2,
   /** The caps on long answers in flight; none without it. */
   longAnswers: LongAnswers | null = null,
+  /** Read replicas: each request run as its client's (see reading). */
+  routing: ReadRouting | null = null,
 ) {
   const api = new Elysia({ prefix })
   const offload: ReadOffload | undefined = reads
@@ -114,29 +136,29 @@ export function resourceRoutes(
     const collection = `/${resource.type}`
     const member = `${collection}/:id`
     const params = t.Object({ id: t.String({ description: `The ${resource.singular}'s id` }) })
-    const update = writing((input) => controller.update(input), 'guarded', requireIfMatch)
+    const update = writing((input) => controller.update(input), 'guarded', requireIfMatch, routing)
     api
       .get(
         collection,
-        reading((input) => controller.list(input), store, longAnswers, true),
+        reading((input) => controller.list(input), store, longAnswers, true, routing),
         // No query validator: the controller reads the raw query itself; `detail` documents it.
         { detail: docs.list },
       )
       .get(
         member,
-        reading((input) => controller.show(input), store, longAnswers),
+        reading((input) => controller.show(input), store, longAnswers, false, routing),
         { params, detail: docs.show },
       )
       .post(
         collection,
-        writing((input) => controller.create(input), 'none', requireIfMatch),
+        writing((input) => controller.create(input), 'none', requireIfMatch, routing),
         { detail: docs.create },
       )
       .put(member, update, { params, detail: docs.update })
       .patch(member, update, { params, detail: { ...docs.update, operationId: `patch_${resource.singular}` } })
       .delete(
         member,
-        deleting((input) => controller.remove(input), requireIfMatch),
+        deleting((input) => controller.remove(input), requireIfMatch, routing),
         { params, detail: docs.remove },
       )
 
@@ -155,29 +177,29 @@ export function resourceRoutes(
       api
         .get(
           `${member}/${name}`,
-          reading((input) => related.related(input), store, longAnswers, true),
+          reading((input) => related.related(input), store, longAnswers, true, routing),
           { params, detail: endpoints.related },
         )
         .get(
           self,
-          reading((input) => related.linkage(input), store, longAnswers),
+          reading((input) => related.linkage(input), store, longAnswers, false, routing),
           { params, detail: endpoints.linkage },
         )
         .patch(
           self,
-          writing((input) => related.replace(input), 'guarded', requireIfMatch),
+          writing((input) => related.replace(input), 'guarded', requireIfMatch, routing),
           { params, detail: endpoints.replace },
         )
       if (relationship.kind === 'to-many') {
         api
           .post(
             self,
-            writing((input) => related.add(input), 'guarded', requireIfMatch),
+            writing((input) => related.add(input), 'guarded', requireIfMatch, routing),
             { params, detail: endpoints.add },
           )
           .delete(
             self,
-            writing((input) => related.remove(input), 'guarded', requireIfMatch),
+            writing((input) => related.remove(input), 'guarded', requireIfMatch, routing),
             { params, detail: endpoints.remove },
           )
       }

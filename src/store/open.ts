@@ -5,6 +5,7 @@ import type { ResourceRegistry } from '../resources/registry'
 import type { MigrationApplied } from './migration-state'
 import { PostgresStore } from './postgres'
 import { postgresMigrations, postgresSchemaVersion } from './postgres-migrations'
+import type { ReplicaStateListener } from './postgres-replica'
 import { SqliteStore } from './sqlite'
 import { schemaVersion } from './sqlite-migrate'
 import { sqliteMigrations } from './sqlite-migrations'
@@ -49,6 +50,31 @@ function postgresLocation(url: string): DatabaseLocation | string {
     return `DATABASE_URL ${shownDatabaseUrl(url)} names no database: add its name after the host, as in postgres://catalogue@127.0.0.1:5432/catalogue (without one the server would pick the user's, often the postgres maintenance database)`
   }
   return { kind: 'postgres', url }
+}
+
+/**
+ * DATABASE_REPLICA_URL: postgres:// URLs separated by commas, each naming its database (as
+ * DATABASE_URL must), none twice; empty: no replicas. Returns an error sentence for anything else,
+ * showing no password. Replicas need a PostgreSQL primary: `primary` is DATABASE_URL's location.
+ */
+export function parseReplicaUrls(text: string, primary: DatabaseLocation): string[] | string {
+  const urls = text
+    .split(',')
+    .map((url) => url.trim())
+    .filter((url) => url !== '')
+  if (urls.length === 0) return []
+  if (primary.kind !== 'postgres')
+    return 'DATABASE_REPLICA_URL needs a postgres:// DATABASE_URL: replicas are PostgreSQL standbys'
+  const seen = new Set<string>()
+  for (const url of urls) {
+    const location = /^postgres(ql)?:\/\//.test(url) ? postgresLocation(url) : null
+    if (location === null) return 'DATABASE_REPLICA_URL takes postgres:// URLs separated by commas'
+    if (typeof location === 'string') return location.replace(/^DATABASE_URL/, 'DATABASE_REPLICA_URL')
+    const shown = shownDatabaseUrl(url)
+    if (seen.has(shown)) return `DATABASE_REPLICA_URL names ${shown} twice`
+    seen.add(shown)
+  }
+  return urls
 }
 
 /** The URL as logs and messages may show it: a password in it replaced by `***`. */
@@ -137,6 +163,12 @@ export interface StoreOptions {
   readonly statementTimeoutMs?: number
   /** PostgreSQL: false sends no named prepared statements (PgBouncer in transaction pooling). */
   readonly preparedStatements?: boolean
+  /** PostgreSQL: read replicas (DATABASE_REPLICA_URL), for the service; commands read the primary. */
+  readonly replicaUrls?: readonly string[]
+  /** PostgreSQL: milliseconds a replica may lag before reads leave it (REPLICA_MAX_LAG). */
+  readonly replicaMaxLagMs?: number
+  /** PostgreSQL: told each time a replica changes state (the service logs it). */
+  readonly onReplicaState?: ReplicaStateListener
   /**
    * This opening is a start of the service (one process, or a --workers supervisor), not a worker
    * or an operator's command: it draws a new generation for version(), so that a database put back
@@ -189,6 +221,9 @@ export async function openStore(
         connectTimeoutSeconds: options.connectTimeoutSeconds,
         statementTimeoutMs: options.statementTimeoutMs,
         preparedStatements: options.preparedStatements,
+        replicaUrls: options.replicaUrls,
+        replicaMaxLagMs: options.replicaMaxLagMs,
+        onReplicaState: options.onReplicaState,
         newGeneration: options.newGeneration,
         migrate: options.migrate,
         onMigration: options.onMigration,

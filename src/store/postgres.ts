@@ -15,9 +15,12 @@ import {
   postgresSchemaVersion,
 } from './postgres-migrations'
 import { PostgresReader, type Queryable } from './postgres-reader'
+import type { ReplicaStateListener } from './postgres-replica'
+import { ReplicaSet } from './postgres-replicas'
 import { postgresSchemaMismatch } from './postgres-schema'
 import { statementTimeoutMismatch } from './postgres-timeout'
 import { PostgresWrites } from './postgres-writes'
+import type { ReadRouting } from './read-routing'
 import type { Row } from './sqlite-table'
 import type {
   AtomicOperation,
@@ -58,6 +61,12 @@ export interface PostgresOptions {
   readonly migrate?: boolean
   /** Told of each migration applied (StoreOptions.onMigration). */
   readonly onMigration?: (migration: PostgresMigration) => void
+  /** Read replicas of the database (DATABASE_REPLICA_URL): the service's reads go to them (postgres-replicas.ts). */
+  readonly replicaUrls?: readonly string[]
+  /** Milliseconds a replica may lag before reads leave it (REPLICA_MAX_LAG). */
+  readonly replicaMaxLagMs?: number
+  /** Told each time a replica changes state (the service logs it). */
+  readonly onReplicaState?: ReplicaStateListener
 }
 
 /** STATEMENT_TIMEOUT's default (src/config.ts), for a store opened without one. */
@@ -90,13 +99,17 @@ export class PostgresStore implements Store {
   private readonly writes: PostgresWrites
   private readonly registry: ResourceRegistry
   private readonly joinedFinds = new WeakMap<IncludePlan, { resource: ResourceDescription; find: JoinedFind | null }>()
+  readonly routing?: ReadRouting
 
   private constructor(
     private readonly sql: SQL,
     registry: ResourceRegistry,
     private readonly schemaVersion: number,
+    /** Null without DATABASE_REPLICA_URL: every read on the pool, at no cost more. */
+    private readonly replicas: ReplicaSet | null,
   ) {
     this.registry = registry
+    if (replicas) this.routing = replicas
     this.reader = new PostgresReader(registry)
     this.writes = new PostgresWrites(sql, this.reader, registry)
   }
@@ -139,8 +152,22 @@ export class PostgresStore implements Store {
     }
     // Not a fault of the database (no 503, no retry): this build and its schema disagree.
     if (mismatch !== null) throw new Error(mismatch)
-    const sql = new SQL(url, postgresClientOptions(options))
-    return new PostgresStore(sql, registry, latest)
+    const clientOptions = postgresClientOptions(options)
+    const sql = new SQL(url, clientOptions)
+    const urls = options.replicaUrls ?? []
+    const replicas =
+      urls.length === 0
+        ? null
+        : await ReplicaSet.start(url, {
+            urls,
+            maxLagMs: options.replicaMaxLagMs,
+            clientOptions,
+            onStateChange: options.onReplicaState,
+          }).catch(async (error) => {
+            await sql.close()
+            throw error
+          })
+    return new PostgresStore(sql, registry, latest, replicas)
   }
 
   /**
@@ -235,7 +262,7 @@ export class PostgresStore implements Store {
   }
 
   create(resource: ResourceDescription, input: RecordInput): Promise<WriteResult> {
-    return this.writes.create(resource, input)
+    return this.committed(this.writes.create(resource, input))
   }
 
   update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null>
@@ -251,7 +278,7 @@ export class PostgresStore implements Store {
     input: RecordInput,
     expect?: Expectation<StoredRecord>,
   ): Promise<WriteResult | null | Stale> {
-    return this.writes.update(resource, id, input, expect)
+    return this.committed(this.writes.update(resource, id, input, expect))
   }
 
   changeToMany(
@@ -277,7 +304,7 @@ export class PostgresStore implements Store {
     change: ToManyChange,
     expect?: Expectation<readonly Id[]>,
   ): Promise<ToManyResult | Stale> {
-    return this.writes.changeToMany(resource, id, relationship, ids, change, expect)
+    return this.committed(this.writes.changeToMany(resource, id, relationship, ids, change, expect))
   }
 
   delete(resource: ResourceDescription, id: Id): Promise<DeleteResult>
@@ -287,11 +314,11 @@ export class PostgresStore implements Store {
     expect: Expectation<StoredRecord> | undefined,
   ): Promise<DeleteResult | Stale>
   delete(resource: ResourceDescription, id: Id, expect?: Expectation<StoredRecord>): Promise<DeleteResult | Stale> {
-    return this.writes.delete(resource, id, expect)
+    return this.committed(this.writes.delete(resource, id, expect))
   }
 
   atomic(operations: readonly AtomicOperation[]): Promise<AtomicOutcome> {
-    return this.writes.atomic(operations)
+    return this.committed(this.writes.atomic(operations))
   }
 
   /**
@@ -344,22 +371,32 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.replicas?.close()
     await this.sql.close({ timeout: 5 })
   }
 
-  /** A read on the pool; a fault of the database leaves as StoreUnavailableError. */
+  /** A write, whose client (with replicas) reads the primary until a replica has replayed it. */
+  private committed<T>(write: Promise<T>): Promise<T> {
+    return this.replicas ? this.replicas.afterWrite(write) : write
+  }
+
+  /**
+   * A read on the pool, or with replicas on the node of the request it is made for; a fault of the
+   * database leaves as StoreUnavailableError.
+   */
   private async read<T>(work: (q: Queryable) => Promise<T>): Promise<T> {
     try {
-      return await work(this.sql)
+      return await (this.replicas ? this.replicas.read(this.sql, work) : work(this.sql))
     } catch (error) {
       throw storeError(error)
     }
   }
 
-  /** Reads that must agree, in one REPEATABLE READ snapshot. */
+  /** Reads that must agree, in one REPEATABLE READ snapshot (a standby gives them too). */
   private async snapshot<T>(work: (q: Queryable) => Promise<T>): Promise<T> {
+    const run = (sql: SQL) => sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', (tx) => work(tx))
     try {
-      return await this.sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', (tx) => work(tx))
+      return await (this.replicas ? this.replicas.read(this.sql, run) : run(this.sql))
     } catch (error) {
       throw storeError(error)
     }

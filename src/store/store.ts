@@ -1,5 +1,6 @@
 import type { ResourceDescription } from '../resources/description'
 import type { CatalogueRestore, CatalogueSnapshot } from './catalogue-copy'
+import type { ReadRouting } from './read-routing'
 import type { Id, StoredRecord } from './record'
 
 export type { Id, StoredRecord } from './record'
@@ -193,6 +194,11 @@ export interface BookImport {
  * database is in use. Each write runs in a single transaction.
  */
 export interface Store {
+  /**
+   * Present where reads may go to replicas (PostgreSQL with DATABASE_REPLICA_URL): the HTTP layer
+   * runs each request inside `routing.forClient`, and /ready and /metrics report the replicas.
+   */
+  readonly routing?: ReadRouting
   /** A window of a list. */
   list(resource: ResourceDescription, query: ListQuery): Promise<StoredRecord[]>
   /** A window of a list and the number of records in the whole list, from one snapshot: they agree. */

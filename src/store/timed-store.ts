@@ -23,7 +23,10 @@ import type {
 } from './store'
 
 /** The store calls that are timed: every one a request makes. */
-export type StoreOperation = Exclude<keyof Store, 'ready' | 'close' | 'openImport' | 'openSnapshot' | 'openRestore'>
+export type StoreOperation = Exclude<
+  keyof Store,
+  'ready' | 'close' | 'openImport' | 'openSnapshot' | 'openRestore' | 'routing'
+>
 
 /** Told how long one store call took, in seconds, whether it succeeded or failed. */
 export type StoreTimer = (operation: StoreOperation, seconds: number) => void

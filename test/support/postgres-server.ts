@@ -16,7 +16,9 @@ export const DEFAULT_POSTGRES_TEST_URL = 'postgres://postgres@127.0.0.1:5432/tes
 /** Names the folder of initdb and pg_ctl, instead of looking for them. */
 export const BIN_DIR_ENV = 'TEST_POSTGRES_BIN_DIR'
 /** The throwaway clusters' folders: this prefix, the test process's id, a dash. */
-const CLUSTER_PREFIX = 'catalogue-test-pg-'
+export const CLUSTER_PREFIX = 'catalogue-test-pg-'
+/** The data folders a throwaway cluster's folder may hold: its own, and a replica's (postgres-replication.ts). */
+const DATA_FOLDERS = ['data', 'replica']
 
 export type PostgresServer =
   | { readonly kind: 'configured'; readonly url: string }
@@ -50,7 +52,7 @@ export function postgresBinaries(env: Readonly<Record<string, string | undefined
 }
 
 /** PostgreSQL refuses to run as root: a root test run runs its programs as the `postgres` user. */
-function runAs(): { prefix: string[]; owner: { uid: number; gid: number } | null } {
+export function runAs(): { prefix: string[]; owner: { uid: number; gid: number } | null } {
   if (userInfo().uid !== 0) return { prefix: [], owner: null }
   const entry = readFileSync('/etc/passwd', 'utf8')
     .split('\n')
@@ -60,7 +62,7 @@ function runAs(): { prefix: string[]; owner: { uid: number; gid: number } | null
   return { prefix: ['runuser', '-u', 'postgres', '--'], owner: { uid: Number(entry[2]), gid: Number(entry[3]) } }
 }
 
-function run(command: string[], what: string): void {
+export function run(command: string[], what: string): void {
   const done = Bun.spawnSync(command, { stdout: 'pipe', stderr: 'pipe', env: { ...process.env, LC_ALL: 'C' } })
   if (done.exitCode !== 0) {
     throw new Error(
@@ -77,10 +79,11 @@ export function freePort(): number {
   return port
 }
 
-/** Stops the cluster in `dir` at once (its data is thrown away) and removes the folder. */
-function removeCluster(bin: string, dir: string, prefix: readonly string[]): void {
-  if (existsSync(join(dir, 'data', 'postmaster.pid'))) {
-    Bun.spawnSync([...prefix, join(bin, 'pg_ctl'), '-D', join(dir, 'data'), '-m', 'immediate', '-w', 'stop'], {
+/** Stops the clusters in `dir` at once (their data is thrown away) and removes the folder. */
+export function removeCluster(bin: string, dir: string, prefix: readonly string[]): void {
+  for (const data of DATA_FOLDERS) {
+    if (!existsSync(join(dir, data, 'postmaster.pid'))) continue
+    Bun.spawnSync([...prefix, join(bin, 'pg_ctl'), '-D', join(dir, data), '-m', 'immediate', '-w', 'stop'], {
       stdout: 'ignore',
       stderr: 'ignore',
     })
@@ -98,12 +101,59 @@ function isRunning(pid: number): boolean {
 }
 
 /** Clusters left by test runs that were killed before they could remove theirs. */
-function removeLeftClusters(bin: string, prefix: readonly string[]): void {
+export function removeLeftClusters(bin: string, prefix: readonly string[]): void {
   for (const name of readdirSync(tmpdir())) {
     const pid = Number(/^catalogue-test-pg-(\d+)-/.exec(name)?.[1])
     if (Number.isInteger(pid) && pid !== process.pid && !isRunning(pid))
       removeCluster(bin, join(tmpdir(), name), prefix)
   }
+}
+
+/** initdb into `data`: trust authentication, UTF-8, the C.UTF-8 locale, no fsync of its files. */
+export function initCluster(bin: string, prefix: readonly string[], data: string): void {
+  run(
+    [
+      ...prefix,
+      join(bin, 'initdb'),
+      '-D',
+      data,
+      '-U',
+      'postgres',
+      '--auth=trust',
+      '-E',
+      'UTF8',
+      '--locale=C.UTF-8',
+      '--no-sync',
+    ],
+    'initdb',
+  )
+}
+
+/**
+ * Starts the cluster in `data` on `port` of 127.0.0.1, its socket and log in `dir`, and waits until
+ * it accepts connections. No fsync: nothing in it outlives the run. `settings`: more `-c` settings.
+ */
+export function startCluster(
+  bin: string,
+  prefix: readonly string[],
+  data: string,
+  dir: string,
+  port: number,
+  settings: readonly string[] = [],
+): void {
+  const options = [
+    `-p ${port}`,
+    '-c listen_addresses=127.0.0.1',
+    `-c unix_socket_directories=${dir}`,
+    '-c fsync=off',
+    '-c synchronous_commit=off',
+    '-c full_page_writes=off',
+    ...settings.map((setting) => `-c ${setting}`),
+  ].join(' ')
+  run(
+    [...prefix, join(bin, 'pg_ctl'), '-D', data, '-l', `${data}.log`, '-o', options, '-w', '-t', '60', 'start'],
+    'pg_ctl start',
+  )
 }
 
 let cluster: { readonly bin: string; readonly dir: string; readonly prefix: readonly string[] } | undefined
@@ -124,49 +174,9 @@ async function startThrowawayCluster(bin: string): Promise<{ url: string; dir: s
   }
   if (owner) chownSync(dir, owner.uid, owner.gid)
   const data = join(dir, 'data')
-  // No fsync anywhere: nothing in this cluster outlives the run.
-  run(
-    [
-      ...prefix,
-      join(bin, 'initdb'),
-      '-D',
-      data,
-      '-U',
-      'postgres',
-      '--auth=trust',
-      '-E',
-      'UTF8',
-      '--locale=C.UTF-8',
-      '--no-sync',
-    ],
-    'initdb',
-  )
+  initCluster(bin, prefix, data)
   const port = freePort()
-  const options = [
-    `-p ${port}`,
-    '-c listen_addresses=127.0.0.1',
-    `-c unix_socket_directories=${dir}`,
-    '-c fsync=off',
-    '-c synchronous_commit=off',
-    '-c full_page_writes=off',
-  ].join(' ')
-  run(
-    [
-      ...prefix,
-      join(bin, 'pg_ctl'),
-      '-D',
-      data,
-      '-l',
-      join(dir, 'server.log'),
-      '-o',
-      options,
-      '-w',
-      '-t',
-      '60',
-      'start',
-    ],
-    'pg_ctl start',
-  )
+  startCluster(bin, prefix, data, dir, port)
   const admin = new SQL(`postgres://postgres@127.0.0.1:${port}/postgres`, { max: 1 })
   try {
     await admin`CREATE DATABASE test`
