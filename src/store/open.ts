@@ -145,9 +145,10 @@ export async function holdsCatalogue(
   }
 }
 
-/** How many migrations this build applies to the database: its schema's version once migrated. */
+/** The schema version this build migrates the database to: its last migration's (versions may skip a number). */
 export function migrationCount(location: DatabaseLocation): number {
-  return location.kind === 'sqlite' ? sqliteMigrations.length : postgresMigrations.length
+  const migrations = location.kind === 'sqlite' ? sqliteMigrations : postgresMigrations
+  return migrations.at(-1)?.version ?? 0
 }
 
 export interface StoreOptions {

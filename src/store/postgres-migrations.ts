@@ -1,4 +1,6 @@
 import type { SQL } from 'bun'
+import { resources } from '../resources/registry'
+import { searchColumnsSql } from './postgres-search-columns'
 
 /**
  * Versioned schema migrations for the PostgreSQL store, the same schema as the SQLite store's
@@ -399,6 +401,14 @@ export const postgresMigrations: readonly PostgresMigration[] = [
       $migration$;
       DROP TABLE record_ids;
     `,
+  },
+  {
+    version: 9,
+    name: 'search words stored beside each searched attribute, indexed by GIN: searches that stop at their first page',
+    // Version 8 is another change's. A search page is read in id order and stops at its first
+    // matches (src/store/postgres-search.ts): that tests rows one by one, which the stored words
+    // make cheap. Drawn from the descriptions (src/store/postgres-search-columns.ts).
+    sql: searchColumnsSql(resources),
   },
 ]
 

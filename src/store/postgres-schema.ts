@@ -1,13 +1,14 @@
 import type { SQL, TransactionSQL } from 'bun'
 import { type ResourceRegistry, searchOf } from '../resources/registry'
+import { searchColumnName, searchedColumns } from './postgres-search-columns'
 import { Table } from './sqlite-table'
 
 /**
  * Refuses to start on a database whose schema does not hold what the resource descriptions need,
  * as checkSchema does for SQLite (src/store/sqlite-schema.ts): every described column; ids that
  * the database generates; the triggers that count a table's commits for version(), TRUNCATE
- * included, and enabled; and for a searched type, an index
- * on search_vector() of each searched attribute and the trigger that keeps its bm25 totals. A
+ * included, and enabled; and for a searched type, each searched attribute's stored search words
+ * with a GIN index on them, and the triggers that keep its search_totals. A
  * description ahead of its migration would otherwise answer wrong data or fail on every request.
  * Returns the first mismatch as a sentence, or null.
  */
@@ -21,7 +22,7 @@ export async function postgresSchemaMismatch(sql: SQL, registry: ResourceRegistr
   return mismatchOf(registry, columns, triggers, indexes)
 }
 
-/** What the check reads: the schema's columns, its enabled triggers, and the columns its search indexes cover. */
+/** What the check reads: the schema's columns, its enabled triggers, and the columns its GIN indexes cover. */
 async function catalogued(sql: TransactionSQL): Promise<[unknown[], unknown[], unknown[]]> {
   const columns = await sql`
     SELECT table_name::text AS table_name, column_name::text AS column_name,
@@ -33,24 +34,17 @@ async function catalogued(sql: TransactionSQL): Promise<[unknown[], unknown[], u
       FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
       WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
         AND NOT t.tgisinternal AND t.tgenabled <> 'D'`
-  // The columns that an expression index of search_vector() covers, from the catalogs alone: the
-  // dependencies PostgreSQL records for an expression index (on the column, on the function).
-  // pg_get_indexdef() would wait for a lock that an operator's LOCK TABLE holds, and this runs at
-  // start without STATEMENT_TIMEOUT.
+  // The columns that a GIN index covers (migration 9: each searched attribute's stored words),
+  // from the catalogs alone: pg_get_indexdef() would wait for a lock that an operator's LOCK TABLE
+  // holds, and this runs at start without STATEMENT_TIMEOUT.
   const indexes = await sql`
     SELECT t.relname::text AS table_name, a.attname::text AS column_name
       FROM pg_index x
       JOIN pg_class t ON t.oid = x.indrelid
-      JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = x.indexrelid
-        AND d.refclassid = 'pg_class'::regclass AND d.refobjid = x.indrelid AND d.refobjsubid > 0
-      JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = d.refobjsubid
-      WHERE t.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
-        AND x.indexprs IS NOT NULL
-        AND EXISTS (
-          SELECT 1 FROM pg_depend f JOIN pg_proc p ON p.oid = f.refobjid
-            WHERE f.classid = 'pg_class'::regclass AND f.objid = x.indexrelid
-              AND f.refclassid = 'pg_proc'::regclass AND p.proname = 'search_vector'
-        )`
+      JOIN pg_class i ON i.oid = x.indexrelid
+      JOIN pg_am am ON am.oid = i.relam AND am.amname = 'gin'
+      JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = ANY(x.indkey::int2[])
+      WHERE t.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())`
   return [columns, triggers, indexes]
 }
 
@@ -94,9 +88,8 @@ function mismatchOf(
     }
     const search = searchOf(resource)
     if (!search) continue
-    for (const field of search.fields) {
-      if (!('attribute' in field)) continue
-      const column = resource.attributes[field.attribute]?.column ?? field.attribute
+    for (const column of searchedColumns(resource).map(searchColumnName)) {
+      if (!present.has(column)) return `table ${table} lacks the column ${column} that searches read (migration 9)`
       const indexed = searchIndexed.some((i) => i.table_name === table && i.column_name === column)
       if (!indexed) return `the database has no search index on ${table}.${column}, which ${resource.type} searches`
     }

@@ -1,6 +1,7 @@
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry, SearchDescription } from '../resources/registry'
 import { searchOf } from '../resources/registry'
+import { searchColumnName, searchedColumns } from './postgres-search-columns'
 import { narrowingWords, searchWords } from './sqlite-search'
 import { quote } from './sqlite-table'
 
@@ -15,23 +16,22 @@ export class Params {
 
 /** One searched field: an attribute's column, or a to-one relationship matched in its target's names. */
 type SearchColumn =
-  | { readonly kind: 'attribute'; readonly column: string; readonly weight: number }
+  | {
+      readonly kind: 'attribute'
+      readonly column: string
+      /** Its stored search words (migration 9). */
+      readonly words: string
+      readonly weight: number
+    }
   | {
       readonly kind: 'related'
       readonly column: string
       readonly weight: number
       readonly targetTable: string
-      /** The target's own searched attribute columns. */
+      /** The stored search words of the target's own searched attributes. */
       readonly targetColumns: readonly string[]
     }
 
-function attributeColumns(resource: ResourceDescription, search: SearchDescription): string[] {
-  const columns: string[] = []
-  for (const field of search.fields) {
-    if ('attribute' in field) columns.push(quote(resource.attributes[field.attribute]?.column ?? field.attribute))
-  }
-  return columns
-}
 
 /**
  * `filter[search]` of one type in PostgreSQL terms, with the semantics of the SQLite store's
@@ -57,7 +57,7 @@ export class PostgresSearch {
     this.columns = search.fields.map((field): SearchColumn => {
       if ('attribute' in field) {
         const column = resource.attributes[field.attribute]?.column ?? field.attribute
-        return { kind: 'attribute', column: quote(column), weight: field.weight }
+        return { kind: 'attribute', column: quote(column), words: quote(searchColumnName(column)), weight: field.weight }
       }
       const relationship = resource.relationships[field.relationship]
       if (relationship?.kind !== 'to-one') throw new Error(`${resource.type}.${field.relationship} is not to-one`)
@@ -69,7 +69,7 @@ export class PostgresSearch {
         column: quote(relationship.column),
         weight: field.weight,
         targetTable: quote(target.table),
-        targetColumns: attributeColumns(target, targetSearch),
+        targetColumns: searchedColumns(target).map((c) => quote(searchColumnName(c))),
       }
     })
   }
@@ -85,8 +85,8 @@ export class PostgresSearch {
     const terms = words.map((word) => {
       const query = `search_prefix(${params.add(word)})`
       const alternatives = this.columns.map((column) => {
-        if (column.kind === 'attribute') return `search_vector(${this.table}.${column.column}) @@ ${query}`
-        const names = column.targetColumns.map((c) => `search_vector(${c}) @@ ${query}`).join(' OR ')
+        if (column.kind === 'attribute') return `${this.table}.${column.words} @@ ${query}`
+        const names = column.targetColumns.map((c) => `${c} @@ ${query}`).join(' OR ')
         // = ANY(ARRAY(...)): the related ids are read once (an InitPlan) and the row's column is then
         // matched by its index, OR'ed with the others' bitmap scans; `IN (SELECT ...)` inside an OR
         // defeats the indexes and reads every row (60 ms against 1.8 ms on 10,000 books).
@@ -126,7 +126,7 @@ export class PostgresSearch {
         .map((word, i) => {
           if (attributes.length === 0) return ''
           const query = `search_prefix(${params.add(word)})`
-          const matches = attributes.map((c) => `search_vector(${c.column}) @@ ${query}`).join(' OR ')
+          const matches = attributes.map((c) => `${c.words} @@ ${query}`).join(' OR ')
           return `, bm25_idf(totals.rows, (SELECT COUNT(*) FROM ${this.table} WHERE ${matches})) AS bm25_idf${i}`
         })
         .join(
@@ -159,7 +159,7 @@ export class PostgresSearch {
         if (column.kind !== 'related') return
         const related = `bm25_r${i}_${c}`
         const names = column.targetColumns
-          .map((t) => `search_vector(${t}) @@ search_prefix(${params.add(word)})`)
+          .map((t) => `${t} @@ search_prefix(${params.add(word)})`)
           .join(' OR ')
         ctes.push(
           `${related} AS MATERIALIZED (SELECT ${column.column} AS bm25_ref, COUNT(*) AS bm25_hits FROM ${this.table} WHERE ${column.column} IN (SELECT "id" FROM ${column.targetTable} WHERE ${names}) GROUP BY ${column.column})`,

@@ -108,9 +108,15 @@ describe('PostgresStore.open schema check', () => {
   })
 
   it('refuses a searched attribute without its search index', async () => {
-    await direct?.unsafe('DROP INDEX authors_search')
+    await direct?.unsafe('DROP INDEX authors_name_search')
     const error = await refusal(resources)
-    expect(error.message).toBe('the database has no search index on authors.name, which authors searches')
+    expect(error.message).toBe('the database has no search index on authors.name_search, which authors searches')
+  })
+
+  it('refuses a searched attribute without its stored search words (migration 9)', async () => {
+    await direct?.unsafe('ALTER TABLE books DROP COLUMN name_search')
+    const error = await refusal(resources)
+    expect(error.message).toBe('table books lacks the column name_search that searches read (migration 9)')
   })
 
   it('refuses a searched type whose ranking totals are no longer kept', async () => {
