@@ -35,7 +35,8 @@ export function searchColumnsSql(registry: ResourceRegistry): string {
     if (columns.length === 0) continue
     const table = quote(resource.table)
     const added = columns.map(
-      (c) => `ADD COLUMN ${quote(searchColumnName(c))} tsvector GENERATED ALWAYS AS (search_vector(${quote(c)})) STORED`,
+      (c) =>
+        `ADD COLUMN ${quote(searchColumnName(c))} tsvector GENERATED ALWAYS AS (search_vector(${quote(c)})) STORED`,
     )
     statements.push(`ALTER TABLE ${table} ${added.join(', ')};`)
     for (const c of columns) {

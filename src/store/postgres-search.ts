@@ -32,7 +32,6 @@ type SearchColumn =
       readonly targetColumns: readonly string[]
     }
 
-
 /**
  * `filter[search]` of one type in PostgreSQL terms, with the semantics of the SQLite store's
  * (src/store/sqlite-search.ts): the words of the text, each a prefix, case and accents folded
@@ -57,7 +56,12 @@ export class PostgresSearch {
     this.columns = search.fields.map((field): SearchColumn => {
       if ('attribute' in field) {
         const column = resource.attributes[field.attribute]?.column ?? field.attribute
-        return { kind: 'attribute', column: quote(column), words: quote(searchColumnName(column)), weight: field.weight }
+        return {
+          kind: 'attribute',
+          column: quote(column),
+          words: quote(searchColumnName(column)),
+          weight: field.weight,
+        }
       }
       const relationship = resource.relationships[field.relationship]
       if (relationship?.kind !== 'to-one') throw new Error(`${resource.type}.${field.relationship} is not to-one`)
@@ -158,9 +162,7 @@ export class PostgresSearch {
       this.columns.forEach((column, c) => {
         if (column.kind !== 'related') return
         const related = `bm25_r${i}_${c}`
-        const names = column.targetColumns
-          .map((t) => `${t} @@ search_prefix(${params.add(word)})`)
-          .join(' OR ')
+        const names = column.targetColumns.map((t) => `${t} @@ search_prefix(${params.add(word)})`).join(' OR ')
         ctes.push(
           `${related} AS MATERIALIZED (SELECT ${column.column} AS bm25_ref, COUNT(*) AS bm25_hits FROM ${this.table} WHERE ${column.column} IN (SELECT "id" FROM ${column.targetTable} WHERE ${names}) GROUP BY ${column.column})`,
         )
