@@ -1,9 +1,11 @@
 import type { SQL } from 'bun'
 import type { ResourceDescription } from '../resources/description'
 import { type ResourceRegistry, searchOf } from '../resources/registry'
-import { Params, PostgresSearch, type Ranking } from './postgres-search'
+import { Params, PostgresSearch } from './postgres-search'
+import { PostgresSearchReads } from './postgres-search-reads'
 import { decodeText, encodeText } from './postgres-text'
 import { followAsync, followPlan, type GraphAnswer, GraphBuilder, type GraphRead } from './record-graph'
+import { type RankedWindow, rankedFields, SEARCH_WINDOW } from './search-ranking'
 import { quote, type Row, Table, whereClause } from './sqlite-table'
 import type {
   Id,
@@ -60,9 +62,6 @@ export class PostgresTable extends Table {
     return `(${range} AND ${compare(0)})`
   }
 }
-
-/** A list in its sort keys' order alone adds nothing to its statement. */
-const UNRANKED: Ranking = { with: '', join: '', score: '' }
 
 /** Parameters typed by what they stand for, so that PostgreSQL never has to guess. */
 function idArray(ids: readonly Id[], params: Params): string {
@@ -127,6 +126,8 @@ export class PostgresReader {
 
   /** A window of a list: `limit` records from `offset` or after a keyset position. */
   async list(q: Queryable, type: string, query: ListQuery): Promise<StoredRecord[]> {
+    const searched = await this.searchWindow(q, type, query)
+    if (searched) return this.findMany(q, type, searched.ids)
     const table = this.table(type)
     const params = new Params()
     const rows = await this.rows(q, this.windowSql(table, query, params), params.values)
@@ -134,11 +135,13 @@ export class PostgresReader {
   }
 
   /**
-   * A window and the size of the whole list in one statement, so in one snapshot without a
-   * transaction's extra round trips: the count joined to the window, one row even when the window
-   * is empty.
+   * A window and the size of the whole list. Without a search, in one statement, so in one
+   * snapshot without a transaction's extra round trips: the count joined to the window, one row
+   * even when the window is empty. With one, by the search's reads (`q` is then a snapshot's).
    */
   async page(q: Queryable, type: string, query: ListQuery): Promise<{ records: StoredRecord[]; total: number }> {
+    const searched = await this.searchWindow(q, type, query)
+    if (searched) return { records: await this.findMany(q, type, searched.ids), total: searched.total }
     const table = this.table(type)
     const params = new Params()
     const where = this.conditions(table, query.filters, params)
@@ -155,16 +158,17 @@ export class PostgresReader {
   }
 
   private windowSql(table: PostgresTable, query: ListQuery, params: Params): string {
-    const { order, filters, ranking } = this.ordered(table.resource.type, query, params)
-    const where = this.conditions(table, filters, params)
+    const where = this.conditions(table, query.filters, params)
     if (query.after) where.push(table.keyset(query.sort, query.after, params))
-    let sql = `${ranking.with}SELECT ${table.columns} FROM ${table.name}${ranking.join}${whereClause(where)} ORDER BY ${order}`
+    let sql = `SELECT ${table.columns} FROM ${table.name}${whereClause(where)} ORDER BY ${table.orderTerms(query.sort).join(', ')}`
     sql += ` LIMIT ${params.add(query.limit)}::bigint`
     if ((query.offset ?? 0) > 0) sql += ` OFFSET ${params.add(query.offset)}::bigint`
     return sql
   }
 
   async countUpTo(q: Queryable, type: string, filters: readonly StoreFilter[], cap: number): Promise<number> {
+    const searched = this.searchOf(q, type, filters)
+    if (searched) return searched.reads.countUpTo(searched.words, cap)
     const table = this.table(type)
     const params = new Params()
     const where = this.conditions(table, filters, params)
@@ -178,17 +182,65 @@ export class PostgresReader {
 
   /** The ids of every record of a list, in its order: a search is matched (and ranked) once. */
   async matchingIds(q: Queryable, type: string, query: SearchOrder): Promise<Id[]> {
+    const searched = query.ranked ? this.searchOf(q, type, query.filters) : undefined
+    if (searched) return searched.reads.rankedIds(searched.words)
     const table = this.table(type)
     const params = new Params()
-    const { order, filters, ranking } = this.ordered(type, query, params)
-    const where = this.conditions(table, filters, params)
+    const where = this.conditions(table, query.filters, params)
     // One row holding the array: 100,000 ids as one value, not 100,000 rows.
     const [row] = await this.rows(
       q,
-      `${ranking.with}SELECT COALESCE(array_agg(${table.name}."id" ORDER BY ${order}), '{}') AS ids FROM ${table.name}${ranking.join}${whereClause(where)}`,
+      `SELECT COALESCE(array_agg(${table.name}."id" ORDER BY ${table.orderTerms(query.sort).join(', ')}), '{}') AS ids FROM ${table.name}${whereClause(where)}`,
       params.values,
     )
     return ((row?.ids ?? []) as unknown as (string | number)[]).map(Number)
+  }
+
+  /**
+   * A window of a searched list, and the search's total (exact up to SEARCH_WINDOW): ranked, in
+   * id order, or in an attribute's order (postgres-search-reads.ts). Undefined for a list with no
+   * search. Its reads must share `q`'s snapshot.
+   */
+  private async searchWindow(q: Queryable, type: string, query: ListQuery): Promise<RankedWindow | undefined> {
+    const found = this.searchOf(q, type, query.filters)
+    if (!found) return undefined
+    const { reads, words } = found
+    const offset = query.offset ?? 0
+    if (query.ranked && !query.after) return reads.ranked(words, offset, query.limit)
+    const count = await reads.countUpTo(words, SEARCH_WINDOW + 1)
+    const totals = { total: Math.min(count, SEARCH_WINDOW), capped: count > SEARCH_WINDOW }
+    if (count === 0) return { ids: [], ...totals }
+    const [first] = query.sort
+    if (query.sort.length === 1 && first?.field === 'id') {
+      const after = query.after?.[0] === undefined ? null : Number(query.after[0])
+      return { ids: await reads.byId(words, first.descending, after, offset, query.limit), ...totals }
+    }
+    const table = this.table(type)
+    const keyset = (params: Params) => (query.after ? [table.keyset(query.sort, query.after, params)] : [])
+    const order = table.orderTerms(query.sort)
+    const ids = await reads.sorted(words, count, SEARCH_WINDOW, order, keyset, offset, query.limit)
+    return { ids, ...totals }
+  }
+
+  /** The reads of a list's search filter, over its other filters; undefined without one. */
+  private searchOf(
+    q: Queryable,
+    type: string,
+    filters: readonly StoreFilter[],
+  ): { reads: PostgresSearchReads; words: string[] } | undefined {
+    const filter = filters.find((f) => f.kind === 'search')
+    const search = this.searches.get(type)
+    if (!filter || !search) return undefined
+    const table = this.table(type)
+    const others = filters.filter((f) => f !== filter)
+    const reads = new PostgresSearchReads(
+      (sql, values) => this.rows(q, sql, values),
+      table.name,
+      search,
+      rankedFields(table.resource),
+      (params) => this.conditions(table, others, params),
+    )
+    return { reads, words: search.words(filter.text) }
   }
 
   /** For each owner, the ids of the records of its to-many `relationship`, in id order. */
@@ -265,20 +317,6 @@ export class PostgresReader {
     return read.kind === 'records'
       ? this.findMany(q, read.type, read.ids)
       : this.members(q, read.type, read.relationship, read.owners)
-  }
-
-  /** The ORDER BY of a list: relevance first when it is ranked (the search stays among the filters). */
-  private ordered(
-    type: string,
-    query: SearchOrder,
-    params: Params,
-  ): { order: string; filters: readonly StoreFilter[]; ranking: Ranking } {
-    const keys = this.table(type).orderTerms(query.sort).join(', ')
-    const filter = query.ranked ? query.filters.find((f) => f.kind === 'search') : undefined
-    const search = this.searches.get(type)
-    if (!filter || !search) return { order: keys, filters: query.filters, ranking: UNRANKED }
-    const ranking = search.ranking(search.words(filter.text), params)
-    return { order: `${ranking.score} DESC, ${keys}`, filters: query.filters, ranking }
   }
 
   /** SQL conditions for list filters; their parameters are added in order. */

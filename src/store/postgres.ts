@@ -192,19 +192,24 @@ export class PostgresStore implements Store {
   }
 
   list(resource: ResourceDescription, query: ListQuery): Promise<StoredRecord[]> {
-    return this.read((q) => this.reader.list(q, resource.type, query))
+    return this.searchRead(query.filters, (q) => this.reader.list(q, resource.type, query))
   }
 
   page(resource: ResourceDescription, query: ListQuery): Promise<{ records: StoredRecord[]; total: number }> {
-    return this.read((q) => this.reader.page(q, resource.type, query))
+    return this.searchRead(query.filters, (q) => this.reader.page(q, resource.type, query))
   }
 
   countUpTo(resource: ResourceDescription, filters: readonly StoreFilter[], cap: number): Promise<number> {
-    return this.read((q) => this.reader.countUpTo(q, resource.type, filters, cap))
+    return this.searchRead(filters, (q) => this.reader.countUpTo(q, resource.type, filters, cap))
   }
 
   matchingIds(resource: ResourceDescription, query: SearchOrder): Promise<Id[]> {
-    return this.read((q) => this.reader.matchingIds(q, resource.type, query))
+    return this.searchRead(query.filters, (q) => this.reader.matchingIds(q, resource.type, query))
+  }
+
+  /** A search is read in several statements (postgres-search-reads.ts), which must share a snapshot. */
+  private searchRead<T>(filters: readonly StoreFilter[], work: (q: Queryable) => Promise<T>): Promise<T> {
+    return filters.some((filter) => filter.kind === 'search') ? this.snapshot(work) : this.read(work)
   }
 
   /** By keyset where the list has no search (its order is then an index's); else its ids once, then by id. */

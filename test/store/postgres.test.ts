@@ -453,7 +453,7 @@ describe('PostgresStore', () => {
       }
     })
 
-    it('ranks as the SQLite store does (FTS5 bm25): a rare match in a collection above a common one in titles', async () => {
+    it('ranks as the SQLite store does: a title match before a collection-only match, ties by id', async () => {
       const postgres = await open(await freshDatabase())
       const sqlite = SqliteStore.open(':memory:', resources)
       try {
@@ -468,11 +468,11 @@ describe('PostgresStore', () => {
               limit: 10,
             })
           ).map((r) => r.attributes.name)
-        // One book of five is in the "Darkness Series", two titles say "darkness": the rarer phrase weighs more.
+        // One book of five is in the "Darkness Series", two titles say "darkness": a title (10) outweighs a collection (1).
         expect(await ranked(postgres, 'darkness')).toEqual([
-          'Hand in Hand',
-          'Darkness Visible',
           'The Left Hand of Darkness',
+          'Darkness Visible',
+          'Hand in Hand',
         ])
         for (const text of queries)
           expect({ text, ranked: await ranked(postgres, text) }).toEqual({ text, ranked: await ranked(sqlite, text) })
