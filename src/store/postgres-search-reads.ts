@@ -27,13 +27,6 @@ export type RunSql = (sql: string, values: readonly unknown[]) => Promise<Row[]>
 const HEAD_ROWS = 4096
 
 /**
- * A tier that joins words to references (`book` in the title, by author 7) is read along the
- * references' index when they cover fewer rows than this: testing their rows' words costs less
- * than the GIN index's list of a word in every title (1,000,000 entries, 140 ms).
- */
-const REFERENCE_ROWS = 20_000
-
-/**
  * The reads of a search over one type's table (what src/store/search-ranking.ts asks), all through
  * `run`, in one snapshot. PostgreSQL's planner guesses every prefix query at 2% of the rows, so
  * it cannot tell `book` (every title) from `zzzz` (none): it would walk the primary key to the end
@@ -205,7 +198,9 @@ export class PostgresSearchReads {
   /**
    * The first `want` matching ids in id order (after `after`). First among the next HEAD_ROWS
    * rows, tested one by one; what is still missing comes from past them, through the indexes:
-   * along the references' when a tier's references cover few rows, else the GIN index's.
+   * along the references' when they are rarer than the words among the head's rows (`book` in
+   * the title by author 7: the GIN index would list every title, 140 ms at 1,000,000 books), else
+   * along the GIN index's.
    */
   private async inIdOrder(
     words: (params: Params) => string[],
@@ -226,8 +221,7 @@ export class PostgresSearchReads {
       ),
     )
     if (found.length >= want) return found
-    const narrow =
-      (await this.fewest((p) => [...refs(p), ...this.other(p)])) < REFERENCE_ROWS && words(new Params()).length > 0
+    const narrow = await this.refsRarer(words, (p) => [...refs(p), ...this.other(p)], beyond, direction)
     const rest = new Params()
     const past = `${this.table}."id" ${descending ? '<' : '>'} (SELECT ${descending ? 'MIN' : 'MAX'}("id") FROM ${this.head(beyond(rest), rest, direction, '"id"')})`
     const [tierWords, tierRefs, others] = [words(rest), refs(rest), this.other(rest)]
@@ -240,16 +234,27 @@ export class PostgresSearchReads {
     return [...found, ...this.ids(await this.run(sql, rest.values))]
   }
 
-  /** How many rows the narrowest of these conditions leaves, each counted alone by its index, no further than REFERENCE_ROWS. */
-  private async fewest(conditions: (params: Params) => string[]): Promise<number> {
+  /**
+   * Whether the references (with the other filters) hold in fewer of the head's rows than the
+   * words: the rest is then read along the references' index, else along the words' GIN index.
+   * Either costs about its share of the rows past the head.
+   */
+  private async refsRarer(
+    words: (params: Params) => string[],
+    refs: (params: Params) => string[],
+    beyond: (params: Params) => string,
+    direction: string,
+  ): Promise<boolean> {
     const params = new Params()
-    const counts = conditions(params).map(
-      (condition) =>
-        `(SELECT COUNT(*)::int FROM (SELECT 1 FROM ${this.table} WHERE ${condition} LIMIT ${params.add(REFERENCE_ROWS)}::bigint) AS c)`,
+    const [wordConditions, refConditions] = [words(params), refs(params)]
+    if (wordConditions.length === 0 || refConditions.length === 0) return false
+    const all = (conditions: string[]) => conditions.map((c) => `(${c})`).join(' AND ')
+    const [row] = await this.run(
+      `SELECT COUNT(*) FILTER (WHERE ${all(wordConditions)})::int AS words, COUNT(*) FILTER (WHERE ${all(refConditions)})::int AS refs
+        FROM ${this.head(beyond(params), params, direction)}`,
+      params.values,
     )
-    if (counts.length === 0) return REFERENCE_ROWS
-    const [row] = await this.run(`SELECT LEAST(${counts.join(', ')}) AS fewest`, params.values)
-    return Number(row?.fewest ?? REFERENCE_ROWS)
+    return Number(row?.refs ?? 0) < Number(row?.words ?? 0)
   }
 
   /** Every match with its references, and per word the attribute fields it matches in each. */
