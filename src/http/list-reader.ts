@@ -149,7 +149,7 @@ export class ListReader {
   async windowed(page: Extract<Page, { kind: 'number' | 'offset' }>): Promise<ApiResponse> {
     const { resource, store, filters, sort, ranked, url } = this.request
     const limit = page.kind === 'number' ? page.size : page.limit
-    const { records, total } = await store.page(resource, {
+    const { records, total, capped } = await store.page(resource, {
       filters,
       sort,
       ranked,
@@ -159,7 +159,7 @@ export class ListReader {
     const parsed = new URL(url)
     const links =
       page.kind === 'number' ? numberLinks(parsed, page, total, this.none) : offsetLinks(parsed, page, total, this.none)
-    return this.page(records, total, links)
+    return this.page(records, total, links, capped)
   }
 
   /** page[after] or page[before]: a keyset page from a cursor, with meta.total and cursor links. */
@@ -171,7 +171,7 @@ export class ListReader {
     const from = page.before ?? page.after
     const position = from && from.length > 0 ? from : undefined
     // One record more than the page: whether the list goes on past it, in reading order.
-    const { records, total } = await store.page(resource, {
+    const { records, total, capped } = await store.page(resource, {
       filters,
       sort: order,
       limit: page.size + 1,
@@ -194,7 +194,7 @@ export class ListReader {
       prev: earlier && before ? linkTo(parsed, { 'page[after]': null, 'page[before]': at(before) }) : this.none,
       next: later && after ? linkTo(parsed, { 'page[before]': null, 'page[after]': at(after) }) : this.none,
     }
-    return this.page(records, total, links)
+    return this.page(records, total, links, capped)
   }
 
   /** Every record, a batch at a time, as the store streams them. */
@@ -231,13 +231,20 @@ export class ListReader {
   /**
    * A page: its records, each with its item cursor (`meta.page.cursor`), then meta.total and links.
    * It varies with Accept, and says when the profile is applied. A ranked page has no item
-   * cursors: cursors follow the sort keys, and relevance is none of them.
+   * cursors: cursors follow the sort keys, and relevance is none of them. A search that matched
+   * more than SEARCH_WINDOW records says so: its total is that many, and `totalIsLowerBound`.
    */
-  private async page(records: readonly StoredRecord[], total: number, links: PageLinks): Promise<ApiResponse> {
+  private async page(
+    records: readonly StoredRecord[],
+    total: number,
+    links: PageLinks,
+    capped: true | undefined,
+  ): Promise<ApiResponse> {
     const { sort, ranked, profile } = this.request
     const encode = this.cursors()
     const itemCursor = ranked ? undefined : (record: StoredRecord) => encode(sortValuesOf(sort, record))
-    const tail = `,"meta":${JSON.stringify({ total })},"links":${JSON.stringify(links)}`
+    const meta = capped ? { total, totalIsLowerBound: true } : { total }
+    const tail = `,"meta":${JSON.stringify(meta)},"links":${JSON.stringify(links)}`
     const headers = profile ? { 'content-type': profiledContentType(profile), vary: 'Accept' } : varyByAccept
     // A bounded page of plain records is written at once, without the stream's machinery.
     const text = this.request.bounded ? this.document.plainText(records, tail, itemCursor) : null

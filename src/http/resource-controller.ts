@@ -1,6 +1,6 @@
 import type { Server } from 'bun'
 import { resourceObject, unlinkedResource } from '../jsonapi/document'
-import { recordNotFound } from '../jsonapi/errors'
+import { httpError, recordNotFound } from '../jsonapi/errors'
 import { requireId } from '../jsonapi/ids'
 import {
   type FetchLimits,
@@ -13,6 +13,7 @@ import { parseWriteDocument } from '../jsonapi/request-document'
 import type { ResourceDescription } from '../resources/description'
 import type { ResourceRegistry } from '../resources/registry'
 import { checkReferencesExist, failsAsParsed, referencesMissing, stillReferenced } from '../rules/write-rules'
+import { SEARCH_WINDOW } from '../store/search-ranking'
 import type { IncludeNode, IncludePlan, Store, StoredRecord, StoreFilter } from '../store/store'
 import { documentOf } from './body-parser'
 import { preconditionFailed, recordName, type WritePreconditions } from './conditional'
@@ -181,6 +182,7 @@ export class ResourceController {
     const { resource, registry } = this
     const query = parseFetchQuery(registry, resource, url, 'list', this.limits, { cursorProfile })
     const filters = scope.length > 0 ? [...scope, ...query.filters] : query.filters
+    checkSearchWindow(query, filters)
     const bounded = isBoundedPage(registry, resource, query)
     if (!query.page) {
       const records = await this.shortList(query, filters)
@@ -352,4 +354,21 @@ export class ResourceController {
     if (result.status === 'restricted') throw stillReferenced(resource, recordId, result)
     return noContent()
   }
+}
+
+/**
+ * Numbered and offset pages of a search reach its first SEARCH_WINDOW matches (search-ranking.ts):
+ * a page that starts past them is a 400 naming the parameter, which says how to go further.
+ */
+function checkSearchWindow(query: FetchQuery, filters: readonly StoreFilter[]): void {
+  const { page } = query
+  if (!page || page.kind === 'cursor' || !filters.some((f) => f.kind === 'search')) return
+  const offset = page.kind === 'number' ? (page.number - 1) * page.size : page.offset
+  if (offset < SEARCH_WINDOW) return
+  const parameter = page.kind === 'number' ? 'page[number]' : 'page[offset]'
+  throw httpError(
+    400,
+    `Pages of a search reach its first ${SEARCH_WINDOW.toLocaleString('en-US')} matches; ${parameter} starts past them (at match ${(offset + 1).toLocaleString('en-US')}): narrow the search, or walk it with page[after]`,
+    { parameter },
+  )
 }

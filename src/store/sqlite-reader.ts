@@ -10,11 +10,14 @@ import {
   type GraphRead,
   toOneGraph,
 } from './record-graph'
-import { SqliteSearch } from './sqlite-search'
+import { type RankedWindow, rankedFields, SEARCH_WINDOW } from './search-ranking'
+import { narrowingWords, SqliteSearch, searchWords } from './sqlite-search'
+import { SqliteSearchReads } from './sqlite-search-reads'
 import { type Bindings, quote, type Row, Table, whereClause } from './sqlite-table'
 import type {
   Id,
   IncludePlan,
+  ListPage,
   ListQuery,
   Members,
   RecordGraph,
@@ -120,9 +123,11 @@ export class SqliteReader {
 
   /** A window of a list: `limit` records from `offset` or after a keyset position. */
   list(type: string, query: ListQuery): StoredRecord[] {
+    const searched = this.searchWindow(type, query)
+    if (searched) return this.findMany(type, searched.ids)
     const table = this.table(type)
     const params: Bindings = []
-    const { from, order, filters } = this.ordered(type, query, params)
+    const { from, order, filters } = this.ordered(type, query)
     const where = this.conditions(table, filters, params)
     if (query.after) where.push(table.keysetCondition(query.sort, query.after, params))
     const offset = query.offset ?? 0
@@ -140,8 +145,74 @@ export class SqliteReader {
   }
 
   /** A window of a list and how many records the whole list has, from one snapshot. */
-  page(type: string, query: ListQuery): { records: StoredRecord[]; total: number } {
-    return this.snapshot(() => ({ records: this.list(type, query), total: this.count(type, query.filters) }))
+  page(type: string, query: ListQuery): ListPage {
+    return this.snapshot(() => {
+      const searched = this.searchWindow(type, query)
+      if (!searched) return { records: this.list(type, query), total: this.count(type, query.filters) }
+      const records = this.findMany(type, searched.ids)
+      return searched.capped ? { records, total: searched.total, capped: true } : { records, total: searched.total }
+    })
+  }
+
+  /**
+   * A window of a searched list, and the search's total (exact up to SEARCH_WINDOW): ranked, in
+   * id order, or in an attribute's order (sqlite-search-reads.ts). Undefined for a list with no search.
+   */
+  private searchWindow(type: string, query: ListQuery): RankedWindow | undefined {
+    const found = this.searchOf(type, query.filters)
+    if (!found) return undefined
+    const { reads, words } = found
+    const offset = query.offset ?? 0
+    if (query.ranked && !query.after) return reads.ranked(words, offset, query.limit)
+    const count = reads.countUpTo(words, SEARCH_WINDOW + 1)
+    const totals = { total: Math.min(count, SEARCH_WINDOW), capped: count > SEARCH_WINDOW }
+    if (count === 0) return { ids: [], ...totals }
+    const [first] = query.sort
+    if (query.sort.length === 1 && first?.field === 'id') {
+      const after = (query.after?.[0] as Id | undefined) ?? null
+      return { ids: reads.byId(words, first.descending, after, offset, query.limit), ...totals }
+    }
+    const keyset: Bindings = []
+    const where = query.after ? [this.table(type).keysetCondition(query.sort, query.after, keyset)] : []
+    return { ids: reads.sorted(words, query.sort, { where, params: keyset }, offset, query.limit), ...totals }
+  }
+
+  /** The search reads of a list's search filter over its other filters; undefined without one. */
+  private searchOf(
+    type: string,
+    filters: readonly StoreFilter[],
+  ): { reads: SqliteSearchReads; words: string[] } | undefined {
+    const filter = filters.find((f) => f.kind === 'search')
+    const search = this.searches.get(type)
+    if (!filter || !search) return undefined
+    const table = this.table(type)
+    // Filters on searched relationships go into the index's query (it holds the related ids);
+    // the others are conditions on the table, joined to the index.
+    const folded: string[] = []
+    const others = filters.filter((f) => {
+      if (f === filter) return false
+      if (f.kind !== 'relationship' || f.orNone) return true
+      const terms = search.relationshipTerms(
+        table.resource.relationships[f.relationship]?.kind === 'to-one'
+          ? (table.resource.relationships[f.relationship] as { column: string }).column
+          : '',
+        f.ids,
+      )
+      if (terms) folded.push(terms)
+      return terms === null
+    })
+    const params: Bindings = []
+    const where = this.conditions(table, others, params)
+    const fields = rankedFields(table.resource)
+    const reads = new SqliteSearchReads(
+      (sql) => this.statement(sql),
+      table,
+      search,
+      fields,
+      { where, params },
+      folded.join(' AND '),
+    )
+    return { reads, words: narrowingWords(searchWords(filter.text)) }
   }
 
   count(type: string, filters: readonly StoreFilter[]): number {
@@ -153,6 +224,8 @@ export class SqliteReader {
   }
 
   countUpTo(type: string, filters: readonly StoreFilter[], cap: number): number {
+    const searched = this.searchOf(type, filters)
+    if (searched) return searched.reads.countUpTo(searched.words, cap)
     const table = this.table(type)
     const params: Bindings = []
     const where = this.conditions(table, filters, params)
@@ -164,9 +237,11 @@ export class SqliteReader {
 
   /** The ids of every record of a list, in its order: a search is matched (and ranked) once. */
   matchingIds(type: string, query: SearchOrder): Id[] {
+    const searched = query.ranked ? this.searchOf(type, query.filters) : undefined
+    if (searched) return searched.reads.rankedIds(searched.words)
     const table = this.table(type)
     const params: Bindings = []
-    const { from, order, filters } = this.ordered(type, query, params)
+    const { from, order, filters } = this.ordered(type, query)
     const where = this.conditions(table, filters, params)
     // Row by row: 100,000 rows read at once would all be alive together, several MB of garbage
     // that the allocator keeps long after; one at a time, each is young garbage, soon reused.
@@ -232,33 +307,14 @@ export class SqliteReader {
       : this.members(read.type, read.relationship, read.owners)
   }
 
-  /** The ORDER BY of a list, and the FROM with the search's relevance joined in when it is ranked. */
-  private ordered(
-    type: string,
-    query: SearchOrder,
-    params: Bindings,
-  ): { from: string; order: string; filters: readonly StoreFilter[] } {
+  /** The ORDER BY of a list (a ranked search is ordered by searchWindow and matchingIds instead). */
+  private ordered(type: string, query: SearchOrder): { from: string; order: string; filters: readonly StoreFilter[] } {
     const table = this.table(type)
-    const keys = table.orderTerms(query.sort)
-    const filter = query.ranked ? query.filters.find((f) => f.kind === 'search') : undefined
-    const search = this.searches.get(type)
-    const expression = filter && search ? this.searchExpression(search, filter.text) : null
-    if (!search || expression === null) return { from: table.name, order: keys.join(', '), filters: query.filters }
-    params.push(expression)
-    // The join is the search's filter as well: the other filters are what is left to apply.
-    return {
-      filters: query.filters.filter((f) => f !== filter),
-      from: `${table.name} JOIN (SELECT rowid AS hit, ${search.rank} AS relevance FROM ${search.index} WHERE ${search.index} MATCH ?) AS ranked ON ranked.hit = ${table.name}."id"`,
-      order: ['ranked.relevance', ...keys].join(', '),
-    }
+    return { from: table.name, order: table.orderTerms(query.sort).join(', '), filters: query.filters }
   }
 
-  private searchExpression(search: SqliteSearch, text: string): string | null {
-    return search.expression(text, (index, query) =>
-      this.statement(`SELECT rowid FROM ${index} WHERE ${index} MATCH ?`)
-        .values(query)
-        .map(([id]) => id as number),
-    )
+  private searchExpression(type: string, text: string): string | null {
+    return this.searchOf(type, [{ kind: 'search', text }])?.reads.expression(narrowingWords(searchWords(text))) ?? null
   }
 
   /** Records whose `column` is one of `ids`, in id order; the ids travel as one JSON parameter. */
@@ -277,7 +333,7 @@ export class SqliteReader {
     for (const filter of filters) {
       if (filter.kind === 'search') {
         const search = this.searches.get(table.resource.type)
-        const expression = search ? this.searchExpression(search, filter.text) : null
+        const expression = search ? this.searchExpression(table.resource.type, filter.text) : null
         if (!search || expression === null) where.push('0')
         else {
           where.push(`${table.name}."id" IN (SELECT rowid FROM ${search.index} WHERE ${search.index} MATCH ?)`)
@@ -286,11 +342,12 @@ export class SqliteReader {
         continue
       }
       if (filter.kind === 'attribute') {
-        where.push(`${table.attributeColumn(filter.attribute)} = ?`)
+        where.push(`${table.name}.${table.attributeColumn(filter.attribute)} = ?`)
         params.push(filter.value)
         continue
       }
-      const column = table.column(filter.relationship)
+      // Qualified: a search joins its index, whose columns share the table's names.
+      const column = `${table.name}.${table.column(filter.relationship)}`
       const any: string[] = []
       if (filter.ids.length === 1) {
         // Equality, not IN: SQLite then reads the column's index already in id order, with no sort.

@@ -58,6 +58,15 @@ export interface ListQuery extends SearchOrder {
   readonly after?: readonly (string | number)[]
 }
 
+/** A window of a list and how many records the whole list has. */
+export interface ListPage {
+  readonly records: StoredRecord[]
+  /** Exact, but for a search that matched more than SEARCH_WINDOW records (search-ranking.ts): then that number. */
+  readonly total: number
+  /** Set when `total` stands for "at least": a search matched more than SEARCH_WINDOW records. */
+  readonly capped?: true
+}
+
 /** Owner id -> the ids of its records in a to-many relationship, in id order; owners with none are absent. */
 export type Members = Map<Id, Id[]>
 
@@ -202,7 +211,7 @@ export interface Store {
   /** A window of a list. */
   list(resource: ResourceDescription, query: ListQuery): Promise<StoredRecord[]>
   /** A window of a list and the number of records in the whole list, from one snapshot: they agree. */
-  page(resource: ResourceDescription, query: ListQuery): Promise<{ records: StoredRecord[]; total: number }>
+  page(resource: ResourceDescription, query: ListQuery): Promise<ListPage>
   /**
    * How many records match `filters`, counted no further than `cap`: whether a list is short,
    * for at most `cap` entries of an index read, where a full count would read them all.
