@@ -10,6 +10,7 @@ import { quote, type Row, Table, whereClause } from './sqlite-table'
 import type {
   Id,
   IncludePlan,
+  ListPage,
   ListQuery,
   Members,
   RecordGraph,
@@ -139,9 +140,12 @@ export class PostgresReader {
    * snapshot without a transaction's extra round trips: the count joined to the window, one row
    * even when the window is empty. With one, by the search's reads (`q` is then a snapshot's).
    */
-  async page(q: Queryable, type: string, query: ListQuery): Promise<{ records: StoredRecord[]; total: number }> {
+  async page(q: Queryable, type: string, query: ListQuery): Promise<ListPage> {
     const searched = await this.searchWindow(q, type, query)
-    if (searched) return { records: await this.findMany(q, type, searched.ids), total: searched.total }
+    if (searched) {
+      const records = await this.findMany(q, type, searched.ids)
+      return searched.capped ? { records, total: searched.total, capped: true } : { records, total: searched.total }
+    }
     const table = this.table(type)
     const params = new Params()
     const where = this.conditions(table, query.filters, params)

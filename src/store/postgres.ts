@@ -30,6 +30,7 @@ import type {
   Expectation,
   Id,
   IncludePlan,
+  ListPage,
   ListQuery,
   Members,
   RecordGraph,
@@ -195,7 +196,7 @@ export class PostgresStore implements Store {
     return this.searchRead(query.filters, (q) => this.reader.list(q, resource.type, query))
   }
 
-  page(resource: ResourceDescription, query: ListQuery): Promise<{ records: StoredRecord[]; total: number }> {
+  page(resource: ResourceDescription, query: ListQuery): Promise<ListPage> {
     return this.searchRead(query.filters, (q) => this.reader.page(q, resource.type, query))
   }
 
