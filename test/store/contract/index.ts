@@ -5,6 +5,7 @@ import { describeCopyContract } from './copies'
 import { describeImportContract } from './imports'
 import { describeListContract } from './lists'
 import { describeRecordContract } from './records'
+import { describeSearchScanContract } from './searches'
 import { describeWriteContract } from './writes'
 
 export type { BackendPromises, OpenStore } from './context'
@@ -34,6 +35,7 @@ export function describeStoreContract(name: string, openStore: OpenStore, promis
     })
     describeRecordContract(context)
     describeListContract(context)
+    describeSearchScanContract(context)
     describeWriteContract(context)
     describeCopyContract(context)
     describeImportContract(context)
