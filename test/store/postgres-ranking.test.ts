@@ -7,7 +7,7 @@ import type { Id, SearchOrder, Store, WriteResult } from '../../src/store/store'
 import { afterAll, beforeAll, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 
 // Ranked search lists (filter[search] without a sort) come in the same order over PostgreSQL as
-// over SQLite: PostgreSQL computes FTS5's bm25 (src/store/postgres-search.ts), ties included.
+// over SQLite: both run the same ranking (src/store/search-ranking.ts) over their own reads.
 
 const authors = resources.get('authors')
 const collections = resources.get('book_collections')

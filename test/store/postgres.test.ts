@@ -537,7 +537,7 @@ describe('PostgresStore', () => {
     })
   })
 
-  describe('search totals (what bm25 reads as N and avgdl)', () => {
+  describe('search totals (rows and words per table, kept by triggers)', () => {
     /** The totals as stored, against a recount of the rows themselves. */
     async function totalsAndRecount(url: string) {
       const sql = new SQL(url, { max: 1 })
