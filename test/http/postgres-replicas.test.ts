@@ -225,7 +225,7 @@ describeWithPrograms('read replicas (DATABASE_REPLICA_URL)', () => {
     expect((await replicaReads(t)) - before).toBeGreaterThanOrEqual(CLIENTS / 2)
   })
 
-  it('with replay paused, still shows a writer its write while the others read the replica as it was', async () => {
+  it('with replay paused, still shows a writer its write (a search page too) while the others read the replica as it was', async () => {
     const t = await replicatedApp(60_000)
     const existing = await t.send(1, 'POST', '/api/v1/authors', author('Before the pause'))
     await settled(t)
@@ -260,6 +260,13 @@ describeWithPrograms('read replicas (DATABASE_REPLICA_URL)', () => {
       const list = await t.send(2, 'GET', '/api/v1/authors')
       expect(list.status).toBe(200)
       expect(list.json.data.map((a: { id: string }) => a.id)).toEqual([existing.json.data.id])
+      // A search page (several statements in one snapshot): the writer's from the primary, the other's from the replica.
+      const searched = async (client: number) => {
+        const answer = await t.send(client, 'GET', '/api/v1/authors?filter[search]=pause&page[size]=10')
+        return { ids: answer.json.data.map((a: { id: string }) => a.id), total: answer.json.meta.total }
+      }
+      expect(await searched(1)).toEqual({ ids: [existing.json.data.id, id], total: 2 })
+      expect(await searched(2)).toEqual({ ids: [existing.json.data.id], total: 1 })
       expect(await replicaReads(t)).toBeGreaterThan(before)
       expect((await ready(t)).replica.state).toBe('streaming')
     } finally {
