@@ -1,4 +1,7 @@
 import type { Database } from 'bun:sqlite'
+import { resources, searchOf } from '../resources/registry'
+import { indexColumns, searchIndexName } from './sqlite-search'
+import { Table } from './sqlite-table'
 
 /**
  * Versioned schema migrations for the SQLite store. Applied in order on start, each in its own
@@ -40,6 +43,28 @@ const countTriggers = ['authors', 'book_collections', 'books']
       END;`,
     ),
   )
+  .join('\n      ')
+
+/**
+ * Migration 6: each search index made again with FTS5's prefix indexes for words of one to three
+ * letters, from the search fields of the descriptions. A prefix query (`"b"*`) merges the lists of
+ * every word it begins, all of them before the first match comes out: at 1,000,000 books `b` took
+ * 15 ms to its first 20 matches and ten one-letter words 250 ms; with the prefix index a short
+ * prefix is one list, read as far as needed (0.01 ms). The index grows by about half.
+ */
+const prefixedSearchIndexes = resources.all
+  .flatMap((resource) => {
+    const search = searchOf(resource)
+    if (!search) return []
+    const columns = indexColumns(new Table(resource), search, resources).map((c) => c.column)
+    const index = searchIndexName(resource.table)
+    return [
+      `DROP TABLE ${index};`,
+      `CREATE VIRTUAL TABLE ${index} USING fts5(${columns.join(', ')}, tokenize = 'unicode61 remove_diacritics 2', prefix = '1 2 3');`,
+      `INSERT INTO ${index} (rowid, ${columns.join(', ')}) SELECT id, ${columns.join(', ')} FROM ${resource.table};`,
+      `INSERT INTO ${index} (${index}) VALUES ('optimize');`,
+    ]
+  })
   .join('\n      ')
 
 export const sqliteMigrations: readonly Migration[] = [
@@ -202,5 +227,10 @@ export const sqliteMigrations: readonly Migration[] = [
     // the names earlier versions stored to that form, so that every name is found by either.
     sql: '',
     rewrite: composeNames,
+  },
+  {
+    version: 6,
+    name: 'search indexes with prefix indexes for words of one to three letters',
+    sql: prefixedSearchIndexes,
   },
 ]
