@@ -105,6 +105,11 @@ export function describeSearchScanContract(t: ContractContext): void {
       ]
       const rare = all.filter((b) => b.title.startsWith('Rare')).sort(byNameDown)
       expect(await page('rare', { sort })).toEqual({ ids: rare.map((b) => b.id), total: rare.length })
+      const rareDown = rare.map((b) => b.id).sort((a, b) => b - a)
+      expect(await page('rare', { sort: [{ field: 'id', descending: true }] })).toEqual({
+        ids: rareDown,
+        total: rare.length,
+      })
       const volumes = [...all].sort(byNameDown).map((b) => b.id)
       expect(await page('volume', { sort, offset: 40 })).toEqual({ ids: volumes.slice(40, 60), total: 10_000 })
       expect(await page('nowhere', { ranked: true })).toEqual({ ids: [], total: 0 })
