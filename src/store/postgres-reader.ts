@@ -141,17 +141,31 @@ export class PostgresReader {
   async page(q: Queryable, type: string, query: ListQuery): Promise<{ records: StoredRecord[]; total: number }> {
     const table = this.table(type)
     const params = new Params()
-    const where = this.conditions(table, query.filters, params)
+    const counted = this.countSql(table, query.filters, params)
     const window = this.windowSql(table, query, params)
     const rows = await this.rows(
       q,
-      `SELECT counted.total AS "#total", page.* FROM (SELECT COUNT(*)::int AS total FROM ${table.name}${whereClause(where)}) AS counted
+      `SELECT counted.total AS "#total", page.* FROM (${counted}) AS counted
         LEFT JOIN LATERAL (${window}) AS page ON TRUE`,
       params.values,
     )
     const total = Number(rows[0]?.['#total'] ?? 0)
     const records = rows.filter((row) => row.id !== null).map((row) => table.toRecord(row))
     return { records, total }
+  }
+
+  /**
+   * The size of a list as one row, `total`. Unfiltered, a searched table's is the sum of its
+   * search_totals slots (migration 5: each writing transaction adds its change to its slot at its
+   * commit, so the sum is exact in any snapshot, and no write waits for a counter row of its own);
+   * filtered, it is counted in the range of its filter's index.
+   */
+  private countSql(table: PostgresTable, filters: readonly StoreFilter[], params: Params): string {
+    if (filters.length === 0 && this.searches.has(table.resource.type)) {
+      return `SELECT COALESCE(SUM(records), 0)::int AS total FROM search_totals WHERE table_name = ${params.add(table.resource.table)}::text`
+    }
+    const where = this.conditions(table, filters, params)
+    return `SELECT COUNT(*)::int AS total FROM ${table.name}${whereClause(where)}`
   }
 
   private windowSql(table: PostgresTable, query: ListQuery, params: Params): string {

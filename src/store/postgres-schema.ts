@@ -7,7 +7,8 @@ import { Table } from './sqlite-table'
  * as checkSchema does for SQLite (src/store/sqlite-schema.ts): every described column; ids that
  * the database generates; the triggers that count a table's commits for version(), TRUNCATE
  * included, and enabled; and for a searched type, an index
- * on search_vector() of each searched attribute and the trigger that keeps its bm25 totals. A
+ * on search_vector() of each searched attribute and the triggers that keep its bm25 totals (which
+ * give an unfiltered page its total too). A
  * description ahead of its migration would otherwise answer wrong data or fail on every request.
  * Returns the first mismatch as a sentence, or null.
  */
@@ -100,8 +101,11 @@ function mismatchOf(
       const indexed = searchIndexed.some((i) => i.table_name === table && i.column_name === column)
       if (!indexed) return `the database has no search index on ${table}.${column}, which ${resource.type} searches`
     }
-    // Migration 5: each statement's change summed, and written once at the commit.
-    for (const trigger of ['added', 'removed', 'changed', 'totals'].map((part) => `${table}_search_${part}`)) {
+    // Migration 5: each statement's change summed, and written once at the commit; migration 3's
+    // TRUNCATE clears them. The sum of its slots is also the total of an unfiltered page.
+    for (const trigger of ['added', 'removed', 'changed', 'totals', 'truncate'].map(
+      (part) => `${table}_search_${part}`,
+    )) {
       if (!hasTrigger(table, trigger)) {
         return `the database has no trigger ${trigger}, so the search ranking of ${resource.type} would be wrong`
       }

@@ -144,8 +144,17 @@ export class SqliteReader {
     return this.snapshot(() => ({ records: this.list(type, query), total: this.count(type, query.filters) }))
   }
 
+  /**
+   * How many records a list has: an unfiltered one's from record_counts (migration 6: kept by
+   * triggers in each writing transaction, so exact in this snapshot), a filtered one's counted in
+   * the range of its filter's index.
+   */
   count(type: string, filters: readonly StoreFilter[]): number {
     const table = this.table(type)
+    if (filters.length === 0) {
+      const kept = this.statement('SELECT records FROM record_counts WHERE table_name = ?').get(table.resource.table)
+      if (kept) return kept.records as number
+    }
     const params: Bindings = []
     const where = this.conditions(table, filters, params)
     const row = this.statement(`SELECT COUNT(*) AS count FROM ${table.name}${whereClause(where)}`).get(...params)
