@@ -107,7 +107,7 @@ function mismatchOf(
       (part) => `${table}_search_${part}`,
     )) {
       if (!hasTrigger(table, trigger)) {
-        return `the database has no trigger ${trigger}, so the search ranking of ${resource.type} would be wrong`
+        return `the database has no trigger ${trigger}, so the search ranking and the page totals of ${resource.type} would be wrong`
       }
     }
   }

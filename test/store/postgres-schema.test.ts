@@ -113,11 +113,19 @@ describe('PostgresStore.open schema check', () => {
     expect(error.message).toBe('the database has no search index on authors.name, which authors searches')
   })
 
-  it('refuses a searched type whose ranking totals are no longer kept', async () => {
+  it('refuses a searched type whose ranking totals (the totals of its pages too) are no longer kept', async () => {
     await direct?.unsafe('DROP TRIGGER books_search_totals ON books')
     const error = await refusal(resources)
     expect(error.message).toBe(
-      'the database has no trigger books_search_totals, so the search ranking of books would be wrong',
+      'the database has no trigger books_search_totals, so the search ranking and the page totals of books would be wrong',
+    )
+  })
+
+  it('refuses a table whose TRUNCATE would no longer clear its totals', async () => {
+    await direct?.unsafe('DROP TRIGGER authors_search_truncate ON authors')
+    const error = await refusal(resources)
+    expect(error.message).toBe(
+      'the database has no trigger authors_search_truncate, so the search ranking and the page totals of authors would be wrong',
     )
   })
 })

@@ -5,6 +5,7 @@ import { describeCopyContract } from './copies'
 import { describeImportContract } from './imports'
 import { describeListContract } from './lists'
 import { describeRecordContract } from './records'
+import { describeTotalContract } from './totals'
 import { describeWriteContract } from './writes'
 
 export type { BackendPromises, OpenStore } from './context'
@@ -37,5 +38,6 @@ export function describeStoreContract(name: string, openStore: OpenStore, promis
     describeWriteContract(context)
     describeCopyContract(context)
     describeImportContract(context)
+    describeTotalContract(context)
   })
 }
