@@ -400,6 +400,23 @@ export const postgresMigrations: readonly PostgresMigration[] = [
       DROP TABLE record_ids;
     `,
   },
+  {
+    version: 8,
+    name: "a book's author and collection indexed with its id: their pages read in id order",
+    // A btree on author_id alone holds an author's books in the order of their places on disk, not
+    // of their ids: a page of an author's books in id order (the default) walked the primary key
+    // instead, testing every book until it had 20 (at a million books, 110 ms for an author whose
+    // only book is the last). With the id beside it, the index holds them in id order, as SQLite's
+    // (whose index entries end with the rowid) always did: the page reads its 20 entries and stops,
+    // and the total of a filtered page is still counted in the index alone. Same names as before,
+    // and as SQLite's; the foreign keys' checks use them as they did.
+    sql: `
+      DROP INDEX books_author_id;
+      CREATE INDEX books_author_id ON books (author_id, id);
+      DROP INDEX books_book_collection_id;
+      CREATE INDEX books_book_collection_id ON books (book_collection_id, id);
+    `,
+  },
 ]
 
 /** Any number fits: the key of the advisory lock that makes the instances starting together migrate one at a time. */
