@@ -15,15 +15,18 @@ import { Table } from './sqlite-table'
 export async function postgresSchemaMismatch(sql: SQL, registry: ResourceRegistry): Promise<string | null> {
   // One transaction: one snapshot of the catalogs, and no STATEMENT_TIMEOUT (the start is not held
   // to it) even behind a pooler in transaction mode, which keeps no setting of a session (PgBouncer).
-  const [columns, triggers, indexes] = await sql.begin(async (tx) => {
+  const [columns, triggers, indexes, slots] = await sql.begin(async (tx) => {
     await tx`SET LOCAL statement_timeout = 0`
     return catalogued(tx)
   })
-  return mismatchOf(registry, columns, triggers, indexes)
+  return mismatchOf(registry, columns, triggers, indexes, slots)
 }
 
-/** What the check reads: the schema's columns, its enabled triggers, and the columns its search indexes cover. */
-async function catalogued(sql: TransactionSQL): Promise<[unknown[], unknown[], unknown[]]> {
+/**
+ * What the check reads: the schema's columns, its enabled triggers, the columns its search indexes
+ * cover, and the slots of search_totals each table has.
+ */
+async function catalogued(sql: TransactionSQL): Promise<[unknown[], unknown[], unknown[], unknown[]]> {
   const columns = await sql`
     SELECT table_name::text AS table_name, column_name::text AS column_name,
         is_identity = 'YES' OR column_default IS NOT NULL AS generated
@@ -52,7 +55,11 @@ async function catalogued(sql: TransactionSQL): Promise<[unknown[], unknown[], u
             WHERE f.classid = 'pg_class'::regclass AND f.objid = x.indexrelid
               AND f.refclassid = 'pg_proc'::regclass AND p.proname = 'search_vector'
         )`
-  return [columns, triggers, indexes]
+  // A commit adds its change to the slot of its backend (pid modulo 8): a slot without its row
+  // would drop the changes of every commit that lands on it.
+  const slots = await sql`
+    SELECT table_name, COUNT(DISTINCT slot)::int AS slots FROM search_totals WHERE slot BETWEEN 0 AND 7 GROUP BY table_name`
+  return [columns, triggers, indexes, slots]
 }
 
 function mismatchOf(
@@ -60,6 +67,7 @@ function mismatchOf(
   columns: unknown[],
   triggers: unknown[],
   indexes: unknown[],
+  slots: unknown[],
 ): string | null {
   const columnsOf = new Map<string, Set<string>>()
   const generatedIds = new Set<string>()
@@ -109,6 +117,10 @@ function mismatchOf(
       if (!hasTrigger(table, trigger)) {
         return `the database has no trigger ${trigger}, so the search ranking and the page totals of ${resource.type} would be wrong`
       }
+    }
+    const kept = (slots as { table_name: string; slots: number }[]).find((s) => s.table_name === table)?.slots ?? 0
+    if (kept !== 8) {
+      return `search_totals holds ${kept} of the 8 slots of ${table}, so the search ranking and the page totals of ${resource.type} would be wrong`
     }
   }
   return null

@@ -121,6 +121,14 @@ describe('PostgresStore.open schema check', () => {
     )
   })
 
+  it('refuses search totals that lack a slot, where the commits of some connections would be lost', async () => {
+    await direct?.unsafe("DELETE FROM search_totals WHERE table_name = 'books' AND slot = 5")
+    const error = await refusal(resources)
+    expect(error.message).toBe(
+      'search_totals holds 7 of the 8 slots of books, so the search ranking and the page totals of books would be wrong',
+    )
+  })
+
   it('refuses a table whose TRUNCATE would no longer clear its totals', async () => {
     await direct?.unsafe('DROP TRIGGER authors_search_truncate ON authors')
     const error = await refusal(resources)
