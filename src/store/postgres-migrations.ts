@@ -403,9 +403,26 @@ export const postgresMigrations: readonly PostgresMigration[] = [
     `,
   },
   {
+    version: 8,
+    name: "a book's author and collection indexed with its id: their pages read in id order",
+    // A btree on author_id alone holds an author's books in the order of their places on disk, not
+    // of their ids: a page of an author's books in id order (the default) walked the primary key
+    // instead, testing every book until it had 20 (at a million books, 110 ms for an author whose
+    // only book is the last). With the id beside it, the index holds them in id order, as SQLite's
+    // (whose index entries end with the rowid) always did: the page reads its 20 entries and stops,
+    // and the total of a filtered page is still counted in the index alone. Same names as before,
+    // and as SQLite's; the foreign keys' checks use them as they did.
+    sql: `
+      DROP INDEX books_author_id;
+      CREATE INDEX books_author_id ON books (author_id, id);
+      DROP INDEX books_book_collection_id;
+      CREATE INDEX books_book_collection_id ON books (book_collection_id, id);
+    `,
+  },
+  {
     version: 9,
     name: 'search words stored beside each searched attribute, indexed by GIN: searches that stop at their first page',
-    // Version 8 is another change's. A search page is read in id order and stops at its first
+    // A search page is read in id order and stops at its first
     // matches (src/store/postgres-search.ts): that tests rows one by one, which the stored words
     // make cheap. Drawn from the descriptions (src/store/postgres-search-columns.ts).
     sql: searchColumnsSql(resources),

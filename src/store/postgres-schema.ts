@@ -8,22 +8,26 @@ import { Table } from './sqlite-table'
  * as checkSchema does for SQLite (src/store/sqlite-schema.ts): every described column; ids that
  * the database generates; the triggers that count a table's commits for version(), TRUNCATE
  * included, and enabled; and for a searched type, each searched attribute's stored search words
- * with a GIN index on them, and the triggers that keep its search_totals. A
+ * with a GIN index on them, and the triggers that keep its search_totals (which give an
+ * unfiltered page its total). A
  * description ahead of its migration would otherwise answer wrong data or fail on every request.
  * Returns the first mismatch as a sentence, or null.
  */
 export async function postgresSchemaMismatch(sql: SQL, registry: ResourceRegistry): Promise<string | null> {
   // One transaction: one snapshot of the catalogs, and no STATEMENT_TIMEOUT (the start is not held
   // to it) even behind a pooler in transaction mode, which keeps no setting of a session (PgBouncer).
-  const [columns, triggers, indexes] = await sql.begin(async (tx) => {
+  const [columns, triggers, indexes, slots] = await sql.begin(async (tx) => {
     await tx`SET LOCAL statement_timeout = 0`
     return catalogued(tx)
   })
-  return mismatchOf(registry, columns, triggers, indexes)
+  return mismatchOf(registry, columns, triggers, indexes, slots)
 }
 
-/** What the check reads: the schema's columns, its enabled triggers, and the columns its GIN indexes cover. */
-async function catalogued(sql: TransactionSQL): Promise<[unknown[], unknown[], unknown[]]> {
+/**
+ * What the check reads: the schema's columns, its enabled triggers, the columns its GIN indexes
+ * cover, and the slots of search_totals each table has.
+ */
+async function catalogued(sql: TransactionSQL): Promise<[unknown[], unknown[], unknown[], unknown[]]> {
   const columns = await sql`
     SELECT table_name::text AS table_name, column_name::text AS column_name,
         is_identity = 'YES' OR column_default IS NOT NULL AS generated
@@ -45,7 +49,11 @@ async function catalogued(sql: TransactionSQL): Promise<[unknown[], unknown[], u
       JOIN pg_am am ON am.oid = i.relam AND am.amname = 'gin'
       JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = ANY(x.indkey::int2[])
       WHERE t.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())`
-  return [columns, triggers, indexes]
+  // A commit adds its change to the slot of its backend (pid modulo 8): a slot without its row
+  // would drop the changes of every commit that lands on it.
+  const slots = await sql`
+    SELECT table_name, COUNT(DISTINCT slot)::int AS slots FROM search_totals WHERE slot BETWEEN 0 AND 7 GROUP BY table_name`
+  return [columns, triggers, indexes, slots]
 }
 
 function mismatchOf(
@@ -53,6 +61,7 @@ function mismatchOf(
   columns: unknown[],
   triggers: unknown[],
   indexes: unknown[],
+  slots: unknown[],
 ): string | null {
   const columnsOf = new Map<string, Set<string>>()
   const generatedIds = new Set<string>()
@@ -93,11 +102,18 @@ function mismatchOf(
       const indexed = searchIndexed.some((i) => i.table_name === table && i.column_name === column)
       if (!indexed) return `the database has no search index on ${table}.${column}, which ${resource.type} searches`
     }
-    // Migration 5: each statement's change summed, and written once at the commit.
-    for (const trigger of ['added', 'removed', 'changed', 'totals'].map((part) => `${table}_search_${part}`)) {
+    // Migration 5: each statement's change summed, and written once at the commit; migration 3's
+    // TRUNCATE clears them. The sum of its slots is also the total of an unfiltered page.
+    for (const trigger of ['added', 'removed', 'changed', 'totals', 'truncate'].map(
+      (part) => `${table}_search_${part}`,
+    )) {
       if (!hasTrigger(table, trigger)) {
-        return `the database has no trigger ${trigger}, so the search ranking of ${resource.type} would be wrong`
+        return `the database has no trigger ${trigger}, so the page totals of ${resource.type} would be wrong`
       }
+    }
+    const kept = (slots as { table_name: string; slots: number }[]).find((s) => s.table_name === table)?.slots ?? 0
+    if (kept !== 8) {
+      return `search_totals holds ${kept} of the 8 slots of ${table}, so the page totals of ${resource.type} would be wrong`
     }
   }
   return null

@@ -11,6 +11,7 @@ import {
   toOneGraph,
 } from './record-graph'
 import { type RankedWindow, rankedFields, SEARCH_WINDOW } from './search-ranking'
+import { type ColumnFilter, columnCondition, onColumns, SqliteCounter } from './sqlite-count'
 import { narrowingWords, SqliteSearch, searchWords } from './sqlite-search'
 import { SqliteSearchReads } from './sqlite-search-reads'
 import { type Bindings, quote, type Row, Table, whereClause } from './sqlite-table'
@@ -36,6 +37,7 @@ import type {
 export class SqliteReader {
   private readonly tables = new Map<string, Table>()
   private readonly searches = new Map<string, SqliteSearch>()
+  private readonly counter: SqliteCounter
   private readonly beginRead: Statement
   private readonly commit: Statement
   private readonly rollback: Statement
@@ -51,6 +53,7 @@ export class SqliteReader {
       const search = searchOf(resource)
       if (search) this.searches.set(resource.type, new SqliteSearch(this.table(resource.type), search, registry))
     }
+    this.counter = new SqliteCounter((sql) => this.statement(sql))
     this.beginRead = db.prepare('BEGIN DEFERRED')
     this.commit = db.prepare('COMMIT')
     this.rollback = db.prepare('ROLLBACK')
@@ -121,14 +124,17 @@ export class SqliteReader {
     return found
   }
 
-  /** A window of a list: `limit` records from `offset` or after a keyset position. */
-  list(type: string, query: ListQuery): StoredRecord[] {
+  /**
+   * A window of a list: `limit` records from `offset` or after a keyset position; read along the
+   * index of `driver`, of several filters, when given (SqliteCounter.driver).
+   */
+  list(type: string, query: ListQuery, driver?: ColumnFilter): StoredRecord[] {
     const searched = this.searchWindow(type, query)
     if (searched) return this.findMany(type, searched.ids)
     const table = this.table(type)
     const params: Bindings = []
     const { from, order, filters } = this.ordered(type, query)
-    const where = this.conditions(table, filters, params)
+    const where = this.conditions(table, filters, params, driver)
     if (query.after) where.push(table.keysetCondition(query.sort, query.after, params))
     const offset = query.offset ?? 0
     let sql = `SELECT ${table.columns} FROM ${from}${whereClause(where)} ORDER BY ${order} LIMIT ? OFFSET ?`
@@ -144,11 +150,18 @@ export class SqliteReader {
       .map((row) => table.toRecord(row))
   }
 
-  /** A window of a list and how many records the whole list has, from one snapshot. */
+  /**
+   * A window of a list and how many records the whole list has, from one snapshot. Of several
+   * filters, both are read along the index of the narrowest.
+   */
   page(type: string, query: ListQuery): ListPage {
     return this.snapshot(() => {
       const searched = this.searchWindow(type, query)
-      if (!searched) return { records: this.list(type, query), total: this.count(type, query.filters) }
+      if (!searched) {
+        const { filters } = query
+        const driver = onColumns(filters) ? this.counter.driver(this.table(type), filters) : undefined
+        return { records: this.list(type, query, driver), total: this.count(type, filters, driver) }
+      }
       const records = this.findMany(type, searched.ids)
       return searched.capped ? { records, total: searched.total, capped: true } : { records, total: searched.total }
     })
@@ -215,8 +228,13 @@ export class SqliteReader {
     return { reads, words: narrowingWords(searchWords(filter.text)) }
   }
 
-  count(type: string, filters: readonly StoreFilter[]): number {
+  /**
+   * How many records a list has: with no filter, from the count kept as rows are written; with
+   * filters, in their indexes (SqliteCounter); with a search, the rows it matches.
+   */
+  count(type: string, filters: readonly StoreFilter[], driver?: ColumnFilter): number {
     const table = this.table(type)
+    if (onColumns(filters)) return this.counter.count(table, filters, driver)
     const params: Bindings = []
     const where = this.conditions(table, filters, params)
     const row = this.statement(`SELECT COUNT(*) AS count FROM ${table.name}${whereClause(where)}`).get(...params)
@@ -328,37 +346,20 @@ export class SqliteReader {
   }
 
   /** SQL conditions for list filters; their parameters are pushed in order. */
-  private conditions(table: Table, filters: readonly StoreFilter[], params: Bindings): string[] {
+  private conditions(table: Table, filters: readonly StoreFilter[], params: Bindings, driver?: ColumnFilter): string[] {
     const where: string[] = []
     for (const filter of filters) {
       if (filter.kind === 'search') {
         const search = this.searches.get(table.resource.type)
         const expression = search ? this.searchExpression(table.resource.type, filter.text) : null
         if (!search || expression === null) where.push('0')
-        else {
+        else if (expression !== '') {
           where.push(`${table.name}."id" IN (SELECT rowid FROM ${search.index} WHERE ${search.index} MATCH ?)`)
           params.push(expression)
         }
         continue
       }
-      if (filter.kind === 'attribute') {
-        where.push(`${table.name}.${table.attributeColumn(filter.attribute)} = ?`)
-        params.push(filter.value)
-        continue
-      }
-      // Qualified: a search joins its index, whose columns share the table's names.
-      const column = `${table.name}.${table.column(filter.relationship)}`
-      const any: string[] = []
-      if (filter.ids.length === 1) {
-        // Equality, not IN: SQLite then reads the column's index already in id order, with no sort.
-        any.push(`${column} = ?`)
-        params.push(filter.ids[0] as Id)
-      } else if (filter.ids.length > 1) {
-        any.push(`${column} IN (SELECT value FROM json_each(?))`)
-        params.push(JSON.stringify(filter.ids))
-      }
-      if (filter.orNone) any.push(`${column} IS NULL`)
-      where.push(any.length === 0 ? '0' : `(${any.join(' OR ')})`)
+      where.push(columnCondition(table, filter, params, !driver || filter === driver))
     }
     return where
   }

@@ -5,8 +5,8 @@ import { Table } from './sqlite-table'
 
 /**
  * Refuses to start on a database whose tables do not hold what the resource descriptions say:
- * every described column, the triggers that count its changes for version(), and a search index of
- * exactly the searched attributes. Without this, a description ahead of its migration answered
+ * every described column, the triggers that count its changes for version(), a search index of
+ * exactly the searched attributes, and its row of record_counts with the triggers that keep it. Without this, a description ahead of its migration answered
  * wrong data (SQLite takes an unknown double-quoted column name for a string literal).
  */
 export function checkSchema(db: Database, registry: ResourceRegistry): void {
@@ -43,6 +43,21 @@ export function checkSchema(db: Database, registry: ResourceRegistry): void {
       if (!db.query('SELECT 1 FROM sqlite_master WHERE type = ? AND name = ?').get('trigger', trigger)) {
         throw new Error(
           `the database has no trigger ${trigger}, so changes to ${resource.table} would not reach version()`,
+        )
+      }
+    }
+  }
+  // A page's total of an unfiltered list is its table's row of record_counts (migration 7): a table
+  // without its row or its triggers would answer a wrong total.
+  for (const resource of registry.all) {
+    if (!db.query('SELECT 1 FROM record_counts WHERE table_name = ?').get(resource.table)) {
+      throw new Error(`record_counts has no row for ${resource.table}, so its pages would have no total`)
+    }
+    for (const event of ['insert', 'delete']) {
+      const trigger = `${resource.table}_records_${event}`
+      if (!db.query('SELECT 1 FROM sqlite_master WHERE type = ? AND name = ?').get('trigger', trigger)) {
+        throw new Error(
+          `the database has no trigger ${trigger}, so the total of a page of ${resource.table} would be wrong`,
         )
       }
     }

@@ -370,3 +370,58 @@ describe('default and maximum page size (45 book collections)', () => {
     expect(ids(answer)).toEqual(all)
   })
 })
+
+describe('meta.total as records are written (its own app)', () => {
+  let app: TestApp
+  beforeAll(async () => {
+    app = await openTestApp()
+  })
+  afterAll(() => app.close())
+
+  const total = async (path: string) => {
+    const answer = await app.get(`${path}${path.includes('?') ? '&' : '?'}page[size]=1`)
+    expect(answer.status).toBe(200)
+    return (answer.json.meta as { total: number }).total
+  }
+  const totals = async () => ({
+    authors: await total('/api/v1/authors'),
+    book_collections: await total('/api/v1/book_collections'),
+    books: await total('/api/v1/books'),
+  })
+  const atomic = (operations: unknown[]) =>
+    app.request('POST', '/api/v1/operations', {
+      body: { 'atomic:operations': operations },
+      headers: {
+        'content-type': 'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"',
+        accept: 'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"',
+      },
+    })
+
+  it('gives meta.total from the maintained count: it follows creates, deletes and atomic requests, and a failed one changes nothing', async () => {
+    expect(await totals()).toEqual({ authors: 0, book_collections: 0, books: 0 })
+    const author = await app.create('authors', { name: 'A' })
+    const shelf = await app.create('book_collections', { name: 'Shelf' })
+    const toAuthor = { author: { data: { type: 'authors', id: author } } }
+    const onShelf = { ...toAuthor, book_collection: { data: { type: 'book_collections', id: shelf } } }
+    const books = [
+      await app.create('books', { name: 'One' }, onShelf),
+      await app.create('books', { name: 'Two' }, onShelf),
+      await app.create('books', { name: 'Three' }, toAuthor),
+    ]
+    expect(await totals()).toEqual({ authors: 1, book_collections: 1, books: 3 })
+    const add = (name: string) => ({
+      op: 'add',
+      data: { type: 'books', attributes: { name }, relationships: toAuthor },
+    })
+    const failed = await atomic([add('Four'), add('Five'), { op: 'remove', ref: { type: 'books', id: '999' } }])
+    expect(failed.status).toBe(404)
+    expect(await totals()).toEqual({ authors: 1, book_collections: 1, books: 3 })
+    expect((await atomic([add('Four'), add('Five')])).status).toBe(200)
+    expect((await app.request('DELETE', `/api/v1/books/${books[0]}`)).status).toBe(204)
+    expect((await app.request('DELETE', `/api/v1/book_collections/${shelf}`)).status).toBe(204)
+    expect(await totals()).toEqual({ authors: 1, book_collections: 0, books: 4 })
+    expect(await total('/api/v1/books?filter[book_collection]=null')).toBe(4)
+    expect(await total(`/api/v1/authors/${author}/books`)).toBe(4)
+    expect(await total(`/api/v1/books?author_id=${author}&filter[book_collection]=null`)).toBe(4)
+  })
+})

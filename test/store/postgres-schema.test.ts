@@ -119,11 +119,27 @@ describe('PostgresStore.open schema check', () => {
     expect(error.message).toBe('table books lacks the column name_search that searches read (migration 9)')
   })
 
-  it('refuses a searched type whose ranking totals are no longer kept', async () => {
+  it('refuses a searched type whose ranking totals (the totals of its pages too) are no longer kept', async () => {
     await direct?.unsafe('DROP TRIGGER books_search_totals ON books')
     const error = await refusal(resources)
     expect(error.message).toBe(
-      'the database has no trigger books_search_totals, so the search ranking of books would be wrong',
+      'the database has no trigger books_search_totals, so the page totals of books would be wrong',
+    )
+  })
+
+  it('refuses search totals that lack a slot, where the commits of some connections would be lost', async () => {
+    await direct?.unsafe("DELETE FROM search_totals WHERE table_name = 'books' AND slot = 5")
+    const error = await refusal(resources)
+    expect(error.message).toBe(
+      'search_totals holds 7 of the 8 slots of books, so the page totals of books would be wrong',
+    )
+  })
+
+  it('refuses a table whose TRUNCATE would no longer clear its totals', async () => {
+    await direct?.unsafe('DROP TRIGGER authors_search_truncate ON authors')
+    const error = await refusal(resources)
+    expect(error.message).toBe(
+      'the database has no trigger authors_search_truncate, so the page totals of authors would be wrong',
     )
   })
 })

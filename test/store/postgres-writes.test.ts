@@ -194,3 +194,34 @@ describe('migration 7: ids from identity columns', () => {
     expect(created(await store.create(authors, named('First'))).id).toBe(1)
   })
 })
+
+describe("migration 8: a book's author and collection indexed with its id", () => {
+  it('rebuilds both indexes on a database that holds books, under the same names, and the pages of an author read alike', async () => {
+    const url = await freshDatabase()
+    const direct = connect(url)
+    await migratePostgres(
+      direct,
+      postgresMigrations.filter((migration) => migration.version < 8),
+    )
+    await direct`INSERT INTO authors (name) VALUES ('A'), ('B')`
+    await direct`INSERT INTO book_collections (name) VALUES ('C')`
+    await direct`INSERT INTO books (name, author_id, book_collection_id)
+      SELECT 'Book ' || n, 1 + n % 2, CASE WHEN n % 3 = 0 THEN NULL ELSE 1 END FROM generate_series(1, 50) AS n`
+    const store = await open(url)
+    const indexes = await direct`SELECT indexname::text AS name, indexdef::text AS definition FROM pg_indexes
+      WHERE tablename = 'books' AND indexname IN ('books_author_id', 'books_book_collection_id') ORDER BY indexname`
+    expect(
+      indexes.map((row: { name: string; definition: string }) => [row.name, row.definition.split(' USING ')[1]]),
+    ).toEqual([
+      ['books_author_id', 'btree (author_id, id)'],
+      ['books_book_collection_id', 'btree (book_collection_id, id)'],
+    ])
+    const page = await store.page(books, {
+      filters: [{ kind: 'relationship', relationship: 'author', ids: [2], orNone: false }],
+      sort: [{ field: 'id', descending: false }],
+      limit: 3,
+      offset: 2,
+    })
+    expect({ ids: page.records.map((record) => record.id), total: page.total }).toEqual({ ids: [5, 7, 9], total: 25 })
+  })
+})

@@ -619,6 +619,58 @@ describe('PostgresStore', () => {
     })
   })
 
+  describe('page totals (the sum of the search_totals slots)', () => {
+    it('are exact while three instances create, delete and fail atomic batches at once, each on its own connections', async () => {
+      const url = await freshDatabase()
+      const instances = [await open(url), await open(url), await open(url)]
+      const [first] = instances as [PostgresStore]
+      const author = created(await first.create(authors, { attributes: { name: 'A' }, toOne: {} }))
+      const byId = [{ field: 'id', descending: false }] as const
+      const total = async (store: Store) => (await store.page(books, { filters: [], sort: byId, limit: 1 })).total
+      // Each instance: 40 creates, a delete of every other of them, and two batches that fail.
+      await Promise.all(
+        instances.map(async (store, n) => {
+          const ids = await Promise.all(
+            Array.from(
+              { length: 40 },
+              async (_, i) =>
+                created(
+                  await store.create(books, { attributes: { name: `Book ${n}.${i}` }, toOne: { author: author.id } }),
+                ).id,
+            ),
+          )
+          const failing = () =>
+            store.atomic([
+              {
+                kind: 'create',
+                resource: books,
+                input: { attributes: { name: 'Undone' }, toOne: { author: { id: author.id } } },
+              },
+              { kind: 'delete', resource: books, target: { id: 999_999 } },
+            ])
+          await Promise.all([
+            ...ids.filter((_, i) => i % 2 === 0).map((id) => store.delete(books, id)),
+            failing(),
+            failing(),
+          ])
+        }),
+      )
+      // 3 × (40 created - 20 deleted): every instance reads it.
+      for (const store of instances) expect(await total(store)).toBe(60)
+      const sql = new SQL(url, { max: 1 })
+      try {
+        const [row] = await sql`SELECT (SELECT SUM(records) FROM search_totals WHERE table_name = 'books')::int AS kept,
+          (SELECT COUNT(*) FROM books)::int AS counted,
+          (SELECT COUNT(*) FROM search_totals WHERE table_name = 'books' AND records <> 0)::int AS slots`
+        expect(row.kept).toBe(row.counted)
+        // The writes went through several connections, so several slots: none waited for one row.
+        expect(row.slots).toBeGreaterThan(1)
+      } finally {
+        await sql.close()
+      }
+    })
+  })
+
   describe('migrations', () => {
     it('migrates once when five stores start together on an empty database, STATEMENT_TIMEOUT not applying to it', async () => {
       const url = await freshDatabase()

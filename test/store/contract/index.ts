@@ -6,6 +6,7 @@ import { describeImportContract } from './imports'
 import { describeListContract } from './lists'
 import { describeRecordContract } from './records'
 import { describeSearchScanContract } from './searches'
+import { describeTotalContract } from './totals'
 import { describeWriteContract } from './writes'
 
 export type { BackendPromises, OpenStore } from './context'
@@ -39,5 +40,6 @@ export function describeStoreContract(name: string, openStore: OpenStore, promis
     describeWriteContract(context)
     describeCopyContract(context)
     describeImportContract(context)
+    describeTotalContract(context)
   })
 }
