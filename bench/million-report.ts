@@ -28,7 +28,7 @@ export function ms(value: number): string {
 
 function timingCell(timing: CaseTiming | undefined): string {
   if (timing === undefined) return '—'
-  const answered = timing.status === 200 ? '' : ` (answered ${timing.status})`
+  const answered = timing.status === 200 ? '' : timing.status === 0 ? ' (failed)' : ` (answered ${timing.status})`
   return `${ms(timing.medianMs)} (${ms(timing.minMs)}-${ms(timing.maxMs)})${answered}`
 }
 
@@ -99,7 +99,7 @@ export function millionTargets(result: MillionResult): string {
       for (const c of MILLION_CASES.filter((c) => c.kind === 'ranked' || c.kind === 'sorted')) {
         const timing = cell.timings.get(c.key)
         if (timing === undefined) continue
-        const refused = timing.status === 200 ? '' : `, answered ${timing.status}`
+        const refused = timing.status === 200 ? '' : timing.status === 0 ? ', failed' : `, answered ${timing.status}`
         line(
           timing.status === 200 && timing.medianMs <= limit,
           `${ms(timing.medianMs)} ms (<= ${limit}${refused}) on ${name} at ${count(books)} books: ${c.label}`,
