@@ -7,9 +7,6 @@
  * Part of `bun run bench` and on its own as `bun run bench -- million [--sizes 10k,100k,1m]
  * [--backends sqlite,postgres] [--quick]`; the section and its targets are in bench/million-report.ts.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { pinning } from './measure'
 import {
   type CaseTiming,
@@ -30,8 +27,9 @@ import {
   scratchImport,
 } from './million-data'
 import { millionSection } from './million-report'
-import { dropDatabases } from './postgres-databases'
 import { freePort, type RunningServer, startServer, stopServer } from './servers'
+
+type Track = (server: RunningServer) => void
 
 const say = (line: string) => process.stderr.write(`million: ${line}\n`)
 
@@ -80,9 +78,10 @@ async function timeCase(origin: string, path: string): Promise<CaseTiming> {
 }
 
 /** The service on a set, once it answers one record; undefined if it exits or does not within two minutes. */
-async function startService(set: KeptSet): Promise<RunningServer | undefined> {
+async function startService(set: KeptSet, track: Track): Promise<RunningServer | undefined> {
   const env = { HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATABASE_URL: set.databaseUrl }
   const server = startServer('service', 'src/cli.ts', freePort(), env, pinning.server, ['serve'])
+  track(server)
   const deadline = performance.now() + 120_000
   while (performance.now() < deadline && server.process.exitCode === null) {
     try {
@@ -99,12 +98,12 @@ async function startService(set: KeptSet): Promise<RunningServer | undefined> {
 }
 
 /** Every case on one set, the service started for it and stopped after. */
-async function measureSet(set: KeptSet): Promise<{ set: KeptSet; timings: Map<string, CaseTiming> }> {
-  let server = await startService(set)
+async function measureSet(set: KeptSet, track: Track): Promise<{ set: KeptSet; timings: Map<string, CaseTiming> }> {
+  let server = await startService(set, track)
   if (server === undefined) {
     // The kept set opened for `catalogue migrate` but not for the service: make it again, once.
     set = await makeSet(set.backend, set.size, 'the service would not start on it')
-    server = await startService(set)
+    server = await startService(set, track)
     if (server === undefined) throw new Error(`the service does not start on ${set.where}`)
   }
   const timings = new Map<string, CaseTiming>()
@@ -116,30 +115,28 @@ async function measureSet(set: KeptSet): Promise<{ set: KeptSet; timings: Map<st
   return { set, timings }
 }
 
+/** `track` gets each service as it starts, and `dir` holds the scratch imports: the caller's to stop and remove on Ctrl-C. */
 export async function runMillion(
   backends: readonly MillionBackend[],
   sizes: readonly MillionSize[],
+  dir: string,
+  track: Track,
 ): Promise<MillionResult> {
   const started = performance.now()
-  const dir = mkdtempSync(join(tmpdir(), 'catalogue-million-'))
   const cells: MillionCell[] = []
-  try {
-    for (const backend of backends) {
-      for (const size of sizes) {
-        const kept = await keptSet(backend, size)
-        say(`measuring ${BACKEND_NAMES[backend]} at ${size.books.toLocaleString('en-US')} books`)
-        const { set, timings } = await measureSet(kept)
-        let importRun = set.made
-        if (importRun === undefined) {
-          say(`catalogue import of ${size.books.toLocaleString('en-US')} books into a scratch database`)
-          importRun = await scratchImport(backend, size, dir)
-        }
-        say(`  import: ${importRun.seconds.toFixed(1)} s`)
-        cells.push({ backend, size, set, timings, importRun, importMadeSet: set.made !== undefined })
+  for (const backend of backends) {
+    for (const size of sizes) {
+      const kept = await keptSet(backend, size)
+      say(`measuring ${BACKEND_NAMES[backend]} at ${size.books.toLocaleString('en-US')} books`)
+      const { set, timings } = await measureSet(kept, track)
+      let importRun = set.made
+      if (importRun === undefined) {
+        say(`catalogue import of ${size.books.toLocaleString('en-US')} books into a scratch database`)
+        importRun = await scratchImport(backend, size, dir)
       }
+      say(`  import: ${importRun.seconds.toFixed(1)} s`)
+      cells.push({ backend, size, set, timings, importRun, importMadeSet: set.made !== undefined })
     }
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
   }
   return { backends, sizes, cells, seconds: (performance.now() - started) / 1000 }
 }
@@ -170,17 +167,13 @@ export function millionChoice(
 }
 
 /** `bun run bench -- million`: this part alone, its section printed (bench/results.md is left as it is). */
-export async function millionBench(argv: readonly string[]): Promise<number> {
+export async function millionBench(argv: readonly string[], dir: string, track: Track): Promise<number> {
   const choice = millionChoice(argv, process.env)
   if (typeof choice === 'string') {
     console.error(`bench: ${choice}`)
     return 2
   }
-  try {
-    const result = await runMillion(choice.backends, choice.sizes)
-    console.log(`\n${millionSection(result)}`)
-    return 0
-  } finally {
-    await dropDatabases()
-  }
+  const result = await runMillion(choice.backends, choice.sizes, dir, track)
+  console.log(`\n${millionSection(result)}`)
+  return 0
 }

@@ -423,7 +423,7 @@ async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
       ? await runReplicaReads(LARGE_MEASURE_MS, (server) => servers.push(server))
       : undefined
     // Last: issue 24's million books, on the kept data sets (made the first time, minutes).
-    const million = await runMillion(choice.backends, MILLION_SIZES)
+    const million = await runMillion(choice.backends, MILLION_SIZES, dir, (server) => servers.push(server))
 
     const compared = [...reads.results, ...durability.flatMap((d) => d.results)]
     all = [
@@ -513,7 +513,7 @@ async function chosenBench(): Promise<number> {
   if (chosen === 'hostile') return runHostile()
   if (chosen === 'bounds') return runBounds()
   if (chosen === 'replicas') return replicaBench()
-  if (chosen === 'million') return millionBench(argv.slice(1))
+  if (chosen === 'million') return millionBench(argv.slice(1), dir, (server) => servers.push(server))
   if (chosen !== undefined && !chosen.startsWith('--')) {
     console.error(
       `bench: no bench "${chosen}"; run it without an argument, or with "crash", "hostile", "bounds", "replicas" or "million"`,
