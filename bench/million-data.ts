@@ -11,6 +11,8 @@
  * schema), is made again; one this build only adds migrations to is migrated by `catalogue
  * migrate`, as the service would on start, and made again if that fails.
  */
+
+import { Database } from 'bun:sqlite'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -118,9 +120,31 @@ async function cli(args: readonly string[]): Promise<ImportRun> {
   return { seconds, peakRssBytes: child.resourceUsage()?.maxRSS ?? 0 }
 }
 
-/** `catalogue import --create` of a size's CSV into the database at `url`. */
+/** The books in the database at `url`, counted after an import to know it did the whole work. */
+async function booksIn(url: string): Promise<number> {
+  if (url.startsWith('sqlite://')) {
+    const db = new Database(url.slice('sqlite://'.length), { readonly: true })
+    try {
+      return db.query<{ n: number }, []>('SELECT count(*) AS n FROM books').get()?.n ?? 0
+    } finally {
+      db.close()
+    }
+  }
+  const sql = new SQL(url, { max: 1 })
+  try {
+    const [row] = await sql`SELECT count(*)::int AS n FROM books`
+    return Number(row?.n ?? 0)
+  } finally {
+    await sql.close()
+  }
+}
+
+/** `catalogue import --create` of a size's CSV into the database at `url`, then a check that every book is there. */
 export async function importInto(url: string, size: MillionSize): Promise<ImportRun> {
-  return cli(['import', '--create', '--database-url', url, await csvOf(size)])
+  const run = await cli(['import', '--create', '--database-url', url, await csvOf(size)])
+  const books = await booksIn(url)
+  if (books !== size.books) throw new Error(`catalogue import left ${books} books of ${size.books} in ${url}`)
+  return run
 }
 
 const removeSqlite = (path: string) => {
