@@ -53,6 +53,39 @@ describe('bun run bench -- million', () => {
     expect(run.stderr).toContain('bench/import-data.ts changed')
   }, 60_000)
 
+  it('migrates the kept set by catalogue migrate when this build only adds migrations to those that made it', async () => {
+    const markerPath = join(dataDir, 'sqlite-10k.json')
+    const marker = JSON.parse(readFileSync(markerPath, 'utf8')) as { migrations: string[] }
+    writeFileSync(markerPath, JSON.stringify({ ...marker, migrations: marker.migrations.slice(0, -1) }))
+    const run = await bench('--sizes', '10k', '--backends', 'sqlite', '--quick')
+    expect(run.code).toBe(0)
+    expect(run.stderr).toContain('migrated the 10,000-book set on SQLite by 1 migration(s)')
+    expect(run.stderr).toContain('using the kept 10,000-book set on SQLite')
+    expect(JSON.parse(readFileSync(markerPath, 'utf8')).migrations).toEqual(marker.migrations)
+  }, 60_000)
+
+  it("makes the set again when a migration that made it is not this build's (another branch's schema)", async () => {
+    const markerPath = join(dataDir, 'sqlite-10k.json')
+    const marker = JSON.parse(readFileSync(markerPath, 'utf8')) as { migrations: string[] }
+    writeFileSync(
+      markerPath,
+      JSON.stringify({ ...marker, migrations: [...marker.migrations.slice(0, -1), '99:other'] }),
+    )
+    const run = await bench('--sizes', '10k', '--backends', 'sqlite', '--quick')
+    expect(run.code).toBe(0)
+    expect(run.stderr).toContain('making the 10,000-book set on SQLite (')
+    expect(run.stderr).toContain("its schema is not this build's")
+  }, 60_000)
+
+  it('makes the set again when the kept file no longer opens', async () => {
+    for (const suffix of ['-wal', '-shm']) rmSync(join(dataDir, `sqlite-10k.db${suffix}`), { force: true })
+    writeFileSync(join(dataDir, 'sqlite-10k.db'), 'not a database, whatever its marker says')
+    const run = await bench('--sizes', '10k', '--backends', 'sqlite', '--quick')
+    expect(run.code).toBe(0)
+    expect(run.stderr).toContain('catalogue migrate failed on it')
+    expect(run.stdout).toContain('Books matched (meta.total) at 10k: `book` 9,889;')
+  }, 60_000)
+
   it('refuses a size it does not have, with exit 2', async () => {
     const run = await bench('--sizes', '5k')
     expect(run.code).toBe(2)
