@@ -147,7 +147,8 @@ function madeLine(result: MillionResult): string {
 }
 
 export function millionSection(result: MillionResult): string {
-  const sizes = result.sizes.map((size) => count(size.books)).join(', ')
+  const names = result.sizes.map((size) => count(size.books))
+  const sizes = names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : (names[0] ?? '')
   const { min, max, budgetMs } = MILLION_SAMPLES
   return [
     `### A million books: searches, pages and imports at ${sizes} books (issue 24)`,
