@@ -44,3 +44,13 @@ export async function dropDatabases(): Promise<void> {
     for (const name of names.reverse()) await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
   })
 }
+
+/** Drops one database `createDatabase` made, at once rather than at the end of the run. */
+export async function dropDatabase(name: string): Promise<void> {
+  await withAdmin((admin) => admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
+  const index = created.indexOf(name)
+  if (index !== -1) created.splice(index, 1)
+}
+
+/** Runs `work` with a connection to the server's admin database (one connection, closed after). */
+export const onAdmin = withAdmin

@@ -7,10 +7,11 @@
  * from another process, with the issue's targets; then the service against the raw reference at
  * 100,000 books; then the backend × workers part (bench/matrix.ts): the service on SQLite and on
  * PostgreSQL, one process and `--workers N`, each beside its reference; then POST, PATCH and
- * DELETE on PostgreSQL beside its reference (bench/postgres-writes.ts). Prints markdown tables
+ * DELETE on PostgreSQL beside its reference (bench/postgres-writes.ts); last, issue 24's searches,
+ * pages and imports at 10,000, 100,000 and 1,000,000 books (bench/million.ts). Prints markdown tables
  * and writes them to bench/results.md. Options (see chosenBench): --backends, --workers, --load,
  * --quick, --compare-only, --durability-only, --matrix-only, --postgres-writes-only. `bun run bench -- crash` runs the
- * crash rounds of bench/crash.ts instead.
+ * crash rounds of bench/crash.ts instead (other named benches: see chosenBench).
  */
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
@@ -44,6 +45,9 @@ import {
   warmUp,
 } from './measure'
 import { MEMORY_RUNS, type MemoryResult, measureListMemory } from './memory'
+import { millionBench, runMillion } from './million'
+import { MILLION_SIZES } from './million-data'
+import { millionSection } from './million-report'
 import { dropDatabases, postgresAdminUrl } from './postgres-databases'
 import {
   type PostgresWritesResult,
@@ -418,6 +422,8 @@ async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
     const replicas = choice.backends.includes('postgres')
       ? await runReplicaReads(LARGE_MEASURE_MS, (server) => servers.push(server))
       : undefined
+    // Last: issue 24's million books, on the kept data sets (made the first time, minutes).
+    const million = await runMillion(choice.backends, MILLION_SIZES, dir, (server) => servers.push(server))
 
     const compared = [...reads.results, ...durability.flatMap((d) => d.results)]
     all = [
@@ -458,6 +464,8 @@ async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
       ...(replicas === undefined ? [] : [replicaSection(replicas, LARGE_MEASURE_MS), '']),
       memorySection(memory),
       '',
+      millionSection(million),
+      '',
     ].join('\n')
   }
   console.log(`\n${report}`)
@@ -480,8 +488,11 @@ async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
  * `bun run bench [options]` runs `main`; `bun run bench -- crash` the crash rounds of
  * bench/crash.ts, `bun run bench -- hostile` the most expensive requests the limits allow
  * (bench/hostile.ts), `bun run bench -- bounds` many clients at once and the largest writes
- * (bench/bounds.ts), and `bun run bench -- replicas` the reads through a PostgreSQL read replica
- * alone (bench/replicas.ts, also part of the full run with PostgreSQL). Options of `main`:
+ * (bench/bounds.ts), `bun run bench -- replicas` the reads through a PostgreSQL read replica
+ * alone (bench/replicas.ts, also part of the full run with PostgreSQL), and `bun run bench --
+ * million [--sizes 10k,100k,1m] [--backends sqlite,postgres]` issue 24's searches, pages and imports
+ * at 10,000 to 1,000,000 books on kept data sets alone (bench/million.ts, also the full run's last
+ * part, on the backends of `--backends`). Options of `main`:
  *
  * - `--backends sqlite,postgres` (BENCH_BACKENDS): the backends of the backend × workers part;
  * - `--workers 1,2` (BENCH_WORKERS): its worker counts (default 1,2 where the service takes
@@ -502,9 +513,10 @@ async function chosenBench(): Promise<number> {
   if (chosen === 'hostile') return runHostile()
   if (chosen === 'bounds') return runBounds()
   if (chosen === 'replicas') return replicaBench()
+  if (chosen === 'million') return millionBench(argv.slice(1), dir, (server) => servers.push(server))
   if (chosen !== undefined && !chosen.startsWith('--')) {
     console.error(
-      `bench: no bench "${chosen}"; run it without an argument, or with "crash", "hostile", "bounds" or "replicas"`,
+      `bench: no bench "${chosen}"; run it without an argument, or with "crash", "hostile", "bounds", "replicas" or "million"`,
     )
     return 2
   }
