@@ -192,13 +192,25 @@ function* byTiers(
   terms: readonly SearchTerm[],
   need: number,
 ): Generator<SearchRead, Id[] | null, SearchAnswer> {
-  // Each word's fields that can match it, heaviest first.
-  const options = terms.map((term) =>
-    fields
-      .map((field, f) => ({ field: f, weight: field.weight }))
-      .filter(({ field: f }) => fields[f]?.kind === 'attribute' || (term.related[f]?.length ?? 0) > 0)
-      .sort((a, b) => b.weight - a.weight),
-  )
+  // Each word's fields that can match it, heaviest first. Where a word has a choice, an attribute
+  // is asked first whether it holds the word at all (one indexed read of one row): `author` in no
+  // title would otherwise double the tiers, every new one empty, each an indexed read of its own.
+  // (A word with one field must match there: more than SEARCH_WINDOW records match the search.)
+  const options: { field: number; weight: number }[][] = []
+  for (const term of terms) {
+    const possible: { field: number; weight: number }[] = []
+    const candidates = fields.filter((field, f) => field.kind === 'attribute' || (term.related[f]?.length ?? 0) > 0)
+    for (const [f, field] of fields.entries()) {
+      if (field.kind === 'related' && (term.related[f]?.length ?? 0) === 0) continue
+      if (field.kind === 'attribute' && candidates.length > 1) {
+        const conjunction = { attributes: new Map([[f, [term.word]]]), related: new Map() }
+        if (((yield { kind: 'first', conjunction, limit: 1 }) as Id[]).length === 0) continue
+      }
+      possible.push({ field: f, weight: field.weight })
+    }
+    options.push(possible.sort((a, b) => b.weight - a.weight))
+  }
+  if (options.some((possible) => possible.length === 0)) return []
   const scoreOf = (picks: readonly number[]) =>
     picks.reduce((sum, pick, w) => sum + (options[w]?.[pick]?.weight ?? 0), 0)
   const start = terms.map(() => 0)
