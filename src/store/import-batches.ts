@@ -20,7 +20,7 @@
 /** Books in each batch while the table holds fewer than TABLE_SHARE times as many. */
 export const IMPORT_BATCH_SIZE = 5000
 /** The most books a batch grows to. */
-export const MAX_IMPORT_BATCH_SIZE = 50_000
+export const MAX_IMPORT_BATCH_SIZE = 25_000
 /** A batch is at most this fraction of the books stored. */
 const TABLE_SHARE = 20
 /** What a batch should take at most, from add() to its commit. */

@@ -3,6 +3,8 @@ import type { Id, ImportCounts, NamedBook } from './store'
 
 /** The page cache of the import's connection, in KiB. */
 const IMPORT_CACHE_KIB = 32 * 1024
+/** WAL pages past which a commit of the import checkpoints (SQLite's default: 1000). */
+const IMPORT_CHECKPOINT_PAGES = 16_384
 
 type Counts = { -readonly [K in keyof ImportCounts]: ImportCounts[K] }
 
@@ -38,6 +40,8 @@ export class SqliteBookImport {
 
   /** The connection's page cache before the import (PRAGMA cache_size), put back by close(). */
   private readonly cacheSize: number
+  /** The connection's wal_autocheckpoint before the import (0: a checkpointer thread does it), put back by close(). */
+  private readonly checkpointPages: number
 
   constructor(
     private readonly db: Database,
@@ -48,6 +52,15 @@ export class SqliteBookImport {
     // 100,000 books at a million). 32 MB holds them, and bounds what the import adds to memory.
     this.cacheSize = (db.query('PRAGMA cache_size').get() as { cache_size: number }).cache_size
     db.run(`PRAGMA cache_size = -${IMPORT_CACHE_KIB}`)
+    // Checkpointing after every batch copied into the file, and flushed, every page the batch wrote,
+    // those of every author's place in the indexes included, which the next batch writes again:
+    // every few batches, a page written by several is copied once. The WAL grows to about 64 MB
+    // plus a batch meanwhile. A connection whose checkpoints a thread of the service makes (0) is
+    // left as it is.
+    this.checkpointPages = (
+      db.query('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number }
+    ).wal_autocheckpoint
+    if (this.checkpointPages > 0) db.run(`PRAGMA wal_autocheckpoint = ${IMPORT_CHECKPOINT_PAGES}`)
     const prepare = <R, P extends SQLQueryBindings[]>(sql: string): Statement<R, P> => {
       const statement = db.prepare<R, P>(sql) as Statement<R, P>
       this.statements.push(statement)
@@ -167,6 +180,7 @@ export class SqliteBookImport {
   close(): void {
     for (const statement of this.statements) statement.finalize()
     this.db.run(`PRAGMA cache_size = ${this.cacheSize}`)
+    if (this.checkpointPages > 0) this.db.run(`PRAGMA wal_autocheckpoint = ${this.checkpointPages}`)
     if (this.dryRun) {
       for (const table of ['dry_import_authors', 'dry_import_collections', 'dry_import_books']) {
         this.db.run(`DROP TABLE IF EXISTS temp.${table}`)
