@@ -35,8 +35,8 @@ For CSV and JSON Lines, the collection may be empty, null or absent: the book is
 Authors and collections are found by their exact name, or created. A book whose title, author and
 collection are those of a book already stored is not added again: importing a file twice adds
 nothing the second time. Books are stored in batches, each in one transaction, so the service can
-keep running meanwhile: ${IMPORT_BATCH_SIZE} books, more as the catalogue grows (a twentieth of its
-books, at most ${MAX_IMPORT_BATCH_SIZE}, and what the last batch's pace stores in about a second). A
+keep running meanwhile: ${IMPORT_BATCH_SIZE} books; on SQLite more as the catalogue grows (a twentieth
+of its books, at most ${MAX_IMPORT_BATCH_SIZE}, and what the last batch's pace stores in a second). A
 bad line (wrong number of fields, not JSON, a name the API would refuse) is reported on stderr as
 "line N: reason" (the first ${MAX_REPORTED_LINES}, then how many more) and skipped; the others are
 stored.

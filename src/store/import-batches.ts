@@ -1,18 +1,19 @@
 /**
- * How many books the next batch of an import holds (BookImport.batchSize): the first batches hold
- * IMPORT_BATCH_SIZE; as the table grows, so do they, up to MAX_IMPORT_BATCH_SIZE and to what the
- * last batch's pace fits in LOCK_BUDGET_MS.
+ * How many books the next batch of a SQLite import holds (BookImport.batchSize): the first batches
+ * hold IMPORT_BATCH_SIZE; as the table grows, so do they, up to MAX_IMPORT_BATCH_SIZE and to what
+ * the last batch's pace fits in LOCK_BUDGET_MS. (PostgreSQL's batches stay at IMPORT_BATCH_SIZE: a
+ * commit there writes WAL records, not the pages the batch changed.)
  *
- * Why they grow: a batch's commit writes its rows and every index page its books land on. The name
+ * Why they grow: a SQLite commit writes its rows and every index page its books land on. The name
  * indexes (books by name, by author and name, by collection and name) take each book at another
  * place, so a batch of B books in a table of N writes about min(B, N / 100) pages of each, and at a
  * fixed B the pages written per book grow with the table until each book writes pages of its own:
- * in SQLite, 5000-book batches wrote 0.4 WAL pages a book at 100,000 books and 0.8 at 1,000,000,
- * and the import of a million books took 19 to 28 times that of 100,000. A batch that grows with the
+ * 5000-book batches wrote 0.4 WAL pages a book at 100,000 books and 0.8 at 1,000,000, and the
+ * import of a million books took 19 to 28 times that of 100,000. A batch that grows with the
  * table (a twentieth of it) keeps the pages written per book about constant, hence an import time
  * that grows with the file and not with the table.
  *
- * Why they stop growing: on SQLite a batch holds the write lock, and the service's writes wait for
+ * Why they stop growing: a batch holds the write lock, and the service's writes wait for
  * it (BUSY_TIMEOUT at most). The next batch holds what the last one's pace fits in the budget (never
  * fewer than the first batches' size): smaller on a slow disk or a busy machine.
  */

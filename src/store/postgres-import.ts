@@ -32,8 +32,6 @@ export class PostgresBookImport {
   private analyzedAt: number | null = null
   /** Books this import added since. */
   private addedSince = 0
-  /** The books the statistics counted when the first batch began (null: before it). */
-  storedAtStart: number | null = null
 
   constructor(
     private readonly connection: ReservedSQL,
@@ -61,7 +59,6 @@ export class PostgresBookImport {
     await this.prepare()
     if (this.dryRun) return this.addIn(this.connection, batch)
     this.analyzedAt ??= await this.knownBooks()
-    this.storedAtStart ??= this.analyzedAt
     const counts = await this.connection.begin((tx) => this.addIn(tx, batch))
     this.addedSince += counts.books
     if (this.addedSince >= Math.max(ANALYZE_AFTER_BOOKS, this.analyzedAt)) await this.analyze()

@@ -2,7 +2,7 @@ import type { Database, SQLQueryBindings, Statement } from 'bun:sqlite'
 import type { Id, ImportCounts, NamedBook } from './store'
 
 /** The page cache of the import's connection, in KiB. */
-const IMPORT_CACHE_KIB = 32 * 1024
+const IMPORT_CACHE_KIB = 16 * 1024
 /** WAL pages past which a commit of the import checkpoints (SQLite's default: 1000). */
 const IMPORT_CHECKPOINT_PAGES = 16_384
 
@@ -47,9 +47,9 @@ export class SqliteBookImport {
     private readonly db: Database,
     private readonly dryRun: boolean,
   ) {
-    // SQLite's default cache (2 MB) holds a small part of the pages a large batch writes: they were
-    // written out to the WAL and read back during the transaction (2 GB read and 1.6 GB written per
-    // 100,000 books at a million). 32 MB holds them, and bounds what the import adds to memory.
+    // SQLite's default cache (2 MB) holds a small part of the pages a batch reads and writes: at a
+    // million books they were read back from the file again and again (2 GB read per 100,000 books).
+    // 16 MB cut that to about 120 MB; 32 MB measured no faster, and took more memory.
     this.cacheSize = (db.query('PRAGMA cache_size').get() as { cache_size: number }).cache_size
     db.run(`PRAGMA cache_size = -${IMPORT_CACHE_KIB}`)
     // Checkpointing after every batch copied into the file, and flushed, every page the batch wrote,
