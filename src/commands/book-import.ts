@@ -6,8 +6,7 @@ import { CsvRecords } from './csv-records'
 import { type Encoding, LineReader, NOT_UTF8, type PhysicalLine, TOO_LONG } from './line-reader'
 import { count, formatBytes, Progress, say } from './progress'
 
-/** Books per transaction: large enough to amortize a commit, short enough not to hold up the service's writes. */
-export const IMPORT_BATCH_SIZE = 5000
+export { IMPORT_BATCH_SIZE, MAX_IMPORT_BATCH_SIZE } from '../store/import-batches'
 /** Bad lines reported one by one; past these, only their number. */
 export const MAX_REPORTED_LINES = 100
 
@@ -87,7 +86,7 @@ export async function importBooks(store: Store, file: BookFile, dryRun: boolean,
     for await (const lines of reader.batches()) {
       for (const line of lines) {
         readLine(line)
-        if (batch.length >= IMPORT_BATCH_SIZE) await flush()
+        if (batch.length >= importer.batchSize) await flush()
       }
       progress.update(reader.bytesRead)
     }

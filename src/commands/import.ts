@@ -4,7 +4,7 @@ import { resources } from '../resources/registry'
 import { holdsCatalogue, openStore, refusedToCommands, shownDatabaseUrl } from '../store/open'
 import type { Store } from '../store/store'
 import { parseCommandArguments } from './arguments'
-import { IMPORT_BATCH_SIZE, importBooks, MAX_REPORTED_LINES } from './book-import'
+import { IMPORT_BATCH_SIZE, importBooks, MAX_IMPORT_BATCH_SIZE, MAX_REPORTED_LINES } from './book-import'
 import { BOOK_FIELDS } from './book-lines'
 import { exportHeaderOf, FORMAT_NAME, parseHeader } from './catalogue-file'
 import { type Command, UsageError } from './command'
@@ -34,10 +34,12 @@ FILE is one of:
 For CSV and JSON Lines, the collection may be empty, null or absent: the book is then in none.
 Authors and collections are found by their exact name, or created. A book whose title, author and
 collection are those of a book already stored is not added again: importing a file twice adds
-nothing the second time. Books are stored ${IMPORT_BATCH_SIZE} at a time, each batch in one
-transaction, so the service can keep running meanwhile. A bad line (wrong number of fields, not
-JSON, a name the API would refuse) is reported on stderr as "line N: reason" (the first
-${MAX_REPORTED_LINES}, then how many more) and skipped; the others are stored.
+nothing the second time. Books are stored in batches, each in one transaction, so the service can
+keep running meanwhile: ${IMPORT_BATCH_SIZE} books; on SQLite more as the catalogue grows (a twentieth
+of its books, at most ${MAX_IMPORT_BATCH_SIZE}, and what the last batch's pace stores in a second). A
+bad line (wrong number of fields, not JSON, a name the API would refuse) is reported on stderr as
+"line N: reason" (the first ${MAX_REPORTED_LINES}, then how many more) and skipped; the others are
+stored.
 
 Options:
   --create                            create the database if there is none (else: exit 2)

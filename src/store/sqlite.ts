@@ -6,6 +6,7 @@ import type { ResourceRegistry } from '../resources/registry'
 import { AtomicAbort, runAtomic, type SyncWriter } from './atomic'
 import type { CatalogueRestore, CatalogueSnapshot } from './catalogue-copy'
 import { StoreUnavailableError } from './faults'
+import { BatchSizer } from './import-batches'
 import { unmigrated } from './migration-state'
 import type { Durability } from './open'
 import { WalCheckpointer } from './sqlite-checkpointer'
@@ -411,14 +412,25 @@ export class SqliteStore implements Store {
   /**
    * Each batch is one queued write: one transaction (BEGIN IMMEDIATE, waiting out busy_timeout for
    * the service's writes) committed to disk before `add` resolves, so that an import stopped half-way
-   * keeps the batches it finished, and the service's own writes wait for one batch at most.
+   * keeps the batches it finished, and the service's own writes wait for one batch at most: batches
+   * grow with the table, within a budget of time (import-batches.ts).
    */
   openImport(options: { readonly dryRun: boolean }): BookImport {
     if (this.importing) throw new Error('an import is already in progress on this connection')
     const importer = new SqliteBookImport(this.db, options.dryRun)
+    const sizer = new BatchSizer()
     this.importing = true
     return {
-      add: (batch: readonly NamedBook[]): Promise<ImportCounts> => this.write(() => importer.add(batch)),
+      get batchSize() {
+        return sizer.size
+      },
+      add: async (batch: readonly NamedBook[]): Promise<ImportCounts> => {
+        const started = performance.now()
+        const counts = await this.write(() => importer.add(batch))
+        if (importer.storedAtStart !== null) sizer.counted(importer.storedAtStart)
+        sizer.done(batch.length, performance.now() - started, options.dryRun ? 0 : counts.books)
+        return counts
+      },
       close: async () => {
         importer.close()
         this.importing = false

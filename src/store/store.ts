@@ -192,6 +192,11 @@ export interface ImportCounts {
 
 /** An import in progress: batches of books added one after another, each in one transaction. */
 export interface BookImport {
+  /**
+   * How many books the next batch should hold: more as the table grows, within what its
+   * transaction should hold the database for (src/store/import-batches.ts).
+   */
+  readonly batchSize: number
   /** Adds a batch in one transaction and resolves to what it added once that is committed. */
   add(batch: readonly NamedBook[]): Promise<ImportCounts>
   /** Ends the import (a dry run forgets what it would have added). */

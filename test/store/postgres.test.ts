@@ -535,6 +535,37 @@ describe('PostgresStore', () => {
         await sqlite.close()
       }
     })
+
+    it('makes the planner statistics of the tables it grows as the books double, not waiting for autovacuum', async () => {
+      const url = await freshDatabase()
+      const store = await open(url)
+      const importer = store.openImport({ dryRun: false })
+      try {
+        for (let batch = 0; batch < 3; batch++) {
+          await importer.add(
+            Array.from({ length: 4000 }, (_, i) => ({
+              title: `Book ${batch * 4000 + i}`,
+              author: `Author ${i % 50}`,
+              collection: null,
+            })),
+          )
+        }
+      } finally {
+        await importer.close()
+      }
+      const sql = new SQL(url, { max: 1 })
+      try {
+        // Made after the second batch (8000 books, past 5000 since none; autovacuum, where it is on,
+        // may have made them again since).
+        const [stats] = await sql`
+          SELECT c.reltuples::int AS books, (SELECT COUNT(*)::int FROM pg_stats WHERE tablename = 'books') AS columns
+            FROM pg_class AS c WHERE c.oid = 'books'::regclass`
+        expect(stats.columns).toBe(4)
+        expect(stats.books).toBeGreaterThanOrEqual(8000)
+      } finally {
+        await sql.close()
+      }
+    })
   })
 
   describe('search totals (rows and words per table, kept by triggers)', () => {

@@ -1,9 +1,12 @@
+import { Database } from 'bun:sqlite'
 import { afterEach, beforeEach, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { resources } from '../../src/resources/registry'
+import { IMPORT_BATCH_SIZE } from '../../src/store/import-batches'
 import { SqliteStore } from '../../src/store/sqlite'
+import { SqliteBookImport } from '../../src/store/sqlite-import'
 import { booksIn, countsIn } from '../support/commands'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
@@ -79,5 +82,46 @@ describe('SqliteStore.openImport', () => {
     await session.close()
     const next = store.openImport({ dryRun: false })
     await next.close()
+  })
+})
+
+describe('SqliteStore.openImport batches', () => {
+  it('grow to a twentieth of the books stored once the table holds more than 100,000', async () => {
+    const session = store.openImport({ dryRun: false })
+    try {
+      expect(session.batchSize).toBe(IMPORT_BATCH_SIZE)
+      const seed = Array.from({ length: 110_000 }, (_, i) => ({
+        title: `Book ${i}`,
+        author: `A${i % 9}`,
+        collection: null,
+      }))
+      expect((await session.add(seed)).books).toBe(110_000)
+      // 5500, unless the machine was so slow that a second's pace is fewer books.
+      expect(session.batchSize).toBeGreaterThan(IMPORT_BATCH_SIZE)
+      expect(session.batchSize).toBeLessThanOrEqual(5500)
+    } finally {
+      await session.close()
+    }
+  })
+})
+
+describe('SqliteBookImport', () => {
+  it("gives its connection a 16 MB page cache while it runs, and the connection's own back when it closes", async () => {
+    await store.close()
+    const db = new Database(dbPath)
+    try {
+      const cacheSize = () => (db.query('PRAGMA cache_size').get() as { cache_size: number }).cache_size
+      db.run('PRAGMA cache_size = -4000')
+      const importer = new SqliteBookImport(db, false)
+      expect(cacheSize()).toBe(-16 * 1024)
+      db.run('BEGIN IMMEDIATE')
+      expect(importer.add([{ title: 'Kindred', author: 'Octavia E. Butler', collection: null }]).books).toBe(1)
+      db.run('COMMIT')
+      expect(importer.storedAtStart).toBe(0)
+      importer.close()
+      expect(cacheSize()).toBe(-4000)
+    } finally {
+      db.close()
+    }
   })
 })
