@@ -9,9 +9,7 @@ import {
   rankAll,
   rankAsync,
   rankedWindow,
-  type SearchAnswer,
   type SearchMatch,
-  type SearchRead,
   type SearchTerm,
   searchTerms,
 } from './search-ranking'
@@ -43,12 +41,12 @@ export class PostgresSearchReads {
 
   /** A window of the search ranked, and its total (capped at SEARCH_WINDOW). */
   ranked(words: readonly string[], offset: number, limit: number): Promise<RankedWindow> {
-    return rankAsync(rankedWindow(this.fields, words, offset, limit), (read) => this.answer(read))
+    return rankAsync(rankedWindow(this.fields, words, offset, limit), this)
   }
 
   /** Every match, ranked. */
   rankedIds(words: readonly string[]): Promise<Id[]> {
-    return rankAsync(rankAll(this.fields, words), (read) => this.answer(read))
+    return rankAsync(rankAll(this.fields, words), this)
   }
 
   /** How many records match, counted no further than `cap`. */
@@ -109,19 +107,6 @@ export class PostgresSearchReads {
     return this.ids(await this.run(sql, params.values))
   }
 
-  private answer(read: SearchRead): Promise<SearchAnswer> {
-    switch (read.kind) {
-      case 'related':
-        return this.related(read.field, read.word)
-      case 'count':
-        return this.count(read.terms, read.cap)
-      case 'matches':
-        return this.matches(read.terms)
-      case 'first':
-        return this.first(read.conjunction, read.limit)
-    }
-  }
-
   /** The words' terms, or null when no record can match; read once for a page's count and window. */
   private terms(words: readonly string[]): Promise<SearchTerm[] | null> {
     const key = words.join(' ')
@@ -143,14 +128,14 @@ export class PostgresSearchReads {
     return canMatch(this.fields, step.value) ? step.value : null
   }
 
-  private async related(field: number, word: string): Promise<Id[]> {
+  async related(field: number, word: string): Promise<Id[]> {
     const params = new Params()
     const rows = await this.run(`SELECT ARRAY(${this.search.relatedSql(field, word, params)}) AS ids`, params.values)
     return ((rows[0]?.ids ?? []) as unknown as (string | number)[]).map(Number)
   }
 
   /** How many rows match, no further than `cap`. */
-  private async count(terms: readonly SearchTerm[], cap: number): Promise<number> {
+  async count(terms: readonly SearchTerm[], cap: number): Promise<number> {
     await this.knowWholes(terms.flatMap((t) => this.relatedOf(t)))
     return this.scans.count(
       (params) => [...this.search.termsCondition(terms, this.whole, params), ...this.other(params)],
@@ -159,7 +144,7 @@ export class PostgresSearchReads {
   }
 
   /** The first `limit` ids of one tier, ascending. */
-  private async first(conjunction: Conjunction, limit: number): Promise<Id[]> {
+  async first(conjunction: Conjunction, limit: number): Promise<Id[]> {
     await this.knowWholes([...conjunction.related])
     return this.scans.inIdOrder(
       (params) => this.search.conjunctionWords(conjunction, params),
@@ -169,7 +154,7 @@ export class PostgresSearchReads {
   }
 
   /** Every match with its references, and per word the attribute fields it matches in each. */
-  private async matches(terms: readonly SearchTerm[]): Promise<SearchMatch[]> {
+  async matches(terms: readonly SearchTerm[]): Promise<SearchMatch[]> {
     await this.knowWholes(terms.flatMap((t) => this.relatedOf(t)))
     const params = new Params()
     const where = [...this.search.termsCondition(terms, this.whole, params), ...this.other(params)]

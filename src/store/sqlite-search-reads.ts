@@ -7,9 +7,7 @@ import {
   rankedWindow,
   rankSync,
   SEARCH_WINDOW,
-  type SearchAnswer,
   type SearchMatch,
-  type SearchRead,
   type SearchTerm,
 } from './search-ranking'
 import type { SqliteSearch } from './sqlite-search'
@@ -81,12 +79,12 @@ export class SqliteSearchReads {
 
   /** A window of the search ranked, and its total (capped at SEARCH_WINDOW). */
   ranked(words: readonly string[], offset: number, limit: number): RankedWindow {
-    return rankSync(rankedWindow(this.fields, words, offset, limit), (read) => this.answer(read))
+    return rankSync(rankedWindow(this.fields, words, offset, limit), this)
   }
 
   /** Every match, ranked. */
   rankedIds(words: readonly string[]): Id[] {
-    return rankSync(rankAll(this.fields, words), (read) => this.answer(read))
+    return rankSync(rankAll(this.fields, words), this)
   }
 
   /** How many records match, counted no further than `cap`. */
@@ -174,25 +172,12 @@ export class SqliteSearchReads {
     return this.expressionOf(terms) === null ? null : terms
   }
 
-  private answer(read: SearchRead): SearchAnswer {
-    switch (read.kind) {
-      case 'related':
-        return this.related(read.field, read.word)
-      case 'count':
-        return this.count(read.terms, read.cap)
-      case 'matches':
-        return this.matches(read.terms)
-      case 'first':
-        return this.first(read.conjunction, read.limit)
-    }
-  }
-
-  private related(field: number, word: string): Id[] {
+  related(field: number, word: string): Id[] {
     const index = this.search.relatedIndex(field)
     return this.ids(`SELECT rowid AS id FROM ${index} WHERE ${index} MATCH ?`, [this.search.prefix(word)])
   }
 
-  private count(terms: readonly SearchTerm[], cap: number): number {
+  count(terms: readonly SearchTerm[], cap: number): number {
     const expression = this.expressionOf(terms)
     if (expression === null) return 0
     const { from, where, params } = this.source(expression)
@@ -200,7 +185,7 @@ export class SqliteSearchReads {
     return (this.statement(sql).get(...params, cap)?.count as number) ?? 0
   }
 
-  private first(conjunction: Conjunction, limit: number): Id[] {
+  first(conjunction: Conjunction, limit: number): Id[] {
     const { from, where, params, rowid } = this.source(this.search.conjunctionExpression(conjunction, this.whole))
     return this.ids(`SELECT ${rowid} AS id FROM ${from}${whereClause(where)} ORDER BY ${rowid} LIMIT ?`, [
       ...params,
@@ -209,7 +194,7 @@ export class SqliteSearchReads {
   }
 
   /** Every match with its references, and per word the attribute fields it matches in each. */
-  private matches(terms: readonly SearchTerm[]): SearchMatch[] {
+  matches(terms: readonly SearchTerm[]): SearchMatch[] {
     const expression = this.expressionOf(terms)
     if (expression === null) return []
     const refColumns = this.search.relatedColumns()

@@ -27,6 +27,14 @@ async function bench(...args: string[]): Promise<{ code: number; stdout: string;
   return { code, stdout, stderr }
 }
 
+/** Rewrites the marker of the kept 10,000-book SQLite set as `change` says; gives it as it was. */
+function changeMarker<T extends Record<string, unknown>>(change: (marker: T) => T): T {
+  const markerPath = join(dataDir, 'sqlite-10k.json')
+  const marker = JSON.parse(readFileSync(markerPath, 'utf8')) as T
+  writeFileSync(markerPath, JSON.stringify(change(marker)))
+  return marker
+}
+
 describe('bun run bench -- million', () => {
   it('makes the 10,000-book set on SQLite once, reports its requests and import, and keeps it for the next run', async () => {
     const first = await bench('--sizes', '10k', '--backends', 'sqlite', '--quick')
@@ -44,9 +52,7 @@ describe('bun run bench -- million', () => {
   }, 60_000)
 
   it('makes the set again when bench/import-data.ts changed since it was made', async () => {
-    const markerPath = join(dataDir, 'sqlite-10k.json')
-    const marker = JSON.parse(readFileSync(markerPath, 'utf8')) as Record<string, unknown>
-    writeFileSync(markerPath, JSON.stringify({ ...marker, generator: 'an older one' }))
+    changeMarker((marker) => ({ ...marker, generator: 'an older one' }))
     const run = await bench('--sizes', '10k', '--backends', 'sqlite', '--quick')
     expect(run.code).toBe(0)
     expect(run.stderr).toContain('making the 10,000-book set on SQLite')
@@ -54,23 +60,16 @@ describe('bun run bench -- million', () => {
   }, 60_000)
 
   it('migrates the kept set by catalogue migrate when this build only adds migrations to those that made it', async () => {
-    const markerPath = join(dataDir, 'sqlite-10k.json')
-    const marker = JSON.parse(readFileSync(markerPath, 'utf8')) as { migrations: string[] }
-    writeFileSync(markerPath, JSON.stringify({ ...marker, migrations: marker.migrations.slice(0, -1) }))
+    const marker = changeMarker<{ migrations: string[] }>((m) => ({ ...m, migrations: m.migrations.slice(0, -1) }))
     const run = await bench('--sizes', '10k', '--backends', 'sqlite', '--quick')
     expect(run.code).toBe(0)
     expect(run.stderr).toContain('migrated the 10,000-book set on SQLite by 1 migration(s)')
     expect(run.stderr).toContain('using the kept 10,000-book set on SQLite')
-    expect(JSON.parse(readFileSync(markerPath, 'utf8')).migrations).toEqual(marker.migrations)
+    expect(JSON.parse(readFileSync(join(dataDir, 'sqlite-10k.json'), 'utf8')).migrations).toEqual(marker.migrations)
   }, 60_000)
 
   it("makes the set again when a migration that made it is not this build's (another branch's schema)", async () => {
-    const markerPath = join(dataDir, 'sqlite-10k.json')
-    const marker = JSON.parse(readFileSync(markerPath, 'utf8')) as { migrations: string[] }
-    writeFileSync(
-      markerPath,
-      JSON.stringify({ ...marker, migrations: [...marker.migrations.slice(0, -1), '99:other'] }),
-    )
+    changeMarker<{ migrations: string[] }>((m) => ({ ...m, migrations: [...m.migrations.slice(0, -1), '99:other'] }))
     const run = await bench('--sizes', '10k', '--backends', 'sqlite', '--quick')
     expect(run.code).toBe(0)
     expect(run.stderr).toContain('making the 10,000-book set on SQLite (')

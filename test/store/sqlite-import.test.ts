@@ -124,4 +124,26 @@ describe('SqliteBookImport', () => {
       db.close()
     }
   })
+
+  it("lets sixteen segments of the books' search index pile up on a level while it imports, and puts the index's own setting back", async () => {
+    await store.close()
+    const db = new Database(dbPath)
+    try {
+      const automerge = () =>
+        (db.query(`SELECT v FROM books_search_config WHERE k = 'automerge'`).get() as { v: number } | null)?.v
+      db.run(`INSERT INTO books_search (books_search, rank) VALUES ('automerge', 6)`)
+      const importer = new SqliteBookImport(db, false)
+      expect(automerge()).toBe(16)
+      db.run('BEGIN IMMEDIATE')
+      importer.add([{ title: 'Parable of the Sower', author: 'Octavia E. Butler', collection: null }])
+      db.run('COMMIT')
+      importer.close()
+      expect(automerge()).toBe(6)
+      // A dry run writes nothing, not even the setting.
+      new SqliteBookImport(db, true).close()
+      expect(automerge()).toBe(6)
+    } finally {
+      db.close()
+    }
+  })
 })
