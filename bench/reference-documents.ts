@@ -5,6 +5,10 @@
  */
 
 const CONTENT_TYPE = 'application/vnd.api+json; charset=utf-8'
+
+/** How far the service counts a search (src/store/search-ranking.ts). */
+export const SEARCH_WINDOW = 10_000
+
 /** The service's default MAX_PAGE_SIZE. */
 const MAX_PAGE_SIZE = 100
 const notIncluded = { meta: { included: false } }
@@ -196,16 +200,20 @@ export function streamedListDocument(batch: (after: number) => readonly BookRow[
 export function offsetPageDocument(
   list: Extract<ListRequest, { kind: 'offset' }>,
   rows: readonly BookRow[],
-  total: number,
+  counted: number,
 ): Response {
   const { url, size, number } = list
+  // A search is counted no further than its first 10,000 matches, as the service counts it.
+  const capped = list.search !== null && counted > SEARCH_WINDOW
+  const total = capped ? SEARCH_WINDOW : counted
   const last = Math.max(1, Math.ceil(total / size))
   const link = (n: number) => linkTo(url, { 'page[number]': String(n), 'page[size]': String(size) })
   const links: Record<string, string> = { self: link(number), first: link(1) }
   if (number > 1) links.prev = link(number - 1)
   if (number < last) links.next = link(number + 1)
   links.last = link(last)
-  return json(200, { data: rows.map(list.search === null ? paged : listed), meta: { total }, links }, pageHeaders)
+  const meta = capped ? { total, totalIsLowerBound: true } : { total }
+  return json(200, { data: rows.map(list.search === null ? paged : listed), meta, links }, pageHeaders)
 }
 
 /** A page after a cursor (none: the start), given whether one more book follows it. */

@@ -113,50 +113,22 @@ async function offsetPage(list: Extract<ListRequest, { kind: 'offset' }>): Promi
   const words = searchWords(list.search)
   if (words.length !== 1) return badRequest('a search of several words')
   const [word] = words
-  // The service's condition and relevance for one word (src/store/postgres-search.ts): the title,
-  // or the author's or collection's name, matched as a prefix. Relevance is FTS5's bm25 (weights 10,
-  // 2 and 1) computed as the service computes it, with the same SQL functions and statistics table
-  // that the service's migration 3 creates (search_totals, search_fold, bm25_idf, bm25_term):
-  // N and avgdl and the title phrase's IDF once, the matching authors' and collections' book
-  // counts once (GROUP BY), then per book one pass over its title's words.
+  // The service's condition and order for one word (src/store/search-ranking.ts): the title, or
+  // the author's or collection's name, matched as a prefix; the heaviest field it matches (title 10,
+  // author 2, collection 1), then id. Plainly: every match scored and sorted, and counted up to the
+  // 10,001 the service counts a search to.
+  const title = sql`search_vector(books.name) @@ search_prefix(${word})`
+  const byAuthor = sql`books.author_id IN (SELECT id FROM authors WHERE search_vector(name) @@ search_prefix(${word}))`
+  const byCollection = sql`books.book_collection_id IN (SELECT id FROM book_collections WHERE search_vector(name) @@ search_prefix(${word}))`
   const page = pageOf(
     (await sql`
-      WITH bm25_search AS MATERIALIZED (
-        SELECT totals.rows, totals.words::float8 / totals.rows::float8 AS avgdl,
-          bm25_idf(totals.rows, (SELECT COUNT(*) FROM books WHERE search_vector(name) @@ search_prefix(${word}))) AS idf
-        FROM (SELECT SUM(records)::bigint AS rows, SUM(words)::bigint AS words FROM search_totals WHERE table_name = 'books') AS totals
-      ), by_author AS MATERIALIZED (
-        SELECT author_id AS ref, COUNT(*) AS hits FROM books
-        WHERE author_id IN (SELECT id FROM authors WHERE search_vector(name) @@ search_prefix(${word})) GROUP BY author_id
-      ), by_collection AS MATERIALIZED (
-        SELECT book_collection_id AS ref, COUNT(*) AS hits FROM books
-        WHERE book_collection_id IN (SELECT id FROM book_collections WHERE search_vector(name) @@ search_prefix(${word}))
-        GROUP BY book_collection_id
-      )
       SELECT counted.total, page.* FROM (
-        SELECT COUNT(*)::int AS total FROM books WHERE search_vector(books.name) @@ search_prefix(${word})
-          OR books.author_id IN (SELECT id FROM authors WHERE search_vector(name) @@ search_prefix(${word}))
-          OR books.book_collection_id IN (SELECT id FROM book_collections WHERE search_vector(name) @@ search_prefix(${word}))
+        SELECT COUNT(*)::int AS total FROM (SELECT 1 FROM books WHERE ${title} OR ${byAuthor} OR ${byCollection} LIMIT 10001) AS found
       ) AS counted
       LEFT JOIN LATERAL (
         SELECT books.id, books.name, books.author_id, books.book_collection_id FROM books
-          CROSS JOIN bm25_search
-          CROSS JOIN LATERAL (
-            SELECT COUNT(token) AS words, 10::float8 * (COUNT(*) FILTER (WHERE starts_with(token, search_fold(${word}))))::float8 AS freq
-            FROM unnest(search_words(books.name)) AS token
-          ) AS title
-          LEFT JOIN by_author ON by_author.ref = books.author_id
-          LEFT JOIN by_collection ON by_collection.ref = books.book_collection_id
-        WHERE search_vector(books.name) @@ search_prefix(${word})
-          OR books.author_id IN (SELECT id FROM authors WHERE search_vector(name) @@ search_prefix(${word}))
-          OR books.book_collection_id IN (SELECT id FROM book_collections WHERE search_vector(name) @@ search_prefix(${word}))
-        ORDER BY (0::float8
-          + bm25_term(bm25_search.idf, title.freq, (title.words + 1 + (books.book_collection_id IS NOT NULL)::int)::float8, bm25_search.avgdl)
-          + COALESCE(bm25_term(bm25_idf(bm25_search.rows, by_author.hits), 2::float8,
-              (title.words + 1 + (books.book_collection_id IS NOT NULL)::int)::float8, bm25_search.avgdl), 0::float8)
-          + COALESCE(bm25_term(bm25_idf(bm25_search.rows, by_collection.hits), 1::float8,
-              (title.words + 1 + (books.book_collection_id IS NOT NULL)::int)::float8, bm25_search.avgdl), 0::float8)
-          ) DESC, books.id ASC
+        WHERE ${title} OR ${byAuthor} OR ${byCollection}
+        ORDER BY (CASE WHEN ${title} THEN 10 WHEN ${byAuthor} THEN 2 WHEN ${byCollection} THEN 1 ELSE 0 END) DESC, books.id ASC
         LIMIT ${list.size} OFFSET ${offset}
       ) AS page ON TRUE`) as PageRow[],
   )

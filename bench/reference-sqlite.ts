@@ -80,8 +80,7 @@ function refuse(message: string): never {
 
 const BOOK_COLUMNS = 'id, name, author_id, book_collection_id'
 // Lists, with the service's SQL: offset pages, keyset pages and ranked full-text search.
-const SEARCH =
-  'SELECT rowid AS hit, bm25(books_search, 10.0, 2.0, 1.0) AS relevance FROM books_search WHERE books_search MATCH ?'
+const MATCHES = 'SELECT rowid FROM books_search WHERE books_search MATCH ?'
 
 /**
  * Group commit, as the service's SQLite store makes it and no more: the writes asked for in one turn
@@ -172,12 +171,19 @@ export function openQueries(path: string, durability: ReferenceDurability, commi
     ),
     booksPage,
     booksAfter,
-    searchPage: db.query<BookRow, [string, number, number]>(
-      `SELECT ${BOOK_COLUMNS} FROM books JOIN (${SEARCH}) ON hit = id ORDER BY relevance, id LIMIT ? OFFSET ?`,
-    ),
+    /**
+     * A page of a search in the service's order: per word, the weight of the heaviest field it
+     * matches (title 10, author 2, collection 1), summed, then id; every match scored, plainly.
+     */
+    searchPage: (search: SearchSql, limit: number, offset: number): BookRow[] =>
+      db
+        .query<BookRow, (string | number)[]>(
+          `SELECT ${BOOK_COLUMNS} FROM books WHERE id IN (${MATCHES}) ORDER BY ${search.score} DESC, id LIMIT ? OFFSET ?`,
+        )
+        .all(search.match, ...search.titles, limit, offset),
     countBooks: db.query<{ count: number }, []>('SELECT COUNT(*) AS count FROM books'),
     countSearch: db.query<{ count: number }, [string]>(
-      'SELECT COUNT(*) AS count FROM books WHERE id IN (SELECT rowid FROM books_search WHERE books_search MATCH ?)',
+      `SELECT COUNT(*) AS count FROM (SELECT 1 FROM books WHERE id IN (${MATCHES}) LIMIT 10001)`,
     ),
     booksOfAuthor: db.query<BookRow, [number]>(`SELECT ${BOOK_COLUMNS} FROM books WHERE author_id = ? ORDER BY id`),
     allBooks: db.query<BookRow, []>(`SELECT ${BOOK_COLUMNS} FROM books ORDER BY id`),
@@ -195,23 +201,39 @@ export function openQueries(path: string, durability: ReferenceDurability, commi
 
 export type Queries = ReturnType<typeof openQueries>
 
+/** A search as SQL: the FTS5 query of its matches, and its score with the title queries it takes. */
+interface SearchSql {
+  readonly match: string
+  readonly score: string
+  readonly titles: readonly string[]
+}
+
 /**
- * The FTS5 query the service makes of a search: each word a quoted prefix of the title, or the id
- * of an author or collection whose name it begins.
+ * The FTS5 query the service makes of a search (each word a quoted prefix of the title, or the id
+ * of an author or collection whose name it begins), and the score it orders a ranked search by.
  */
-function matchExpression(queries: Queries, words: readonly string[]): string {
-  return words
-    .map((word) => {
-      const phrase = `"${word}"*`
-      const alternatives = [`{name} : ${phrase}`]
-      const ids = (hits: Queries['authorHits']) => hits.all(phrase).map((row) => `"${row.id}"`)
-      const authors = ids(queries.authorHits)
-      const collections = ids(queries.collectionHits)
-      if (authors.length > 0) alternatives.push(`author_id : (${authors.join(' OR ')})`)
-      if (collections.length > 0) alternatives.push(`book_collection_id : (${collections.join(' OR ')})`)
+function searchSql(queries: Queries, words: readonly string[]): SearchSql {
+  const terms = words.map((word) => {
+    const phrase = `"${word}"*`
+    const ids = (hits: Queries['authorHits']) => hits.all(phrase).map((row) => row.id)
+    return { title: `{name} : ${phrase}`, authors: ids(queries.authorHits), collections: ids(queries.collectionHits) }
+  })
+  const quoted = (ids: readonly number[]) => ids.map((id) => `"${id}"`).join(' OR ')
+  const match = terms
+    .map(({ title, authors, collections }) => {
+      const alternatives = [title]
+      if (authors.length > 0) alternatives.push(`author_id : (${quoted(authors)})`)
+      if (collections.length > 0) alternatives.push(`book_collection_id : (${quoted(collections)})`)
       return `(${alternatives.join(' OR ')})`
     })
     .join(' AND ')
+  const score = terms
+    .map(
+      ({ authors, collections }) =>
+        `CASE WHEN id IN (${MATCHES}) THEN 10 WHEN author_id IN (${authors.join(', ')}) THEN 2 WHEN book_collection_id IN (${collections.join(', ')}) THEN 1 ELSE 0 END`,
+    )
+    .join(' + ')
+  return { match, score: `(${score})`, titles: terms.map((t) => t.title) }
 }
 
 /** The routes' work, request in and Response out: the raw reference and the Elysia app call these. */
@@ -220,9 +242,9 @@ export function referenceHandlers(queries: Queries, lists: ReferenceLists) {
 
   function offsetPage(list: Extract<ListRequest, { kind: 'offset' }>): Response {
     const offset = (list.number - 1) * list.size
-    const match = list.search === null ? null : matchExpression(q, searchWords(list.search))
-    const rows = match === null ? q.booksPage.all(list.size, offset) : q.searchPage.all(match, list.size, offset)
-    const total = (match === null ? q.countBooks.get() : q.countSearch.get(match))?.count ?? 0
+    const search = list.search === null ? null : searchSql(q, searchWords(list.search))
+    const rows = search === null ? q.booksPage.all(list.size, offset) : q.searchPage(search, list.size, offset)
+    const total = (search === null ? q.countBooks.get() : q.countSearch.get(search.match))?.count ?? 0
     return offsetPageDocument(list, rows, total)
   }
 
