@@ -10,7 +10,7 @@ import {
   describe as describeOnPostgres,
   POSTGRES_SERVER,
 } from '../support/postgres-tests'
-import { type LogLine, removeTempDirs, stopChildren, WAIT_MS } from '../support/process'
+import { isRunning, type LogLine, removeTempDirs, stopChildren, WAIT_MS } from '../support/process'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
 setDefaultTimeout(30_000)
@@ -60,15 +60,6 @@ async function startWorkers(env: Record<string, string>): Promise<Service> {
     await service.child.waitForLog((line) => line.msg === 'worker listening' && line.worker === worker)
   }
   return service
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
 }
 
 describe('catalogue --workers 2 on SQLite', () => {

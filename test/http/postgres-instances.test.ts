@@ -3,6 +3,7 @@ import { SQL } from 'bun'
 import { type Service, startService } from '../support/commands'
 import { afterAll, beforeAll, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 import { removeTempDirs, stopChildren, WAIT_MS } from '../support/process'
+import { scratchDatabases } from '../support/test-database'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
 setDefaultTimeout(30_000)
@@ -13,20 +14,10 @@ setDefaultTimeout(30_000)
  * a book from losing its author however the instances' requests interleave.
  */
 
-const SERVER = POSTGRES_SERVER
 const JSON_API = 'application/vnd.api+json'
-const admin = new SQL(SERVER, { max: 1 })
-const databases: string[] = []
-
-/** A new empty database, dropped after the file. */
-async function freshDatabaseUrl(): Promise<string> {
-  const name = `t_${Bun.randomUUIDv7().replaceAll('-', '_')}`
-  await admin.unsafe(`CREATE DATABASE ${name}`)
-  databases.push(name)
-  const url = new URL(SERVER)
-  url.pathname = `/${name}`
-  return url.toString()
-}
+/** New empty databases, dropped after the file. */
+const scratch = scratchDatabases(POSTGRES_SERVER)
+const freshDatabaseUrl = () => scratch.fresh()
 
 async function send(api: string, method: string, path: string, body?: unknown): Promise<Response> {
   return fetch(`${api}${path}`, {
@@ -45,14 +36,14 @@ async function createdId(response: Response): Promise<string> {
 afterAll(async () => {
   await stopChildren()
   removeTempDirs()
-  for (const name of databases) await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-  await admin.close()
+  await scratch.dropAll()
 })
 
 describe('instances on one PostgreSQL database', () => {
   let instances: Service[]
+  let url: string
   beforeAll(async () => {
-    const url = await freshDatabaseUrl()
+    url = await freshDatabaseUrl()
     // Ten start at once on an empty database: each migrates or waits for the one that does.
     instances = await Promise.all(
       Array.from({ length: 10 }, () => startService({ DATABASE_URL: url, DATABASE_POOL_SIZE: '2' })),
@@ -96,9 +87,7 @@ describe('instances on one PostgreSQL database', () => {
       else expect(statuses.deletes.filter((status) => status === 204)).toHaveLength(1)
       for (const response of [deleteA, deleteB, addBook]) await response.arrayBuffer()
     }
-    const url = new URL(SERVER)
-    url.pathname = `/${databases[0]}`
-    const direct = new SQL(url.toString(), { max: 1 })
+    const direct = new SQL(url, { max: 1 })
     const orphans =
       await direct`SELECT count(*)::int AS n FROM books b LEFT JOIN authors a ON a.id = b.author_id WHERE a.id IS NULL`
     await direct.close()

@@ -5,6 +5,7 @@ import { PostgresStore } from '../../src/store/postgres'
 import { migratePostgres, postgresMigrations } from '../../src/store/postgres-migrations'
 import type { Store, StoredRecord, WriteResult } from '../../src/store/store'
 import { afterAll, afterEach, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
+import { scratchDatabases } from '../support/test-database'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
 setDefaultTimeout(30_000)
@@ -21,28 +22,16 @@ const authors = resources.get('authors')
 const collections = resources.get('book_collections')
 const books = resources.get('books')
 
-const SERVER = POSTGRES_SERVER
-const admin = new SQL(SERVER, { max: 1 })
-const databases: string[] = []
+const scratch = scratchDatabases(POSTGRES_SERVER)
+const { admin } = scratch
+const freshDatabase = () => scratch.fresh()
 const closing: { close(): Promise<void> }[] = []
 
 afterEach(async () => {
   for (const opened of closing.splice(0).reverse()) await opened.close()
 })
 
-afterAll(async () => {
-  for (const name of databases) await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-  await admin.close()
-})
-
-async function freshDatabase(): Promise<string> {
-  const name = `t_${Bun.randomUUIDv7().replaceAll('-', '_')}`
-  await admin.unsafe(`CREATE DATABASE ${name}`)
-  databases.push(name)
-  const url = new URL(SERVER)
-  url.pathname = `/${name}`
-  return url.toString()
-}
+afterAll(() => scratch.dropAll())
 
 async function open(url: string): Promise<Store> {
   const store = await PostgresStore.open(url, resources, { poolSize: 4, statementTimeoutMs: 5000 })

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { SQL, type Subprocess } from 'bun'
 import { freePort } from './postgres-server'
 import { postgresAvailable, describe as whenPostgres } from './postgres-tests'
-import { WAIT_MS } from './process'
+import { isRunning, WAIT_MS } from './process'
 
 /*
  * PgBouncer for the tests of the service behind it (docs/postgres.md, "Behind PgBouncer"): Debian's
@@ -188,15 +188,6 @@ ${Object.entries(options.settings ?? {})
 
 /** The folders of the PgBouncers started here: this prefix, the test process's id, a dash. */
 const PREFIX = 'catalogue-test-pgbouncer-'
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 /**
  * Stops the PgBouncers of test runs that ended without stopping theirs (Bun runs no exit hook of a

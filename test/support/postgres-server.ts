@@ -2,6 +2,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpath
 import { tmpdir, userInfo } from 'node:os'
 import { dirname, join } from 'node:path'
 import { SQL } from 'bun'
+import { isRunning } from './process'
 
 /*
  * Which PostgreSQL server the tests use (docs/testing.md, "PostgreSQL"): the one at
@@ -89,15 +90,6 @@ export function removeCluster(bin: string, dir: string, prefix: readonly string[
     })
   }
   rmSync(dir, { recursive: true, force: true })
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
 }
 
 /** Clusters left by test runs that were killed before they could remove theirs. */

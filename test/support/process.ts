@@ -172,3 +172,13 @@ export async function stopChildren(): Promise<void> {
     await Promise.race([proc.exited, Bun.sleep(5_000)])
   }
 }
+
+/** Whether a process with this id is alive (signal 0 tests it and sends nothing). */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}

@@ -91,3 +91,33 @@ export async function dropTestDatabases(): Promise<void> {
   await opened?.sql.close()
   server = undefined
 }
+
+/** Databases a test file makes for itself on one server (empty, not migrated), dropped by `dropAll`. */
+export interface ScratchDatabases {
+  /** A connection to the server's own database, for the file's checks of the server. */
+  readonly admin: SQL
+  /** A new empty database's URL. */
+  fresh(): Promise<string>
+  /** Drops every database `fresh` made, and closes `admin`. */
+  dropAll(): Promise<void>
+}
+
+export function scratchDatabases(serverUrl: string): ScratchDatabases {
+  const admin = new SQL(serverUrl, { max: 1 })
+  const names: string[] = []
+  return {
+    admin,
+    async fresh() {
+      const name = `t_${Bun.randomUUIDv7().replaceAll('-', '_')}`
+      await admin.unsafe(`CREATE DATABASE ${name}`)
+      names.push(name)
+      const url = new URL(serverUrl)
+      url.pathname = `/${name}`
+      return url.toString()
+    },
+    async dropAll() {
+      for (const name of names.splice(0)) await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await admin.close()
+    },
+  }
+}
