@@ -187,7 +187,7 @@ export class SqliteReader {
     }
     const keyset: Bindings = []
     const where = query.after ? [this.table(type).keysetCondition(query.sort, query.after, keyset)] : []
-    return { ids: reads.sorted(words, query.sort, { where, params: keyset }, offset, query.limit), ...totals }
+    return { ids: reads.sorted(words, query.sort, { where, params: keyset }, offset, query.limit, count), ...totals }
   }
 
   /** The search reads of a list's search filter over its other filters; undefined without one. */
