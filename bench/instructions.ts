@@ -61,7 +61,7 @@ async function child(database: string, count: number): Promise<void> {
     const { createApp } = await import('../src/http/app')
     const { createLogger } = await import('../src/logger')
     const { resources } = await import('../src/resources/registry')
-    const { SqliteStore } = await import('../src/store/sqlite')
+    const { SqliteStore } = await import('../src/store/sqlite/sqlite-store')
     const store = SqliteStore.open(database, resources)
     const logger = createLogger('info', { write() {}, flush() {} })
     const app = createApp({ store, logger })

@@ -1,5 +1,5 @@
 import { resources } from '../src/resources/registry'
-import { PostgresStore } from '../src/store/postgres'
+import { PostgresStore } from '../src/store/postgres/postgres-store'
 import type { NamedBook } from '../src/store/store'
 import { authorOf, collectionOf, type DataSet } from './seed'
 

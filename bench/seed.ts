@@ -1,5 +1,5 @@
 import { resources } from '../src/resources/registry'
-import { SqliteStore } from '../src/store/sqlite'
+import { SqliteStore } from '../src/store/sqlite/sqlite-store'
 import type { Id } from '../src/store/store'
 
 /** What a data set holds and how its records are named. */

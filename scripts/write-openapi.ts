@@ -5,10 +5,10 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { createApp } from '../src/http/app'
-import { SPEC_PATH } from '../src/http/openapi'
+import { SPEC_PATH } from '../src/http/openapi/openapi'
 import { createLogger } from '../src/logger'
 import { resources } from '../src/resources/registry'
-import { SqliteStore } from '../src/store/sqlite'
+import { SqliteStore } from '../src/store/sqlite/sqlite-store'
 
 const output = process.argv[2] ?? 'dist/openapi.json'
 const store = SqliteStore.open(':memory:', resources)

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
-import { type CorsOrigins, parseCorsOrigins } from './http/cors'
+import { type CorsOrigins, parseCorsOrigins } from './http/access/cors'
 import { DEFAULT_LONG_ANSWERS } from './http/long-answers'
 import { DEFAULT_LIMITS, type RequestLimits } from './jsonapi/limits'
 import { type LogLevel, logLevels } from './logger'

@@ -4,8 +4,8 @@ import { existsSync, readdirSync, readlinkSync, statSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { resources } from '../src/resources/registry'
-import { SqliteStore } from '../src/store/sqlite'
-import { sqliteMigrations } from '../src/store/sqlite-migrations'
+import { sqliteMigrations } from '../src/store/sqlite/migrations'
+import { SqliteStore } from '../src/store/sqlite/sqlite-store'
 import { type ChildProcess, removeTempDirs, spawnChild, stopChildren, tempDir, WAIT_MS } from './support/process'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).

@@ -2,7 +2,7 @@ import { Database } from 'bun:sqlite'
 import { afterAll, afterEach, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { sqliteMigrations } from '../src/store/sqlite-migrations'
+import { sqliteMigrations } from '../src/store/sqlite/migrations'
 import { type ChildProcess, removeTempDirs, spawnChild, stopChildren, tempDir, WAIT_MS } from './support/process'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).

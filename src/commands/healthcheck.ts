@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
 import { addressSettingsHelp, ConfigError, parseAddressSettings } from '../config'
-import { HEALTH_PATH, READY_PATH } from '../http/health'
+import { HEALTH_PATH, READY_PATH } from '../http/observability/health'
 import { type Command, UsageError } from './command'
 
 const DEFAULT_TIMEOUT_S = 3

@@ -1,5 +1,5 @@
 import type { Config } from '../config'
-import { DOCS_PATH } from '../http/openapi'
+import { DOCS_PATH } from '../http/openapi/openapi'
 import type { LogFields } from '../logger'
 import { shownDatabaseUrl } from '../store/open'
 

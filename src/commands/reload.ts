@@ -1,4 +1,4 @@
-import { readTokenFile, TokenFileError, type TokenSet } from '../http/api-tokens'
+import { readTokenFile, TokenFileError, type TokenSet } from '../http/access/api-tokens'
 import type { Logger } from '../logger'
 
 /*

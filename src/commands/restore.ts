@@ -1,14 +1,14 @@
 import { IdSet } from '../http/id-set'
-import type { ResourceDescription } from '../resources/description'
+import type { ResourceDescription } from '../model/description'
 import type { ResourceRegistry } from '../resources/registry'
 import type { CatalogueRestore, Holdings } from '../store/catalogue-copy'
 import { StoreUnavailableError } from '../store/faults'
 import type { Id, Store, StoredRecord } from '../store/store'
-import { MAX_REPORTED_LINES } from './book-import'
-import { type FileTallies, parseRecordLine, toOneOf } from './catalogue-file'
 import { UsageError } from './command'
 import { tallyText } from './export'
-import { type Encoding, LineReader, TOO_LONG } from './line-reader'
+import { MAX_REPORTED_LINES } from './formats/book-import'
+import { type FileTallies, parseRecordLine, toOneOf } from './formats/catalogue-file'
+import { type Encoding, LineReader, TOO_LONG } from './formats/line-reader'
 import { count, formatBytes, Progress, say } from './progress'
 
 /** Records per transaction of a restore, all of one type. */

@@ -1,4 +1,4 @@
-import { newToken, TOKEN_NAME, type TokenScope, tokenFileLine } from '../http/api-tokens'
+import { newToken, TOKEN_NAME, type TokenScope, tokenFileLine } from '../http/access/api-tokens'
 import { type Command, UsageError } from './command'
 
 const help = `catalogue token: make API tokens

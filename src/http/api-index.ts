@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import type { ResourceRegistry } from '../resources/registry'
-import { DOCS_PATH, SPEC_PATH } from './openapi'
+import { DOCS_PATH, SPEC_PATH } from './openapi/openapi'
 import { jsonApiResponse, send } from './responses'
 
 /** The service's front door: where a client or a person who knows only the host name starts. */

@@ -1,6 +1,6 @@
 import { httpError, type JsonApiError } from '../jsonapi/errors'
 import { humanize } from '../jsonapi/messages'
-import type { ResourceDescription } from '../resources/description'
+import type { ResourceDescription } from '../model/description'
 import type { AtomicOperation, Expectation, Id, Store, StoredRecord } from '../store/store'
 import { codingSuffix, negotiateCoding } from './compression'
 import { type EntityTag, linkageState, parseTags, recordState, stateOf, versionTag, weaklyMatches } from './etag'

@@ -1,6 +1,6 @@
 import { pushUnlinkedResources, resourceJson, unlinkedResourceJson } from '../jsonapi/document'
 import type { IncludeTree } from '../jsonapi/query'
-import type { ResourceDescription } from '../resources/description'
+import type { ResourceDescription } from '../model/description'
 import type { ResourceRegistry } from '../resources/registry'
 import { GraphBuilder } from '../store/record-graph'
 import type { Id, Store, StoredRecord } from '../store/store'

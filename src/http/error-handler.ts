@@ -1,7 +1,7 @@
 import { cappedErrors, httpError, JsonApiError, recordNotFound } from '../jsonapi/errors'
 import type { Logger } from '../logger'
 import { StoreUnavailableError } from '../store/faults'
-import { FaultLog } from './fault-log'
+import { FaultLog } from './observability/fault-log'
 import { errorResponse, type ResponseSettings, send } from './responses'
 
 /** The methods served at a path, for 405 answers; empty when no route has that path. */

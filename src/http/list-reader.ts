@@ -1,7 +1,7 @@
 import { type CursorValues, cursorEncoder } from '../jsonapi/cursor'
 import { profiledContentType } from '../jsonapi/media-type'
 import type { IncludeTree, Page } from '../jsonapi/query'
-import type { ResourceDescription } from '../resources/description'
+import type { ResourceDescription } from '../model/description'
 import type { ResourceRegistry } from '../resources/registry'
 import { type SortKey, type Store, type StoredRecord, type StoreFilter, sortValuesOf } from '../store/store'
 import { DocumentStream } from './document-stream'

@@ -1,6 +1,6 @@
 import type { Server } from 'bun'
 import { httpError, type JsonApiError } from '../jsonapi/errors'
-import { clientOf, tokenNameOf } from './access-control'
+import { clientOf, tokenNameOf } from './access/access-control'
 import { textStream } from './compression'
 import { type ApiResponse, BUFFERED_BYTES } from './responses'
 

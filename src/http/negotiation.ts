@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import { checkAccept } from '../jsonapi/media-type'
-import { HEALTH_PATH, READY_PATH } from './health'
-import { METRICS_PATH } from './metrics'
+import { HEALTH_PATH, READY_PATH } from './observability/health'
+import { METRICS_PATH } from './observability/metrics'
 
 /** Outside the API: probes and scrapers (`Accept: text/plain;version=0.0.4`) get their answer whatever they accept. */
 const unnegotiated: ReadonlySet<string> = new Set([HEALTH_PATH, READY_PATH, METRICS_PATH])

@@ -5,7 +5,7 @@ import { ATOMIC_CONTENT_TYPE, ATOMIC_EXT, checkAcceptsExtension, namesExtension 
 import { withArticle, words } from '../jsonapi/messages'
 import { rejectQueryParameters } from '../jsonapi/query'
 import type { ResourceRegistry } from '../resources/registry'
-import { referencesMissing, stillReferenced } from '../rules/write-rules'
+import { referencesMissing, stillReferenced } from '../service/write-rules'
 import type { AtomicFailure, AtomicOperation, Store } from '../store/store'
 import { documentOf } from './body-parser'
 import { atomicIfMatchRequired } from './conditional'

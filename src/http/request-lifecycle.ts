@@ -1,8 +1,8 @@
 import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import type { ErrorAnswers, ErrorContext } from './error-handler'
-import type { ServiceMetrics } from './metrics'
-import { bodyBytes, type RequestLog, requestIdOf } from './request-log'
+import type { ServiceMetrics } from './observability/metrics'
+import { bodyBytes, type RequestLog, requestIdOf } from './observability/request-log'
 
 export interface LifecycleParts {
   readonly log: RequestLog

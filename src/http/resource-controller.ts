@@ -10,9 +10,9 @@ import {
   rejectQueryParameters,
 } from '../jsonapi/query'
 import { parseWriteDocument } from '../jsonapi/request-document'
-import type { ResourceDescription } from '../resources/description'
+import type { ResourceDescription } from '../model/description'
 import type { ResourceRegistry } from '../resources/registry'
-import { checkReferencesExist, failsAsParsed, referencesMissing, stillReferenced } from '../rules/write-rules'
+import { checkReferencesExist, failsAsParsed, referencesMissing, stillReferenced } from '../service/write-rules'
 import { SEARCH_WINDOW } from '../store/search-ranking'
 import type { IncludeNode, IncludePlan, Store, StoredRecord, StoreFilter } from '../store/store'
 import { documentOf } from './body-parser'
@@ -21,7 +21,7 @@ import { DocumentStream } from './document-stream'
 import { recordState } from './etag'
 import { LIST_BATCH, ListReader } from './list-reader'
 import type { LongAnswers } from './long-answers'
-import type { OffloadedRead, ReadOffload } from './read-calls'
+import type { OffloadedRead, ReadOffload } from './read-threads/read-calls'
 import { type ApiResponse, documentResponse, noContent, stateResponse } from './responses'
 
 /** What a handler gets from the request: the raw URL, the path id and the parsed body. */

@@ -1,6 +1,6 @@
-import type { ResourceDescription } from '../resources/description'
+import type { ResourceDescription } from '../model/description'
 import type { ResourceRegistry } from '../resources/registry'
-import { invalidWrite, refuseOrphaning, requiredToOne } from '../rules/write-rules'
+import { invalidWrite, refuseOrphaning, requiredToOne } from '../service/write-rules'
 import type { AtomicInput, AtomicOperation, RecordRef } from '../store/store'
 import { type ErrorObject, httpError, JsonApiError } from './errors'
 import { parseId } from './ids'

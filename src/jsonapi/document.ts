@@ -1,4 +1,4 @@
-import type { RelationshipDescription, ResourceDescription } from '../resources/description'
+import type { RelationshipDescription, ResourceDescription } from '../model/description'
 import type { ResourceRegistry } from '../resources/registry'
 import type { Id, RecordGraph, StoredRecord } from '../store/store'
 

@@ -1,4 +1,4 @@
-import type { ResourceDescription } from '../resources/description'
+import type { ResourceDescription } from '../model/description'
 import type { ResourceRegistry } from '../resources/registry'
 import type { SortKey, StoreFilter } from '../store/store'
 import { type CursorValues, decodeCursor } from './cursor'

@@ -1,6 +1,6 @@
 import { Type as t } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import type { ResourceDescription } from '../resources/description'
+import type { ResourceDescription } from '../model/description'
 import type { Id } from '../store/store'
 import { httpError } from './errors'
 import { parseId } from './ids'

@@ -1,6 +1,6 @@
 import { Type as t } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import type { ResourceDescription, StringAttribute } from '../resources/description'
+import type { ResourceDescription, StringAttribute } from '../model/description'
 import type { ResourceRegistry } from '../resources/registry'
 import type { Id, RecordInput } from '../store/store'
 import { type FieldError, httpError } from './errors'

@@ -1,5 +1,5 @@
 import { type TSchema, Type as t } from '@sinclair/typebox'
-import type { ResourceDescription, ToOneRelationship } from '../resources/description'
+import type { ResourceDescription, ToOneRelationship } from '../model/description'
 import type { ResourceRegistry } from '../resources/registry'
 import { textPattern } from './visible-text'
 

@@ -1,5 +1,5 @@
 import { type TSchema, Type as t } from '@sinclair/typebox'
-import type { ResourceDescription } from '../resources/description'
+import type { ResourceDescription } from '../model/description'
 import type { ResourceRegistry } from '../resources/registry'
 import { DEFAULT_LIMITS as limits } from './limits'
 import { textPattern } from './visible-text'

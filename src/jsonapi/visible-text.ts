@@ -1,4 +1,4 @@
-import type { StringAttribute } from '../resources/description'
+import type { StringAttribute } from '../model/description'
 
 /**
  * A character that shows on its own: anything but white space, controls (NUL included), format

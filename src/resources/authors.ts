@@ -1,5 +1,5 @@
-import { defineResource } from './description'
-import { nameAttribute, nameFilters } from './name-fields'
+import { defineResource } from '../model/description'
+import { nameAttribute, nameFilters } from '../model/name-fields'
 
 export const authors = defineResource({
   type: 'authors',

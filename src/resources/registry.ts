@@ -1,7 +1,7 @@
+import type { FilterDescription, ResourceDescription, ToOneRelationship } from '../model/description'
 import { authors } from './authors'
 import { bookCollections } from './book-collections'
 import { books } from './books'
-import type { FilterDescription, ResourceDescription, ToOneRelationship } from './description'
 
 export type SearchDescription = Extract<FilterDescription, { kind: 'search' }>
 

@@ -1,7 +1,7 @@
 import { existsSync, realpathSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { DatabaseLocation } from './open'
-import { backupSqlite } from './sqlite-backup'
+import { backupSqlite } from './sqlite/backup'
 
 export interface BackupOptions {
   /** How long the copy waits for a lock another connection (the service) holds. */
@@ -23,7 +23,7 @@ function sameFile(a: string, b: string): boolean {
 
 /**
  * How to copy the database at `location` (named `url` in messages) to `file` while the service
- * runs: a SQLite file is copied as one snapshot (sqlite-backup.ts). A database in memory has no
+ * runs: a SQLite file is copied as one snapshot (sqlite/backup.ts). A database in memory has no
  * file, and PostgreSQL has its own tools (pg_dump).
  */
 export function planBackup(location: DatabaseLocation, url: string, file: string): BackupPlan {

@@ -1,5 +1,5 @@
-import type { ResourceDescription } from '../resources/description'
-import type { Id, StoredRecord } from './record'
+import type { ResourceDescription } from '../model/description'
+import type { Id, StoredRecord } from '../model/record'
 
 /**
  * The whole catalogue read at one moment and written back with its ids: what `catalogue export`

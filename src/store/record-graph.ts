@@ -1,4 +1,4 @@
-import type { ResourceDescription } from '../resources/description'
+import type { ResourceDescription } from '../model/description'
 import type { ResourceRegistry } from '../resources/registry'
 import type { Id, IncludePlan, Linkage, Members, RecordGraph, StoredRecord } from './store'
 

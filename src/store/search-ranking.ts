@@ -1,6 +1,6 @@
-import type { ResourceDescription } from '../resources/description'
+import type { ResourceDescription } from '../model/description'
+import type { Id } from '../model/record'
 import { searchOf } from '../resources/registry'
-import type { Id } from './record'
 
 /**
  * How far a search is paged: numbered and offset pages of a search reach its first SEARCH_WINDOW

@@ -1,9 +1,9 @@
-import type { ResourceDescription } from '../resources/description'
+import type { ResourceDescription } from '../model/description'
+import type { Id, StoredRecord } from '../model/record'
 import type { CatalogueRestore, CatalogueSnapshot } from './catalogue-copy'
 import type { ReadRouting } from './read-routing'
-import type { Id, StoredRecord } from './record'
 
-export type { Id, StoredRecord } from './record'
+export type { Id, StoredRecord } from '../model/record'
 
 /** The fields a write sets; absent keys are left as they are (update) or take defaults (create). */
 export interface RecordInput {

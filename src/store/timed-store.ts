@@ -1,4 +1,4 @@
-import type { ResourceDescription } from '../resources/description'
+import type { ResourceDescription } from '../model/description'
 import type { CatalogueRestore, CatalogueSnapshot } from './catalogue-copy'
 import type {
   AtomicOperation,

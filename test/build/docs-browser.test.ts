@@ -1,7 +1,7 @@
 import { expect, setDefaultTimeout } from 'bun:test'
 import { join } from 'node:path'
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core'
-import { DOCS_PATH, SPEC_PATH } from '../../src/http/openapi'
+import { DOCS_PATH, SPEC_PATH } from '../../src/http/openapi/openapi'
 import { afterAll, beforeAll, CHROMIUM, describe, it } from '../support/chromium-tests'
 import { BUILD_TIMEOUT_MS, compiledExecutable } from '../support/executable'
 import { type ChildProcess, removeTempDirs, spawnChild, stopChildren, tempDir, WAIT_MS } from '../support/process'

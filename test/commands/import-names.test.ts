@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { bookFromJson, bookFromCsv as fromCsv } from '../../src/commands/book-lines'
+import { bookFromJson, bookFromCsv as fromCsv } from '../../src/commands/formats/book-lines'
 import { booksIn, countsIn, csvOf, runCli, tempDatabase } from '../support/commands'
 import { removeTempDirs } from '../support/process'
 

@@ -2,7 +2,7 @@ import { expect, setDefaultTimeout } from 'bun:test'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SQL } from 'bun'
-import { postgresMigrations } from '../../src/store/postgres-migrations'
+import { postgresMigrations } from '../../src/store/postgres/migrations'
 import { csvOf, runCli, type Service, startService } from '../support/commands'
 import { describeWithPgBouncer, type PgBouncer, startPgBouncer } from '../support/pgbouncer'
 import { afterAll, afterEach, beforeAll, it, POSTGRES_SERVER } from '../support/postgres-tests'
@@ -184,7 +184,7 @@ describeWithPgBouncer('the service through PgBouncer (transaction pooling)', () 
     const other = new SQL(directUrl(name), { max: 1 })
     const migrating = await other.reserve()
     try {
-      // What an instance migrating holds (postgres-migrations.ts): its transaction's advisory lock.
+      // What an instance migrating holds (postgres/migrations.ts): its transaction's advisory lock.
       await migrating`BEGIN`
       await migrating`SELECT pg_advisory_xact_lock(7419233001)`
       const starting = startService(through(name, { STATEMENT_TIMEOUT: '300' }))

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'bun:test'
-import { parseTokenFile, TokenSet } from '../../src/http/api-tokens'
+import { parseTokenFile, TokenSet } from '../../src/http/access/api-tokens'
 import { changesNothing, expectOneError } from '../support/expectations'
 import { JSON_API, openTestApp, type TestApp } from '../support/harness'
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'bun:test'
-import { parseTokenFile, TokenSet } from '../../src/http/api-tokens'
-import { DOCS_PATH, SPEC_PATH } from '../../src/http/openapi'
+import { parseTokenFile, TokenSet } from '../../src/http/access/api-tokens'
+import { DOCS_PATH, SPEC_PATH } from '../../src/http/openapi/openapi'
 import { RESPONSE_CONTENT_TYPE } from '../support/expectations'
 import { JSON_API, openTestApp, type TestApp } from '../support/harness'
 

@@ -8,7 +8,7 @@ import {
   readTokenFile,
   TokenFileError,
   TokenSet,
-} from '../../src/http/api-tokens'
+} from '../../src/http/access/api-tokens'
 import { removeTempDirs, tempDir } from '../support/process'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).

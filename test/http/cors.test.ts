@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'bun:test'
-import { parseTokenFile, TokenSet } from '../../src/http/api-tokens'
-import { type CorsOrigins, parseCorsOrigins } from '../../src/http/cors'
+import { parseTokenFile, TokenSet } from '../../src/http/access/api-tokens'
+import { type CorsOrigins, parseCorsOrigins } from '../../src/http/access/cors'
 import { expectOneError } from '../support/expectations'
 import { type Answer, openTestApp, type TestApp } from '../support/harness'
 import { sampleValue, scrape } from '../support/prometheus'

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { DOCS_CSP, SCALAR_PATH } from '../../src/http/docs-page'
-import { DOCS_PATH, SPEC_PATH } from '../../src/http/openapi'
+import { DOCS_CSP, SCALAR_PATH } from '../../src/http/openapi/docs-page'
+import { DOCS_PATH, SPEC_PATH } from '../../src/http/openapi/openapi'
 import { openTestApp, type TestApp } from '../support/harness'
 
 /** The viewer's settings, as the page hands them to it. */

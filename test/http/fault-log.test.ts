@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'bun:test'
-import { FAULT_LOG_INTERVAL_MS, FaultLog } from '../../src/http/fault-log'
+import { FAULT_LOG_INTERVAL_MS, FaultLog } from '../../src/http/observability/fault-log'
 import { createLogger } from '../../src/logger'
 import { StoreUnavailableError } from '../../src/store/faults'
 

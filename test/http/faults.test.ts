@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { createApp } from '../../src/http/app'
 import { createLogger } from '../../src/logger'
 import { resources } from '../../src/resources/registry'
-import { SqliteStore } from '../../src/store/sqlite'
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
 import type { Store } from '../../src/store/store'
 import { type Answer, JSON_API, openTestApp, type SqliteTestApp, type TestApp } from '../support/harness'
 

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
 import { renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { resources } from '../../src/resources/registry'
-import { SqliteStore } from '../../src/store/sqlite'
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
 import { JSON_API, openTestApp, type SqliteTestApp, type TestApp } from '../support/harness'
 
 /** An Accept header the API answers 406, and each kind a probe or a browser sends. */

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import net from 'node:net'
-import { parseTokenFile, TokenSet } from '../../src/http/api-tokens'
+import { parseTokenFile, TokenSet } from '../../src/http/access/api-tokens'
 import { insertCatalogue } from '../support/bulk'
 import { expectOneError } from '../support/expectations'
 import { type Answer, JSON_API, openTestApp, type TestApp, type TestAppOptions } from '../support/harness'

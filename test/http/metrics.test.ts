@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { parseTokenFile, TokenSet } from '../../src/http/api-tokens'
+import { parseTokenFile, TokenSet } from '../../src/http/access/api-tokens'
 import { LIST_BATCH } from '../../src/http/list-reader'
 import { ONE_CORE_LIST_MAX, SHORT_LIST } from '../../src/http/resource-controller'
 import { insertCatalogue } from '../support/bulk'

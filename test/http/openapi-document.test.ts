@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'bun:test'
 import { Elysia } from 'elysia'
-import { SPEC_CONTENT_TYPE, SPEC_PATH } from '../../src/http/openapi'
-import { apiDocument, type DocumentedAccess } from '../../src/http/openapi-document'
+import { SPEC_CONTENT_TYPE, SPEC_PATH } from '../../src/http/openapi/openapi'
+import { apiDocument, type DocumentedAccess } from '../../src/http/openapi/openapi-document'
 
 /** The document of a small app: a GET and a POST, and a GET whose detail names its own security. */
 async function documentOf(access?: DocumentedAccess) {

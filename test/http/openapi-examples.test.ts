@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { SPEC_PATH } from '../../src/http/openapi'
+import { SPEC_PATH } from '../../src/http/openapi/openapi'
 import { EXAMPLE_ID } from '../../src/jsonapi/request-schemas'
 import { JSON_API, openTestApp, type TestApp } from '../support/harness'
 

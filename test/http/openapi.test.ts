@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { Value } from '@sinclair/typebox/value'
 import { INDEX_PATH } from '../../src/http/api-index'
-import { HEALTH_PATH, READY_PATH } from '../../src/http/health'
-import { METRICS_PATH } from '../../src/http/metrics'
-import { DOCS_PATH, SPEC_PATH } from '../../src/http/openapi'
+import { HEALTH_PATH, READY_PATH } from '../../src/http/observability/health'
+import { METRICS_PATH } from '../../src/http/observability/metrics'
+import { DOCS_PATH, SPEC_PATH } from '../../src/http/openapi/openapi'
 import { openTestApp, type TestApp } from '../support/harness'
 
 type Operation = {

@@ -3,7 +3,7 @@ import { SQL } from 'bun'
 import { type App, createApp } from '../../src/http/app'
 import { createLogger } from '../../src/logger'
 import { resources } from '../../src/resources/registry'
-import { PostgresStore } from '../../src/store/postgres'
+import { PostgresStore } from '../../src/store/postgres/postgres-store'
 import { afterAll, afterEach, beforeEach, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, expect, it, setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
-import { parseTokenFile, TokenSet, tokenFileLine } from '../../src/http/api-tokens'
+import { parseTokenFile, TokenSet, tokenFileLine } from '../../src/http/access/api-tokens'
 import { type App, createApp } from '../../src/http/app'
 import { createLogger } from '../../src/logger'
 import { resources } from '../../src/resources/registry'
-import { PostgresStore } from '../../src/store/postgres'
-import { POLL_MS } from '../../src/store/postgres-replicas'
+import { PostgresStore } from '../../src/store/postgres/postgres-store'
+import { POLL_MS } from '../../src/store/postgres/replicas/replicas'
 import { startService } from '../support/commands'
 import {
   holdsReplicationPrograms,

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
 import { createApp } from '../../src/http/app'
 import { createLogger } from '../../src/logger'
 import { resources } from '../../src/resources/registry'
-import { SqliteStore } from '../../src/store/sqlite'
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
 
 const JSON_API = 'application/vnd.api+json'
 const authorBody = JSON.stringify({ data: { type: 'authors', attributes: { name: 'Ada' } } })

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'bun:test'
 import { encodeCursor } from '../../src/jsonapi/cursor'
 import { resourceJson, resourceObject, unlinkedResource, unlinkedResourceJson } from '../../src/jsonapi/document'
-import type { ResourceDescription } from '../../src/resources/description'
+import type { ResourceDescription } from '../../src/model/description'
 import { resources } from '../../src/resources/registry'
 import type { Linkage, RecordGraph, StoredRecord } from '../../src/store/store'
 

@@ -13,8 +13,8 @@ import {
   refuseOrphaning,
   requiredToOne,
   stillReferenced,
-} from '../../src/rules/write-rules'
-import { SqliteStore } from '../../src/store/sqlite'
+} from '../../src/service/write-rules'
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
 
 const authors = resources.get('authors')
 const collections = resources.get('book_collections')

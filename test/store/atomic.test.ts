@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { resources } from '../../src/resources/registry'
 import { AtomicAbort, runAtomicAsync, type TransactionWriter } from '../../src/store/atomic'
-import { SqliteStore } from '../../src/store/sqlite'
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
 import type { AtomicOperation, AtomicOutcome, Store } from '../../src/store/store'
 
 const authors = resources.get('authors')

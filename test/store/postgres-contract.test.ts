@@ -1,7 +1,7 @@
 import { setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
 import { resources } from '../../src/resources/registry'
-import { PostgresStore } from '../../src/store/postgres'
+import { PostgresStore } from '../../src/store/postgres/postgres-store'
 import { describeWithPgBouncer, type PgBouncer, startPgBouncer } from '../support/pgbouncer'
 import { afterAll, beforeAll, describe, POSTGRES_SERVER } from '../support/postgres-tests'
 import { describeStoreContract } from './contract'

@@ -1,8 +1,8 @@
 import { expect } from 'bun:test'
 import { SQL } from 'bun'
 import { resources } from '../../src/resources/registry'
-import { PostgresStore } from '../../src/store/postgres'
-import { SqliteStore } from '../../src/store/sqlite'
+import { PostgresStore } from '../../src/store/postgres/postgres-store'
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
 import type { Id, SearchOrder, Store, WriteResult } from '../../src/store/store'
 import { afterAll, beforeAll, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 

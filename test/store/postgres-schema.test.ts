@@ -1,17 +1,17 @@
 import { expect, setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
+import type { ResourceDescription } from '../../src/model/description'
 import { authors } from '../../src/resources/authors'
 import { bookCollections } from '../../src/resources/book-collections'
 import { books } from '../../src/resources/books'
-import type { ResourceDescription } from '../../src/resources/description'
 import { ResourceRegistry, resources } from '../../src/resources/registry'
-import { PostgresStore } from '../../src/store/postgres'
+import { PostgresStore } from '../../src/store/postgres/postgres-store'
 import { afterAll, beforeEach, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
 setDefaultTimeout(30_000)
 
-// The schema check of PostgresStore.open (src/store/postgres-schema.ts), as test/store/sqlite-schema
+// The schema check of PostgresStore.open (src/store/postgres/schema.ts), as test/store/sqlite-schema
 // has it for SQLite: a description ahead of its migration, or a schema changed by hand, stops the
 // start with a sentence naming what is missing, before any request is answered.
 

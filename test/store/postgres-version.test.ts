@@ -1,7 +1,7 @@
 import { expect, setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
 import { resources } from '../../src/resources/registry'
-import { PostgresStore } from '../../src/store/postgres'
+import { PostgresStore } from '../../src/store/postgres/postgres-store'
 import type { Id, WriteResult } from '../../src/store/store'
 import { afterAll, beforeAll, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'bun:test'
-import type { ResourceDescription, ToOneRelationship } from '../../src/resources/description'
+import type { ResourceDescription, ToOneRelationship } from '../../src/model/description'
 import { ResourceRegistry } from '../../src/resources/registry'
 import {
   followPlan,

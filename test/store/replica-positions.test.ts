@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'bun:test'
-import { MAX_REMEMBERED_CLIENTS, RecentCommits } from '../../src/store/recent-commits'
-import { DEFAULT_WAL_GEOMETRY, PrimaryTimeline, parseLsn, recordEnd } from '../../src/store/wal-positions'
+import { MAX_REMEMBERED_CLIENTS, RecentCommits } from '../../src/store/postgres/replicas/recent-commits'
+import {
+  DEFAULT_WAL_GEOMETRY,
+  PrimaryTimeline,
+  parseLsn,
+  recordEnd,
+} from '../../src/store/postgres/replicas/wal-positions'
 
 /*
  * What read replicas are judged by (docs/postgres.md, "Read replicas"): the primary's WAL positions

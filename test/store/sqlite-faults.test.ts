@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { StoreUnavailableError } from '../../src/store/faults'
-import { sqliteFault } from '../../src/store/sqlite-faults'
+import { sqliteFault } from '../../src/store/sqlite/faults'
 
 let dir: string
 let path: string

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { resources } from '../../src/resources/registry'
 import { IMPORT_BATCH_SIZE } from '../../src/store/import-batches'
-import { SqliteStore } from '../../src/store/sqlite'
-import { SqliteBookImport } from '../../src/store/sqlite-import'
+import { SqliteBookImport } from '../../src/store/sqlite/import'
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
 import { booksIn, countsIn } from '../support/commands'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { resources } from '../../src/resources/registry'
 import { StoreUnavailableError } from '../../src/store/faults'
-import { SqliteStore } from '../../src/store/sqlite'
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
 import { type Answer, openTestApp, type SqliteTestApp } from '../support/harness'
 
 /*

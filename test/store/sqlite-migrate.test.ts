@@ -3,8 +3,8 @@ import { afterEach, beforeEach, describe, expect, it, setDefaultTimeout } from '
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { migrate, useWal } from '../../src/store/sqlite-migrate'
-import { sqliteMigrations } from '../../src/store/sqlite-migrations'
+import { migrate, useWal } from '../../src/store/sqlite/migrate'
+import { sqliteMigrations } from '../../src/store/sqlite/migrations'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
 setDefaultTimeout(30_000)

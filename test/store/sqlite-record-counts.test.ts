@@ -4,9 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { resources } from '../../src/resources/registry'
-import { SqliteStore } from '../../src/store/sqlite'
-import { migrate } from '../../src/store/sqlite-migrate'
-import { sqliteMigrations } from '../../src/store/sqlite-migrations'
+import { migrate } from '../../src/store/sqlite/migrate'
+import { sqliteMigrations } from '../../src/store/sqlite/migrations'
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
 
 // Migration 6: record_counts, the count of each table that gives an unfiltered page its total,
 // kept by triggers. What it starts from is counted in the file, and checked at every start.

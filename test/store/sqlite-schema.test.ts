@@ -3,14 +3,14 @@ import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { ResourceDescription } from '../../src/model/description'
 import { authors } from '../../src/resources/authors'
 import { bookCollections } from '../../src/resources/book-collections'
 import { books } from '../../src/resources/books'
-import type { ResourceDescription } from '../../src/resources/description'
 import { ResourceRegistry, resources, searchOf } from '../../src/resources/registry'
-import { SqliteStore } from '../../src/store/sqlite'
-import { migrate } from '../../src/store/sqlite-migrate'
-import { sqliteMigrations } from '../../src/store/sqlite-migrations'
+import { migrate } from '../../src/store/sqlite/migrate'
+import { sqliteMigrations } from '../../src/store/sqlite/migrations'
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
 
 // checkSchema, run by SqliteStore.open: a description ahead of its table or its search index is
 // refused at start, not answered with wrong data.

@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { resources } from '../../src/resources/registry'
-import { SqliteStore } from '../../src/store/sqlite'
-import { narrowingWords } from '../../src/store/sqlite-search'
+import { narrowingWords } from '../../src/store/sqlite/search'
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
 import type { Id, StoredRecord } from '../../src/store/store'
 
 const authors = resources.get('authors')

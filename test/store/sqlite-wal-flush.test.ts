@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { resources } from '../../src/resources/registry'
 import { StoreUnavailableError } from '../../src/store/faults'
-import { SqliteStore } from '../../src/store/sqlite'
-import { WalFlusher } from '../../src/store/sqlite-wal-flush'
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
+import { WalFlusher } from '../../src/store/sqlite/threads/wal-flush'
 
 const dirs: string[] = []
 const stores: SqliteStore[] = []

@@ -1,7 +1,7 @@
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
 import { resources } from '../../src/resources/registry'
-import { SqliteStore } from '../../src/store/sqlite'
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
 import { type ChildProcess, childCommand, childEnv, spawnChild, tempDir, WAIT_MS, withTimeout } from './process'
 
 /*

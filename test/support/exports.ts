@@ -1,7 +1,7 @@
+import type { ResourceDescription } from '../../src/model/description'
 import { authors } from '../../src/resources/authors'
 import { bookCollections } from '../../src/resources/book-collections'
 import { books } from '../../src/resources/books'
-import type { ResourceDescription } from '../../src/resources/description'
 import { resources } from '../../src/resources/registry'
 import type { Id, Store, StoredRecord } from '../../src/store/store'
 

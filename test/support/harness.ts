@@ -4,11 +4,11 @@ import { join } from 'node:path'
 import { type App, type AppOptions, createApp } from '../../src/http/app'
 import type { RequestLimits } from '../../src/jsonapi/limits'
 import { createLogger, type LogLevel } from '../../src/logger'
-import type { ResourceDescription } from '../../src/resources/description'
+import type { ResourceDescription } from '../../src/model/description'
 import { resources } from '../../src/resources/registry'
 import { type DatabaseLocation, openStore } from '../../src/store/open'
-import { PostgresStore } from '../../src/store/postgres'
-import { SqliteStore } from '../../src/store/sqlite'
+import { PostgresStore } from '../../src/store/postgres/postgres-store'
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
 import type { Store } from '../../src/store/store'
 import { borrowDatabase, chosenBackend, type LentDatabase, type TestBackend } from './test-database'
 
@@ -85,7 +85,7 @@ export interface TestAppOptions {
   parent?: string
   busyTimeoutMs?: number
   limits?: Partial<RequestLimits>
-  /** Read workers (see src/http/read-pool.ts): one by default, so that tests cross them as the service does. */
+  /** Read workers (see src/http/read-threads/read-pool.ts): one by default, so that tests cross them as the service does. */
   readWorkers?: number
   /** Any other option of createApp (tokens, CORS, ...), passed as it is. */
   app?: Partial<Omit<AppOptions, 'store' | 'logger'>>

@@ -64,7 +64,7 @@ export async function borrowDatabase(serverUrl: string): Promise<LentDatabase> {
     all.push(database)
   } else {
     // Empty, and ids from 1 again: RESTART IDENTITY puts the tables' identity sequences back at
-    // their start (postgres-migrations.ts, migration 7). The tables are there unless the last app's
+    // their start (postgres/migrations.ts, migration 7). The tables are there unless the last app's
     // store failed to open (and so to migrate).
     await database.admin.unsafe(`DO $reset$ BEGIN
       IF to_regclass('books') IS NOT NULL THEN

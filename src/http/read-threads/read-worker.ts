@@ -1,0 +1,99 @@
+/**
+ * A read worker: a thread with its own read-only store that answers the reads the main thread
+ * hands it (lists, and records whose answer grows with the data), from the query string to the
+ * JSON text, with the same controllers as the main thread. See read-pool.ts.
+ */
+import { workerData } from 'node:worker_threads'
+import { ResourceRegistry } from '../../resources/registry'
+import { openStore, parseDatabaseUrl } from '../../store/open'
+import { encodeStream, negotiateCoding } from '../compression'
+import { ResourceController } from '../resource-controller'
+import { crossFailure, type MainMessage, type ReadWorkerData, type WorkerMessage } from './read-calls'
+
+declare const self: Worker
+
+const data = workerData as ReadWorkerData
+const registry = new ResourceRegistry(data.descriptions)
+const location = parseDatabaseUrl(data.databaseUrl)
+if (typeof location === 'string') throw new Error(location)
+// Opened before any message is handled, but awaited by each: the handler is in place at once, so
+// no message posted while the store opens can arrive before it.
+const opened = openStore(location, registry, { busyTimeoutMs: data.busyTimeoutMs, readOnly: true }).then((store) => ({
+  store,
+  controllers: new Map(
+    registry.all.map((resource) => [
+      resource.type,
+      new ResourceController(resource, registry, store, data.prefix, data.limits),
+    ]),
+  ),
+}))
+// Each read awaits it and reports its failure; this only keeps the failure from being unhandled.
+opened.catch(() => {})
+/** The bodies still being written, by call. */
+const streams = new Map<number, { read(): Promise<{ done: boolean; value?: Uint8Array }>; cancel(): Promise<void> }>()
+
+function post(message: WorkerMessage, transfer: ArrayBuffer[] = []): void {
+  self.postMessage(message, transfer)
+}
+
+async function start(call: number, read: Extract<MainMessage, { kind: 'start' }>['read']): Promise<void> {
+  try {
+    const { controllers } = await opened
+    const controller = controllers.get(read.type)
+    if (!controller) throw new Error(`no resource type ${read.type}`)
+    const answer =
+      read.op === 'list'
+        ? await controller.list({ url: read.url, cursorProfile: read.cursorProfile }, read.scope)
+        : await controller.show(read)
+    const { body } = answer
+    // A streamed body is compressed here, off the main thread; one sent whole is compressed there.
+    const coding = body instanceof ReadableStream ? negotiateCoding(read.acceptEncoding ?? null) : null
+    if (body instanceof ReadableStream) streams.set(call, (coding ? encodeStream(body, coding) : body).getReader())
+    post({
+      kind: 'answer',
+      call,
+      status: answer.status,
+      headers: answer.headers,
+      body: body instanceof ReadableStream ? null : body,
+      state: answer.state,
+      coding,
+    })
+  } catch (error) {
+    post({ kind: 'failed', call, failure: crossFailure(error) })
+  }
+}
+
+async function pull(call: number): Promise<void> {
+  const reader = streams.get(call)
+  if (!reader) return
+  try {
+    const { done, value } = await reader.read()
+    if (done || !value) {
+      streams.delete(call)
+      post({ kind: 'end', call })
+    } else post({ kind: 'piece', call, bytes: value }, [value.buffer as ArrayBuffer])
+  } catch (error) {
+    streams.delete(call)
+    post({ kind: 'failed', call, failure: crossFailure(error) })
+  }
+}
+
+self.onmessage = (event: MessageEvent<MainMessage>) => {
+  const message = event.data
+  switch (message.kind) {
+    case 'start':
+      void start(message.call, message.read)
+      return
+    case 'pull':
+      void pull(message.call)
+      return
+    case 'cancel':
+      void streams.get(message.call)?.cancel()
+      streams.delete(message.call)
+      return
+    case 'close':
+      for (const reader of streams.values()) void reader.cancel()
+      void opened.then(({ store }) => store.close()).finally(() => process.exit(0))
+  }
+}
+post({ kind: 'ready' })

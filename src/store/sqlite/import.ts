@@ -1,0 +1,210 @@
+import type { Database, SQLQueryBindings, Statement } from 'bun:sqlite'
+import type { Id, ImportCounts, NamedBook } from '../store'
+import { searchIndexName } from './search'
+
+/** The page cache of the import's connection, in KiB. */
+const IMPORT_CACHE_KIB = 16 * 1024
+/** WAL pages past which a commit of the import checkpoints (SQLite's default: 1000). */
+const IMPORT_CHECKPOINT_PAGES = 16_384
+/** Segments of the books' search index that FTS5 lets pile up on a level while importing (its default: 4). */
+const IMPORT_AUTOMERGE = 16
+const BOOKS_SEARCH = searchIndexName('books')
+
+type Counts = { -readonly [K in keyof ImportCounts]: ImportCounts[K] }
+
+/**
+ * The SQL of an import of books by name (Store.openImport) over the tables of migration 1; the
+ * search indexes follow through their triggers. `add` runs inside a transaction the store opened.
+ *
+ * New rows go in with one INSERT ... SELECT over a JSON array per batch and table, not one INSERT
+ * per row: each statement that writes an FTS5 table through a trigger makes FTS5 flush its pending
+ * terms, so row by row the search index was written 100,000 times for 100,000 books (10 s instead
+ * of 1 s).
+ *
+ * Ids found by name are kept for one batch only: each batch is its own transaction, and between
+ * two of them the service may delete an author or a collection, so an id from an earlier batch
+ * could point at nothing. What an import holds in memory is thus bounded by the batch size.
+ *
+ * A dry run writes only to temporary tables of this connection (what it would create, by name), so
+ * that a name or a book met again in a later batch counts once, as in a real import; SQLite keeps
+ * temporary tables in a file of its own when they grow, so a dry run of a large file stays small in
+ * memory too.
+ */
+export class SqliteBookImport {
+  private readonly statements: Statement[] = []
+  private readonly names: Record<'authors' | 'collections', { find: Statement; create: Statement }>
+  private readonly bookInCollection: Statement<unknown, [string, string, string]>
+  private readonly bookInNone: Statement<unknown, [string, string]>
+  private readonly createBooks: Statement<unknown, [string]>
+  /** A dry run's record of the books it would add, by names. */
+  private readonly dryBook?: Statement<unknown, [string, string, string]>
+  private readonly countBooks: Statement<{ books: number }, []>
+  /** The books stored when the first batch began (null: before it). */
+  storedAtStart: number | null = null
+
+  /** The connection's page cache before the import (PRAGMA cache_size), put back by close(). */
+  private readonly cacheSize: number
+  /** The connection's wal_autocheckpoint before the import (0: a checkpointer thread does it), put back by close(). */
+  private readonly checkpointPages: number
+  /** The books' search index's automerge before the import, put back by close(); none for a dry run. */
+  private readonly automerge?: number
+
+  constructor(
+    private readonly db: Database,
+    private readonly dryRun: boolean,
+  ) {
+    // SQLite's default cache (2 MB) holds a small part of the pages a batch reads and writes: at a
+    // million books they were read back from the file again and again (2 GB read per 100,000 books).
+    // 16 MB cut that to about 120 MB; 32 MB measured no faster, and took more memory.
+    this.cacheSize = (db.query('PRAGMA cache_size').get() as { cache_size: number }).cache_size
+    db.run(`PRAGMA cache_size = -${IMPORT_CACHE_KIB}`)
+    // Checkpointing after every batch copied into the file, and flushed, every page the batch wrote,
+    // those of every author's place in the indexes included, which the next batch writes again:
+    // every few batches, a page written by several is copied once. The WAL grows to about 64 MB
+    // plus a batch meanwhile. A connection whose checkpoints a thread of the service makes (0) is
+    // left as it is.
+    this.checkpointPages = (
+      db.query('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number }
+    ).wal_autocheckpoint
+    if (this.checkpointPages > 0) db.run(`PRAGMA wal_autocheckpoint = ${IMPORT_CHECKPOINT_PAGES}`)
+    // FTS5 writes each batch's terms as a new segment and merges segments four to a level as they
+    // pile up: over a million books that merging grew faster than the books (1,000,000 took 13.2
+    // times 100,000; 12.2 times with sixteen to a level, and first pages of searches cost the same).
+    // Written in the index's own config, so the service's inserts meanwhile merge the same way.
+    if (!dryRun) {
+      const row = db.query(`SELECT v FROM "${BOOKS_SEARCH}_config" WHERE k = 'automerge'`).get() as { v: number } | null
+      this.automerge = row?.v ?? 4
+      this.setAutomerge(IMPORT_AUTOMERGE)
+    }
+    const prepare = <R, P extends SQLQueryBindings[]>(sql: string): Statement<R, P> => {
+      const statement = db.prepare<R, P>(sql) as Statement<R, P>
+      this.statements.push(statement)
+      return statement
+    }
+    if (dryRun) {
+      // Collection '' stands for none: no collection can have that name.
+      db.run('CREATE TEMP TABLE dry_import_authors (name TEXT PRIMARY KEY) WITHOUT ROWID')
+      db.run('CREATE TEMP TABLE dry_import_collections (name TEXT PRIMARY KEY) WITHOUT ROWID')
+      db.run(
+        `CREATE TEMP TABLE dry_import_books (title TEXT, author TEXT, collection TEXT,
+          PRIMARY KEY (title, author, collection)) WITHOUT ROWID`,
+      )
+      this.dryBook = prepare('INSERT OR IGNORE INTO temp.dry_import_books (title, author, collection) VALUES (?, ?, ?)')
+    }
+    const namesOf = (table: string, dryTable: string) => ({
+      // The lowest id of each name, through the name indexes of migration 3.
+      find: prepare(
+        `SELECT name, MIN(id) AS id FROM ${table} WHERE name IN (SELECT value FROM json_each(?)) GROUP BY name`,
+      ),
+      create: dryRun
+        ? prepare(`INSERT OR IGNORE INTO temp.${dryTable} (name) SELECT value FROM json_each(?) RETURNING name`)
+        : prepare(`INSERT INTO ${table} (name) SELECT value FROM json_each(?) RETURNING id, name`),
+    })
+    this.names = {
+      authors: namesOf('authors', 'dry_import_authors'),
+      collections: namesOf('book_collections', 'dry_import_collections'),
+    }
+    // A book matches by names, whichever of several same-named authors (or collections) it has.
+    // The unary + keeps SQLite from choosing an index on book_collection_id (it took that of
+    // author_id alone, and scanned every book of the author) over books_author_name (author_id, name).
+    this.bookInCollection = prepare(
+      `SELECT 1 FROM books WHERE author_id IN (SELECT id FROM authors WHERE name = ?2) AND name = ?1
+        AND +book_collection_id IN (SELECT id FROM book_collections WHERE name = ?3) LIMIT 1`,
+    )
+    this.bookInNone = prepare(
+      `SELECT 1 FROM books WHERE author_id IN (SELECT id FROM authors WHERE name = ?2) AND name = ?1
+        AND +book_collection_id IS NULL LIMIT 1`,
+    )
+    this.countBooks = prepare('SELECT COUNT(*) AS books FROM books')
+    this.createBooks = prepare(
+      `INSERT INTO books (name, author_id, book_collection_id)
+        SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)`,
+    )
+  }
+
+  /**
+   * The id of each name (the lowest when several records share it), creating those no record has,
+   * and which of the names were stored before. In a dry run a name to create has no id (null).
+   */
+  private resolve(
+    kind: 'authors' | 'collections',
+    names: Set<string>,
+    counts: Counts,
+  ): { ids: Map<string, Id | null>; stored: Set<string> } {
+    const { find, create } = this.names[kind]
+    const ids = new Map<string, Id | null>()
+    for (const row of find.all(JSON.stringify([...names])) as { name: string; id: Id }[]) ids.set(row.name, row.id)
+    const stored = new Set(ids.keys())
+    const missing = [...names].filter((name) => !stored.has(name))
+    if (missing.length === 0) return { ids, stored }
+    // In a dry run, a name an earlier batch counted is ignored, and not returned.
+    const created = create.all(JSON.stringify(missing)) as { name: string; id?: Id }[]
+    counts[kind] += created.length
+    for (const name of missing) ids.set(name, null)
+    for (const row of created) if (row.id !== undefined) ids.set(row.name, row.id)
+    return { ids, stored }
+  }
+
+  /** Adds a batch; the caller runs it in one transaction. */
+  add(batch: readonly NamedBook[]): ImportCounts {
+    this.storedAtStart ??= this.countBooks.get()?.books ?? 0
+    const counts: Counts = { books: 0, present: 0, authors: 0, collections: 0 }
+    const authorNames = new Set<string>()
+    const collectionNames = new Set<string>()
+    for (const book of batch) {
+      authorNames.add(book.author)
+      if (book.collection !== null) collectionNames.add(book.collection)
+    }
+    const authors = this.resolve('authors', authorNames, counts)
+    const collections = this.resolve('collections', collectionNames, counts).ids
+    const seen = new Set<string>()
+    const rows: [string, Id | null, Id | null][] = []
+    for (const book of batch) {
+      const key = JSON.stringify([book.title, book.author, book.collection])
+      if (seen.has(key)) {
+        counts.present++
+        continue
+      }
+      seen.add(key)
+      // A book of an author created just now cannot be stored yet (this batch's own repeats aside).
+      const present =
+        authors.stored.has(book.author) &&
+        (book.collection === null
+          ? this.bookInNone.get(book.title, book.author)
+          : this.bookInCollection.get(book.title, book.author, book.collection)) !== null
+      if (present) {
+        counts.present++
+        continue
+      }
+      if (this.dryBook) {
+        const { changes } = this.dryBook.run(book.title, book.author, book.collection ?? '')
+        counts[changes > 0 ? 'books' : 'present']++
+        continue
+      }
+      const collection = book.collection === null ? null : (collections.get(book.collection) ?? null)
+      rows.push([book.title, authors.ids.get(book.author) ?? null, collection])
+    }
+    if (rows.length > 0) {
+      this.createBooks.run(JSON.stringify(rows))
+      counts.books += rows.length
+    }
+    return counts
+  }
+
+  /** Finalizes the statements; a dry run drops its temporary tables. */
+  close(): void {
+    for (const statement of this.statements) statement.finalize()
+    this.db.run(`PRAGMA cache_size = ${this.cacheSize}`)
+    if (this.checkpointPages > 0) this.db.run(`PRAGMA wal_autocheckpoint = ${this.checkpointPages}`)
+    if (this.automerge !== undefined) this.setAutomerge(this.automerge)
+    if (this.dryRun) {
+      for (const table of ['dry_import_authors', 'dry_import_collections', 'dry_import_books']) {
+        this.db.run(`DROP TABLE IF EXISTS temp.${table}`)
+      }
+    }
+  }
+
+  private setAutomerge(segments: number): void {
+    this.db.query(`INSERT INTO "${BOOKS_SEARCH}" ("${BOOKS_SEARCH}", rank) VALUES ('automerge', ?)`).run(segments)
+  }
+}
