@@ -18,6 +18,7 @@ import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { encodeCursor } from '../src/jsonapi/cursor'
 import { removeTempDirs, stopChildren } from '../test/support/process'
+import { beforeAfter } from './before-after'
 import { runBounds } from './bounds'
 import { compareAnswers } from './compare'
 import { type ReadsResult, runReads } from './comparison'
@@ -513,10 +514,11 @@ async function chosenBench(): Promise<number> {
   if (chosen === 'hostile') return runHostile()
   if (chosen === 'bounds') return runBounds()
   if (chosen === 'replicas') return replicaBench()
+  if (chosen === 'before-after') return beforeAfter()
   if (chosen === 'million') return millionBench(argv.slice(1), dir, (server) => servers.push(server))
   if (chosen !== undefined && !chosen.startsWith('--')) {
     console.error(
-      `bench: no bench "${chosen}"; run it without an argument, or with "crash", "hostile", "bounds", "replicas" or "million"`,
+      `bench: no bench "${chosen}"; run it without an argument, or with "crash", "hostile", "bounds", "replicas", "before-after" or "million"`,
     )
     return 2
   }
