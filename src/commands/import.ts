@@ -4,17 +4,18 @@ import { resources } from '../resources/registry'
 import { holdsCatalogue, openStore, refusedToCommands, shownDatabaseUrl } from '../store/open'
 import type { Store } from '../store/store'
 import { parseCommandArguments } from './arguments'
+import { IMPORT_BATCH_SIZE, importBooks, MAX_IMPORT_BATCH_SIZE, MAX_REPORTED_LINES } from './book-import'
 import { type Command, UsageError } from './command'
-import { IMPORT_BATCH_SIZE, importBooks, MAX_IMPORT_BATCH_SIZE, MAX_REPORTED_LINES } from './formats/book-import'
 import { BOOK_FIELDS } from './formats/book-lines'
 import { exportHeaderOf, FORMAT_NAME, parseHeader } from './formats/catalogue-file'
 import { csvLayout, parseDelimiter } from './formats/csv-header'
 import { decodeBytes, type Encoding, encodings, MAX_LINE_BYTES } from './formats/line-reader'
+import { printable } from './formats/printable'
 import { openCommandStore } from './open-store'
-import { printable, say } from './progress'
+import { say } from './progress'
 import { RESTORE_BATCH_SIZE, restoreExport } from './restore'
 
-export { IMPORT_BATCH_SIZE, MAX_REPORTED_LINES } from './formats/book-import'
+export { IMPORT_BATCH_SIZE, MAX_REPORTED_LINES } from './book-import'
 
 const help = `catalogue import: restore an export, or add books from a CSV or JSON Lines file
 

@@ -4,7 +4,7 @@ import { authors } from '../../resources/authors'
 import { bookCollections } from '../../resources/book-collections'
 import { books } from '../../resources/books'
 import type { NamedBook } from '../../store/store'
-import { printable } from '../progress'
+import { printable } from './printable'
 
 /** The fields of a line, in the order of the CSV header; the members of a JSON line. */
 export const BOOK_FIELDS = ['title', 'author', 'collection'] as const

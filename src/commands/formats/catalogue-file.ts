@@ -5,7 +5,7 @@ import type { ResourceDescription, ToOneRelationship } from '../../model/descrip
 import type { ResourceRegistry } from '../../resources/registry'
 import type { TypeTally } from '../../store/catalogue-copy'
 import type { Id, StoredRecord } from '../../store/store'
-import { printable } from '../progress'
+import { printable } from './printable'
 
 /*
  * The file `catalogue export` writes and `catalogue import` restores (docs/operator-commands.md):

@@ -1,7 +1,7 @@
 import { UsageError } from '../command'
-import { printable } from '../progress'
 import { BOOK_FIELDS, type BookColumns } from './book-lines'
 import { CsvRecords } from './csv-records'
+import { printable } from './printable'
 
 /** The delimiters a header is tried with, in this order, when none is given. */
 export const DELIMITERS = [',', ';', '\t'] as const

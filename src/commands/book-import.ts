@@ -1,12 +1,12 @@
-import { StoreUnavailableError } from '../../store/faults'
-import type { ImportCounts, NamedBook, Store } from '../../store/store'
-import { count, formatBytes, Progress, say } from '../progress'
-import { bookFromCsv, bookFromJson } from './book-lines'
-import type { CsvLayout } from './csv-header'
-import { CsvRecords } from './csv-records'
-import { type Encoding, LineReader, NOT_UTF8, type PhysicalLine, TOO_LONG } from './line-reader'
+import { StoreUnavailableError } from '../store/faults'
+import type { ImportCounts, NamedBook, Store } from '../store/store'
+import { bookFromCsv, bookFromJson } from './formats/book-lines'
+import type { CsvLayout } from './formats/csv-header'
+import { CsvRecords } from './formats/csv-records'
+import { type Encoding, LineReader, NOT_UTF8, type PhysicalLine, TOO_LONG } from './formats/line-reader'
+import { count, formatBytes, Progress, say } from './progress'
 
-export { IMPORT_BATCH_SIZE, MAX_IMPORT_BATCH_SIZE } from '../../store/import-batches'
+export { IMPORT_BATCH_SIZE, MAX_IMPORT_BATCH_SIZE } from '../store/import-batches'
 /** Bad lines reported one by one; past these, only their number. */
 export const MAX_REPORTED_LINES = 100
 
