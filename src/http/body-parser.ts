@@ -27,7 +27,7 @@ async function readBody(request: Request, maxBytes: number): Promise<Uint8Array>
 /**
  * Whether JSON text holds more than `max` object members (name/value pairs), counted as the colons
  * outside strings, without parsing: about 1 ms a MiB. Parsing an object of 120,000 members and
- * checking each cost some 100 ms of the main thread (bench/bounds.ts); refused here, they cost this
+ * checking each cost some 100 ms of the main thread (bench/parts/limits/bounds.ts); refused here, they cost this
  * scan. Bytes, not text: no byte of a multi-byte UTF-8 character is `"`, `\\` or `:`.
  */
 export function holdsMoreMembers(bytes: Uint8Array, max: number): boolean {

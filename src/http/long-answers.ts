@@ -13,13 +13,13 @@ export interface LongAnswerLimits {
 /**
  * 8 in all: enough to keep both read workers and the network busy, and 8 lists of 20,000 books
  * with their authors and collections, sent over and over, keep the service within about 200 MiB
- * of its idle memory (bench/bounds.ts; 16 took it to 225 MiB at once). 4 for one client: enough
+ * of its idle memory (bench/parts/limits/bounds.ts; 16 took it to 225 MiB at once). 4 for one client: enough
  * for a client that loads the three types' whole lists at once, while one client alone cannot
  * take them all; one that asks for more at once gets them no sooner, since the workers take turns.
  */
 export const DEFAULT_LONG_ANSWERS: LongAnswerLimits = Object.freeze({ total: 8, perClient: 4 })
 
-/** What a refused client is told to wait: a long answer takes about a second to send (bench/bounds.ts). */
+/** What a refused client is told to wait: a long answer takes about a second to send (bench/parts/limits/bounds.ts). */
 export const LONG_ANSWER_RETRY_SECONDS = 1
 
 /** Gives a long answer's slot back, once. */

@@ -88,7 +88,7 @@ function counted(
  * after-response hook is not used: Elysia schedules a setImmediate and an async function for each
  * request that has one. With the hooks this replaced (three request hooks, three after-handle hooks,
  * two after-response hooks), a single GET cost 151.6k instructions in-process, and 132.3k with
- * these (bench/instructions.ts). A streamed answer is counted and logged when its body ends, with
+ * these (bench/standalone/instructions.ts). A streamed answer is counted and logged when its body ends, with
  * the bytes it sent; every other answer as its status is known.
  *
  * It must be the first plugin: its request hook gives the id that later hooks' failures (a 406, a

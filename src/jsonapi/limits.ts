@@ -16,7 +16,7 @@ export interface RequestLimits {
   readonly maxRelationshipIds: number
   /**
    * Resource identifiers in all the to-many operations of one atomic request together: the store
-   * writes each on the main thread, some 20 µs apiece (bench/bounds.ts), so 3,000 keep a request
+   * writes each on the main thread, some 20 µs apiece (bench/parts/limits/bounds.ts), so 3,000 keep a request
    * within about 60 ms of it.
    */
   readonly maxAtomicIds: number

@@ -1,5 +1,5 @@
 /**
- * The million-book bench (bench/million.ts) run as `bun run bench -- million` is, on the smallest
+ * The million-book bench (bench/parts/million/million.ts) run as `bun run bench -- million` is, on the smallest
  * size and SQLite only, in a data folder of its own: that it runs, keeps its data set for the next
  * run, and makes it again when its marker no longer fits. What it measures is not checked here.
  */
@@ -51,12 +51,12 @@ describe('bun run bench -- million', () => {
     expect(second.stderr).toContain('catalogue import of 10,000 books into a scratch database')
   }, 60_000)
 
-  it('makes the set again when bench/import-data.ts changed since it was made', async () => {
+  it('makes the set again when bench/data/import-data.ts changed since it was made', async () => {
     changeMarker((marker) => ({ ...marker, generator: 'an older one' }))
     const run = await bench('--sizes', '10k', '--backends', 'sqlite', '--quick')
     expect(run.code).toBe(0)
     expect(run.stderr).toContain('making the 10,000-book set on SQLite')
-    expect(run.stderr).toContain('bench/import-data.ts changed')
+    expect(run.stderr).toContain('bench/data/import-data.ts changed')
   }, 60_000)
 
   it('migrates the kept set by catalogue migrate when this build only adds migrations to those that made it', async () => {

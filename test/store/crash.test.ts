@@ -9,7 +9,7 @@ setDefaultTimeout(30_000)
 
 /*
  * The real service (`bun src/cli.ts`) SIGKILLed at random moments under concurrent writers, and
- * started again on the same file each time. bench/crash.ts runs the same harness for many more
+ * started again on the same file each time. bench/parts/crash.ts runs the same harness for many more
  * rounds (`bun run bench -- crash`).
  */
 

@@ -85,7 +85,7 @@ const PRELUDE = 'globalThis.__zod_globalConfig = { jitless: true };\n'
  * The viewer (4 MiB, 1.2 MiB gzipped), compressed once for all: by the first request that takes
  * gzip, on a thread of the zlib pool (some 100 ms of CPU, which on the main thread would hold up
  * every other request), and kept. Requests that arrive meanwhile wait for that one compression:
- * made per request, 40 at once held /health up for seconds (bench/bounds.ts).
+ * made per request, 40 at once held /health up for seconds (bench/parts/limits/bounds.ts).
  */
 export class ViewerScript {
   /** Compressions begun, for the tests: one, however many requests asked at once. */
