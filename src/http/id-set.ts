@@ -35,4 +35,15 @@ export class IdSet {
     }
     this.bits[byte] = (this.bits[byte] as number) | (1 << (id & 7))
   }
+
+  /** The ids in ascending order: a set can stand for a sorted list of ids without holding one. */
+  *ascending(): Generator<Id> {
+    const bits = this.bits
+    for (let byte = 0; byte < bits.length; byte++) {
+      const value = bits[byte] as number
+      if (value === 0) continue
+      for (let bit = 0; bit < 8; bit++) if (value & (1 << bit)) yield byte * 8 + bit
+    }
+    if (this.large) yield* [...this.large].sort((a, b) => a - b)
+  }
 }
