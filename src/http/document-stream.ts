@@ -3,7 +3,7 @@ import type { IncludeTree } from '../jsonapi/query'
 import type { ResourceDescription } from '../model/description'
 import type { ResourceRegistry } from '../resources/registry'
 import { GraphBuilder } from '../store/record-graph'
-import type { Id, Store, StoredRecord } from '../store/store'
+import type { Store, StoredRecord } from '../store/store'
 import { IdSet } from './id-set'
 
 /** How many included records are read from the store at a time. */
@@ -128,7 +128,7 @@ export class DocumentStream {
       // A record written already is read again only to follow paths on from it.
       const written = this.writtenOf(node.resource.type)
       const skip = node.children.length === 0 ? written : undefined
-      for (const ids of batchesOf(queued.ascending(), skip)) {
+      for (const ids of queued.batches(INCLUDED_BATCH, skip)) {
         const records = await this.request.store.findMany(node.resource, ids)
         const write = await this.writer(node, records, this.links.get(node.resource.type) ?? [])
         for (const record of records) {
@@ -239,18 +239,4 @@ class Piece {
     this.chars = 0
     return text
   }
-}
-
-/** Ids in batches of INCLUDED_BATCH, leaving out those `skip` holds. */
-function* batchesOf(ids: Iterable<Id>, skip: IdSet | undefined): Generator<Id[]> {
-  let batch: Id[] = []
-  for (const id of ids) {
-    if (skip?.has(id)) continue
-    batch.push(id)
-    if (batch.length === INCLUDED_BATCH) {
-      yield batch
-      batch = []
-    }
-  }
-  if (batch.length > 0) yield batch
 }
