@@ -78,10 +78,7 @@ describe('IdSet', () => {
     ])
     const skip = new IdSet()
     for (const id of [8, 4096, BITMAP_LIMIT + 1]) skip.add(id)
-    expect([...set.batches(4, skip)]).toEqual([
-      [0, 9, BITMAP_LIMIT - 1, BITMAP_LIMIT],
-      [2 ** 40],
-    ])
+    expect([...set.batches(4, skip)]).toEqual([[0, 9, BITMAP_LIMIT - 1, BITMAP_LIMIT], [2 ** 40]])
     expect([...new IdSet().batches(3)]).toEqual([])
   })
 })
