@@ -1,9 +1,9 @@
-import { pushUnlinkedResources, resourceJson, unlinkedResourceJson } from '../jsonapi/document'
+import { pushResource, pushUnlinkedResource, pushUnlinkedResources } from '../jsonapi/document'
 import type { IncludeTree } from '../jsonapi/query'
 import type { ResourceDescription } from '../model/description'
 import type { ResourceRegistry } from '../resources/registry'
 import { GraphBuilder } from '../store/record-graph'
-import type { Id, Store, StoredRecord } from '../store/store'
+import type { Store, StoredRecord } from '../store/store'
 import { IdSet } from './id-set'
 
 /** How many included records are read from the store at a time. */
@@ -13,7 +13,7 @@ export const INCLUDED_BATCH = 1000
 interface IncludeNode {
   readonly resource: ResourceDescription
   readonly children: readonly (readonly [name: string, node: IncludeNode])[]
-  queue: Id[]
+  /** The ids reached, in a set that gives them in order. */
   queued: IdSet
 }
 
@@ -51,7 +51,7 @@ export class DocumentStream {
         const target = registry.get(resource.relationships[name]?.target ?? '')
         children.push([name, build(target, subtree)])
       }
-      return { resource, children, queue: [], queued: new IdSet() }
+      return { resource, children, queued: new IdSet() }
     }
     this.root = build(resource, include)
     // Breadth first: a path's records are all read before the paths that go on from them.
@@ -91,73 +91,83 @@ export class DocumentStream {
     itemCursor?: (record: StoredRecord) => string,
   ): AsyncGenerator<string> {
     const { resource, primaryLinks } = this.request
-    // The last piece is held back until the next is known, and what follows it (a closing
-    // bracket, meta and links) joins it: a short document is one piece, answered as one string.
-    // A piece is gathered as fragments and joined once when it goes: its text is copied once.
-    let held: (string | number)[] = [shape === 'many' ? '{"data":[' : '{"data":']
-    let holding = false
+    // A piece is gathered as fragments and joined once when it goes: its text is copied once, and
+    // no record's text is a string of its own. It goes only once more is known to follow, and what
+    // ends the document (a closing bracket, meta and links) joins the last: a short document is
+    // one piece, answered as one string.
+    const piece = new Piece(shape === 'many' ? '{"data":[' : '{"data":')
     let first = true
-    const release = (): string => {
-      const text = held.join('')
-      held = []
-      return text
-    }
     for await (const records of primary) {
       if (records.length === 0) continue
       // Plain records are about 170 bytes each: a batch of them is one piece.
       if (this.plain) {
-        if (holding) yield release()
-        if (!first) held.push(',')
-        pushUnlinkedResources(resource, records, held, itemCursor)
+        if (piece.chars > 0) yield piece.release()
+        if (!first) piece.parts.push(',')
+        pushUnlinkedResources(resource, records, piece.parts, itemCursor)
         first = false
-        holding = true
+        piece.chars = PIECE_CHARS
         continue
       }
-      for (const group of groups(await this.render(this.root, records, primaryLinks, false, itemCursor))) {
-        if (holding) yield release()
-        held.push(first ? group : `,${group}`)
+      const write = await this.writer(this.root, records, primaryLinks, itemCursor)
+      for (const record of records) {
+        if (piece.chars >= PIECE_CHARS) yield piece.release()
+        const from = piece.parts.length
+        if (!first) piece.parts.push(',')
+        write(record, piece.parts)
+        piece.count(from)
         first = false
-        holding = true
       }
     }
-    if (shape === 'many') held.push(']')
+    if (shape === 'many') piece.parts.push(']')
     let included = false
     for (const node of this.nodes) {
-      // In id order within a path, as a reader of the document would expect.
-      let queue = node.queue.sort((a, b) => a - b)
-      node.queue = []
+      // In id order within a path, as a reader of the document would expect: the set gives its ids
+      // in order, so they are never all held in a list.
+      const queued = node.queued
       node.queued = new IdSet()
       // A record written already is read again only to follow paths on from it.
-      const written = this.written.get(node.resource.type)
-      if (node.children.length === 0 && written) queue = queue.filter((id) => !written.has(id))
-      for (let start = 0; start < queue.length; start += INCLUDED_BATCH) {
-        const records = await this.request.store.findMany(node.resource, queue.slice(start, start + INCLUDED_BATCH))
-        const pieces = await this.render(node, records, this.links.get(node.resource.type) ?? [], true)
-        for (const group of groups(pieces)) {
-          if (holding) yield release()
-          held.push(included ? ',' : ',"included":[', group)
+      const written = this.writtenOf(node.resource.type)
+      const skip = node.children.length === 0 ? written : undefined
+      for (const ids of queued.batches(INCLUDED_BATCH, skip)) {
+        const records = await this.request.store.findMany(node.resource, ids)
+        const write = await this.writer(node, records, this.links.get(node.resource.type) ?? [])
+        for (const record of records) {
+          if (written.has(record.id)) continue
+          if (piece.chars >= PIECE_CHARS) yield piece.release()
+          const from = piece.parts.length
+          piece.parts.push(included ? ',' : ',"included":[')
           included = true
-          holding = true
+          write(record, piece.parts)
+          piece.count(from)
         }
       }
     }
-    if (included) held.push(']')
-    held.push(tail, '}')
-    yield release()
+    if (included) piece.parts.push(']')
+    piece.parts.push(tail, '}')
+    yield piece.release()
+  }
+
+  /** The ids of the records of `type` written so far. */
+  private writtenOf(type: string): IdSet {
+    let written = this.written.get(type)
+    if (!written) {
+      written = new IdSet()
+      this.written.set(type, written)
+    }
+    return written
   }
 
   /**
-   * Reads the linkage of `links` for a batch, queues what the node's paths reach, and renders the
-   * records not written yet (`skipWritten`: included ones; primary records are all written), each
-   * with its item cursor when `itemCursor` is given.
+   * Reads the linkage of `links` for a batch and queues what the node's paths reach; gives the
+   * writer of the batch's records, each with its item cursor when `itemCursor` is given, which
+   * remembers each record it writes.
    */
-  private async render(
+  private async writer(
     node: IncludeNode,
     records: readonly StoredRecord[],
     links: readonly string[],
-    skipWritten = false,
     itemCursor?: (record: StoredRecord) => string,
-  ): Promise<string[]> {
+  ): Promise<(record: StoredRecord, parts: (string | number)[]) => void> {
     const { registry, store, fields } = this.request
     const { resource } = node
     const graph = new GraphBuilder(resource.type, [])
@@ -178,52 +188,55 @@ export class DocumentStream {
     for (const [name, child] of node.children) {
       for (const record of records) {
         const linkage = graph.linkage(resource.type, record.id, name)
-        for (const id of linkage == null ? [] : typeof linkage === 'number' ? [linkage] : linkage) {
-          if (child.queued.has(id)) continue
-          child.queued.add(id)
-          child.queue.push(id)
-        }
+        if (linkage == null) continue
+        if (typeof linkage === 'number') child.queued.add(linkage)
+        else for (const id of linkage) child.queued.add(id)
       }
     }
-    let written = this.written.get(resource.type)
-    if (!written) {
-      written = new IdSet()
-      this.written.set(resource.type, written)
-    }
-    const pieces: string[] = []
+    const written = this.writtenOf(resource.type)
+    // Primary records are remembered only when something may be included after them.
+    const remember = node !== this.root || this.nodes.length > 0
     const context = { registry, graph, fields }
     // No linkage and no fieldset: the prepared template, which makes far less garbage per record.
     const plain = links.length === 0 && !fields.has(resource.type)
-    for (const record of records) {
-      if (skipWritten && written.has(record.id)) continue
-      // Primary records are remembered only when something may be included after them.
-      if (skipWritten || this.nodes.length > 0) written.add(record.id)
+    return (record, parts) => {
+      if (remember) written.add(record.id)
       const cursor = itemCursor?.(record)
-      pieces.push(
-        plain ? unlinkedResourceJson(resource, record, cursor) : resourceJson(context, resource, record, cursor),
-      )
+      if (plain) pushUnlinkedResource(resource, record, parts, cursor)
+      else pushResource(context, resource, record, parts, cursor)
     }
-    return pieces
   }
 }
 
 /**
- * About this much JSON text goes out in one piece: a batch of records that link thousands each is
- * split, and a batch of plain ones (about 170 KB for 1,000 books) is not, since from a read worker
- * each piece is one round trip.
+ * About this much JSON text goes out in one piece: the records of a batch that link thousands each
+ * go in several, and a batch of plain ones (about 170 KB for 1,000 books) in one, since from a read
+ * worker each piece is one round trip.
  */
 const PIECE_CHARS = 256 * 1024
 
-/** Resource objects joined by commas, in groups of about PIECE_CHARS. */
-function* groups(pieces: readonly string[]): Generator<string> {
-  let start = 0
-  let size = 0
-  for (let i = 0; i < pieces.length; i++) {
-    size += (pieces[i] as string).length
-    if (size >= PIECE_CHARS || i === pieces.length - 1) {
-      yield pieces.slice(start, i + 1).join(',')
-      start = i + 1
-      size = 0
+/** The fragments of the piece being gathered, and about how many characters they hold. */
+class Piece {
+  parts: (string | number)[]
+  chars = 0
+
+  constructor(opening: string) {
+    this.parts = [opening]
+  }
+
+  /** Adds the characters of the fragments from `from` on (a number's, about). */
+  count(from: number): void {
+    const { parts } = this
+    for (let i = from; i < parts.length; i++) {
+      const part = parts[i] as string | number
+      this.chars += typeof part === 'string' ? part.length : 8
     }
+  }
+
+  release(): string {
+    const text = this.parts.join('')
+    this.parts = []
+    this.chars = 0
+    return text
   }
 }

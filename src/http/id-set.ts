@@ -35,4 +35,36 @@ export class IdSet {
     }
     this.bits[byte] = (this.bits[byte] as number) | (1 << (id & 7))
   }
+
+  /**
+   * The ids in ascending order, in batches of `size`, leaving out those `skip` holds: a set stands
+   * for a sorted list of ids without holding one (100,000 ids: 12.5 KB, not an 800 KB array
+   * sorted and copied). A batch at a time: a generator's step per id would leave an object behind.
+   */
+  *batches(size: number, skip?: IdSet): Generator<Id[]> {
+    let batch: Id[] = []
+    const bits = this.bits
+    for (let byte = 0; byte < bits.length; byte++) {
+      const value = bits[byte] as number
+      if (value === 0) continue
+      for (let bit = 0; bit < 8; bit++) {
+        const id = byte * 8 + bit
+        if ((value & (1 << bit)) === 0 || skip?.has(id)) continue
+        batch.push(id)
+        if (batch.length === size) {
+          yield batch
+          batch = []
+        }
+      }
+    }
+    for (const id of this.large ? [...this.large].sort((a, b) => a - b) : []) {
+      if (skip?.has(id)) continue
+      batch.push(id)
+      if (batch.length === size) {
+        yield batch
+        batch = []
+      }
+    }
+    if (batch.length > 0) yield batch
+  }
 }

@@ -94,8 +94,18 @@ function unlinkedWriter(resource: ResourceDescription): UnlinkedWriter {
 /** The JSON text of `unlinkedResource(resource, record, cursor)`. */
 export function unlinkedResourceJson(resource: ResourceDescription, record: StoredRecord, cursor?: string): string {
   const parts: (string | number)[] = []
-  unlinkedWriter(resource)(record, itemMetaJson(cursor), parts)
+  pushUnlinkedResource(resource, record, parts, cursor)
   return parts.join('')
+}
+
+/** Pushes the JSON text of `unlinkedResourceJson(resource, record, cursor)` onto `parts`, in fragments. */
+export function pushUnlinkedResource(
+  resource: ResourceDescription,
+  record: StoredRecord,
+  parts: (string | number)[],
+  cursor?: string,
+): void {
+  unlinkedWriter(resource)(record, itemMetaJson(cursor), parts)
 }
 
 /**
@@ -180,34 +190,53 @@ export function resourceJson(
   record: StoredRecord,
   cursor?: string,
 ): string {
+  const parts: (string | number)[] = []
+  pushResource(context, resource, record, parts, cursor)
+  return parts.join('')
+}
+
+/**
+ * Pushes the JSON text of `resourceJson(context, resource, record, cursor)` onto `parts` in
+ * fragments, three for each id of a linkage, for the caller to join once with what surrounds them:
+ * text built by `+=` leaves a rope and a string per id behind, some 20 MB of garbage for 100
+ * authors of 1,000 books each.
+ */
+export function pushResource(
+  context: RenderContext,
+  resource: ResourceDescription,
+  record: StoredRecord,
+  parts: (string | number)[],
+  cursor?: string,
+): void {
   const only = context.fields.get(resource.type)
-  let json = `{"id":"${record.id}","type":${JSON.stringify(resource.type)},"attributes":{`
+  parts.push('{"id":"', record.id, '","type":', JSON.stringify(resource.type), ',"attributes":{')
   let first = true
   for (const name in record.attributes) {
     if (only && !only.has(name)) continue
-    json += `${first ? '' : ','}${JSON.stringify(name)}:${JSON.stringify(record.attributes[name])}`
+    parts.push(first ? '' : ',', JSON.stringify(name), ':', JSON.stringify(record.attributes[name]))
     first = false
   }
-  json += '},"relationships":{'
+  parts.push('},"relationships":{')
   first = true
   for (const [name, relationship] of relationshipsOf(resource)) {
     if (only && !only.has(name)) continue
-    json += `${first ? '' : ','}${JSON.stringify(name)}:`
+    parts.push(first ? '' : ',', JSON.stringify(name), ':')
     first = false
     const linkage = context.graph.linkage(resource.type, record.id, name)
     if (linkage === undefined) {
-      json += '{"meta":{"included":false}}'
+      parts.push('{"meta":{"included":false}}')
       continue
     }
     // Ids are integers and type names plain words: neither needs escaping.
     const prefix = `{"type":${JSON.stringify(context.registry.get(relationship.target).type)},"id":"`
-    if (linkage === null) json += '{"data":null}'
-    else if (typeof linkage === 'number') json += `{"data":${prefix}${linkage}"}}`
+    if (linkage === null) parts.push('{"data":null}')
+    else if (typeof linkage === 'number') parts.push('{"data":', prefix, linkage, '"}}')
     else {
-      json += '{"data":['
-      for (let i = 0; i < linkage.length; i++) json += `${i > 0 ? ',' : ''}${prefix}${linkage[i]}"}`
-      json += ']}'
+      parts.push('{"data":[')
+      const next = `,${prefix}`
+      for (let i = 0; i < linkage.length; i++) parts.push(i > 0 ? next : prefix, linkage[i] as Id, '"}')
+      parts.push(']}')
     }
   }
-  return `${json}}${itemMetaJson(cursor)}}`
+  parts.push('}', itemMetaJson(cursor), '}')
 }

@@ -67,4 +67,18 @@ describe('IdSet', () => {
     expect(set.has(BITMAP_LIMIT + 5)).toBe(true)
     expect([4, 6, 13, BITMAP_LIMIT + 4, BITMAP_LIMIT + 6].some((id) => set.has(id))).toBe(false)
   })
+
+  it('gives its ids in ascending order in batches, past the bitmap too, each once and none it skips', () => {
+    const set = new IdSet()
+    for (const id of [2 ** 40, 9, BITMAP_LIMIT + 1, 0, 8, 9, 4096, BITMAP_LIMIT - 1, BITMAP_LIMIT]) set.add(id)
+    expect([...set.batches(3)]).toEqual([
+      [0, 8, 9],
+      [4096, BITMAP_LIMIT - 1, BITMAP_LIMIT],
+      [BITMAP_LIMIT + 1, 2 ** 40],
+    ])
+    const skip = new IdSet()
+    for (const id of [8, 4096, BITMAP_LIMIT + 1]) skip.add(id)
+    expect([...set.batches(4, skip)]).toEqual([[0, 9, BITMAP_LIMIT - 1, BITMAP_LIMIT], [2 ** 40]])
+    expect([...new IdSet().batches(3)]).toEqual([])
+  })
 })
