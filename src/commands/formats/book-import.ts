@@ -1,5 +1,6 @@
+import type { ImportCounts, NamedBook } from '../../model/imports'
 import { StoreUnavailableError } from '../../store/faults'
-import type { ImportCounts, NamedBook, Store } from '../../store/store'
+import type { Store } from '../../store/store'
 import { count, formatBytes, Progress, say } from '../progress'
 import { bookFromCsv, bookFromJson } from './book-lines'
 import type { CsvLayout } from './csv-header'

@@ -208,7 +208,7 @@ export class ServiceMetrics {
     processMetrics()
   }
 
-  /** For TimedStore, and for ReadPool as `read_worker`: one call's time. */
+  /** For timedStore, and for ReadPool as `read_worker`: one call's time. */
   readonly storeCall = (operation: DatabaseOperation, seconds: number): void => {
     const totals = this.database.get(operation)
     if (!totals) return

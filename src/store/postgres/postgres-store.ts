@@ -1,5 +1,29 @@
 import { SQL } from 'bun'
 import type { ResourceDescription } from '../../model/description'
+import {
+  type IncludePlan,
+  type ListPage,
+  type ListQuery,
+  type Members,
+  type RecordGraph,
+  type SearchOrder,
+  type StoreFilter,
+  sortValuesOf,
+} from '../../model/query'
+import type { Id, StoredRecord } from '../../model/record'
+import {
+  type AtomicOperation,
+  type AtomicOutcome,
+  asConditional,
+  type DeleteResult,
+  type NoOptions,
+  type RecordInput,
+  type StaleIf,
+  type ToManyChange,
+  type ToManyResult,
+  type WriteOptions,
+  type WriteResult,
+} from '../../model/writes'
 import type { ResourceRegistry } from '../../resources/registry'
 import type { CatalogueRestore, CatalogueSnapshot } from '../catalogue-copy'
 import { StoreUnavailableError } from '../faults'
@@ -8,29 +32,7 @@ import { unmigrated } from '../migration-state'
 import type { ReadRouting } from '../read-routing'
 import { JoinedFind } from '../sql/joined-find'
 import type { Row } from '../sql/table'
-import type {
-  AtomicOperation,
-  AtomicOutcome,
-  BookImport,
-  DeleteResult,
-  Expectation,
-  Id,
-  IncludePlan,
-  ListPage,
-  ListQuery,
-  Members,
-  RecordGraph,
-  RecordInput,
-  SearchOrder,
-  Stale,
-  Store,
-  StoredRecord,
-  StoreFilter,
-  ToManyChange,
-  ToManyResult,
-  WriteResult,
-} from '../store'
-import { sortValuesOf } from '../store'
+import type { BookImport, Store } from '../store'
 import { PostgresRestore, PostgresSnapshot } from './copy'
 import { storeError } from './faults'
 import { PostgresBookImport } from './import'
@@ -267,56 +269,34 @@ export class PostgresStore implements Store {
     return this.committed(this.writes.create(resource, input))
   }
 
-  update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null>
-  update(
+  update<O extends WriteOptions<StoredRecord> = NoOptions>(
     resource: ResourceDescription,
     id: Id,
     input: RecordInput,
-    expect: Expectation<StoredRecord> | undefined,
-  ): Promise<WriteResult | null | Stale>
-  update(
-    resource: ResourceDescription,
-    id: Id,
-    input: RecordInput,
-    expect?: Expectation<StoredRecord>,
-  ): Promise<WriteResult | null | Stale> {
-    return this.committed(this.writes.update(resource, id, input, expect))
+    options?: O & WriteOptions<StoredRecord>,
+  ): Promise<WriteResult | null | StaleIf<O>> {
+    return asConditional(this.committed(this.writes.update(resource, id, input, options?.expect)))
   }
 
-  changeToMany(
+  changeToMany<O extends WriteOptions<readonly Id[]> = NoOptions>(
     resource: ResourceDescription,
     id: Id,
     relationship: string,
     ids: readonly Id[],
     change: ToManyChange,
-  ): Promise<ToManyResult>
-  changeToMany(
-    resource: ResourceDescription,
-    id: Id,
-    relationship: string,
-    ids: readonly Id[],
-    change: ToManyChange,
-    expect: Expectation<readonly Id[]> | undefined,
-  ): Promise<ToManyResult | Stale>
-  changeToMany(
-    resource: ResourceDescription,
-    id: Id,
-    relationship: string,
-    ids: readonly Id[],
-    change: ToManyChange,
-    expect?: Expectation<readonly Id[]>,
-  ): Promise<ToManyResult | Stale> {
-    return this.committed(this.writes.changeToMany(resource, id, relationship, ids, change, expect))
+    options?: O & WriteOptions<readonly Id[]>,
+  ): Promise<ToManyResult | StaleIf<O>> {
+    return asConditional(
+      this.committed(this.writes.changeToMany(resource, id, relationship, ids, change, options?.expect)),
+    )
   }
 
-  delete(resource: ResourceDescription, id: Id): Promise<DeleteResult>
-  delete(
+  delete<O extends WriteOptions<StoredRecord> = NoOptions>(
     resource: ResourceDescription,
     id: Id,
-    expect: Expectation<StoredRecord> | undefined,
-  ): Promise<DeleteResult | Stale>
-  delete(resource: ResourceDescription, id: Id, expect?: Expectation<StoredRecord>): Promise<DeleteResult | Stale> {
-    return this.committed(this.writes.delete(resource, id, expect))
+    options?: O & WriteOptions<StoredRecord>,
+  ): Promise<DeleteResult | StaleIf<O>> {
+    return asConditional(this.committed(this.writes.delete(resource, id, options?.expect)))
   }
 
   atomic(operations: readonly AtomicOperation[]): Promise<AtomicOutcome> {

@@ -1,5 +1,6 @@
 import type { Database, SQLQueryBindings, Statement } from 'bun:sqlite'
-import type { Id, ImportCounts, NamedBook } from '../store'
+import type { ImportCounts, NamedBook } from '../../model/imports'
+import type { Id } from '../../model/record'
 import { searchIndexName } from './search'
 
 /** The page cache of the import's connection, in KiB. */

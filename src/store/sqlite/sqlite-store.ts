@@ -2,6 +2,32 @@ import { constants, Database, type SQLQueryBindings, type Statement } from 'bun:
 import { mkdirSync, realpathSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { ResourceDescription } from '../../model/description'
+import type { ImportCounts, NamedBook } from '../../model/imports'
+import {
+  type IncludePlan,
+  type ListQuery,
+  type Members,
+  type RecordGraph,
+  type SearchOrder,
+  type StoreFilter,
+  sortValuesOf,
+} from '../../model/query'
+import type { Id, StoredRecord } from '../../model/record'
+import {
+  type AtomicOperation,
+  type AtomicOutcome,
+  asConditional,
+  type DeleteResult,
+  type Expectation,
+  type NoOptions,
+  type RecordInput,
+  type Stale,
+  type StaleIf,
+  type ToManyChange,
+  type ToManyResult,
+  type WriteOptions,
+  type WriteResult,
+} from '../../model/writes'
 import type { ResourceRegistry } from '../../resources/registry'
 import { AtomicAbort, runAtomic, type SyncWriter } from '../atomic'
 import type { CatalogueRestore, CatalogueSnapshot } from '../catalogue-copy'
@@ -10,30 +36,7 @@ import { BatchSizer } from '../import-batches'
 import { unmigrated } from '../migration-state'
 import type { Durability } from '../open'
 import { quote, type Row } from '../sql/table'
-import type {
-  AtomicOperation,
-  AtomicOutcome,
-  BookImport,
-  DeleteResult,
-  Expectation,
-  Id,
-  ImportCounts,
-  IncludePlan,
-  ListQuery,
-  Members,
-  NamedBook,
-  RecordGraph,
-  RecordInput,
-  SearchOrder,
-  Stale,
-  Store,
-  StoredRecord,
-  StoreFilter,
-  ToManyChange,
-  ToManyResult,
-  WriteResult,
-} from '../store'
-import { sortValuesOf } from '../store'
+import type { BookImport, Store } from '../store'
 import { type SqliteAccess, SqliteRestore, SqliteSnapshot } from './copy'
 import { sqliteFault, storeError } from './faults'
 import { SqliteBookImport } from './import'
@@ -326,66 +329,43 @@ export class SqliteStore implements Store {
     return this.write(() => this.createNow(resource, input))
   }
 
-  update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null>
-  update(
+  update<O extends WriteOptions<StoredRecord> = NoOptions>(
     resource: ResourceDescription,
     id: Id,
     input: RecordInput,
-    expect: Expectation<StoredRecord> | undefined,
-  ): Promise<WriteResult | null | Stale>
-  async update(
-    resource: ResourceDescription,
-    id: Id,
-    input: RecordInput,
-    expect?: Expectation<StoredRecord>,
-  ): Promise<WriteResult | null | Stale> {
-    return this.write(() => this.refused(resource, id, expect) ?? this.updateNow(resource, id, input))
+    options?: O & WriteOptions<StoredRecord>,
+  ): Promise<WriteResult | null | StaleIf<O>> {
+    const expect = options?.expect
+    return asConditional(this.write(() => this.refused(resource, id, expect) ?? this.updateNow(resource, id, input)))
   }
 
-  changeToMany(
+  changeToMany<O extends WriteOptions<readonly Id[]> = NoOptions>(
     resource: ResourceDescription,
     id: Id,
     relationship: string,
     ids: readonly Id[],
     change: ToManyChange,
-  ): Promise<ToManyResult>
-  changeToMany(
-    resource: ResourceDescription,
-    id: Id,
-    relationship: string,
-    ids: readonly Id[],
-    change: ToManyChange,
-    expect: Expectation<readonly Id[]> | undefined,
-  ): Promise<ToManyResult | Stale>
-  async changeToMany(
-    resource: ResourceDescription,
-    id: Id,
-    relationship: string,
-    ids: readonly Id[],
-    change: ToManyChange,
-    expect?: Expectation<readonly Id[]>,
-  ): Promise<ToManyResult | Stale> {
-    return this.write(() => {
-      if (expect && this.local.exists(resource.type, id)) {
-        const members = this.local.members(resource.type, relationship, [id]).get(id) ?? []
-        if (!expect(members)) return 'stale'
-      }
-      return this.changeToManyNow(resource, id, relationship, ids, change)
-    })
+    options?: O & WriteOptions<readonly Id[]>,
+  ): Promise<ToManyResult | StaleIf<O>> {
+    const expect = options?.expect
+    return asConditional(
+      this.write((): ToManyResult | Stale => {
+        if (expect && this.local.exists(resource.type, id)) {
+          const members = this.local.members(resource.type, relationship, [id]).get(id) ?? []
+          if (!expect(members)) return 'stale'
+        }
+        return this.changeToManyNow(resource, id, relationship, ids, change)
+      }),
+    )
   }
 
-  delete(resource: ResourceDescription, id: Id): Promise<DeleteResult>
-  delete(
+  delete<O extends WriteOptions<StoredRecord> = NoOptions>(
     resource: ResourceDescription,
     id: Id,
-    expect: Expectation<StoredRecord> | undefined,
-  ): Promise<DeleteResult | Stale>
-  async delete(
-    resource: ResourceDescription,
-    id: Id,
-    expect?: Expectation<StoredRecord>,
-  ): Promise<DeleteResult | Stale> {
-    return this.write(() => this.refused(resource, id, expect) ?? this.deleteNow(resource, id))
+    options?: O & WriteOptions<StoredRecord>,
+  ): Promise<DeleteResult | StaleIf<O>> {
+    const expect = options?.expect
+    return asConditional(this.write(() => this.refused(resource, id, expect) ?? this.deleteNow(resource, id)))
   }
 
   /**
