@@ -1,4 +1,4 @@
-import type { Durability } from '../src/store/open'
+import type { Durability } from '../src/store/sqlite/open-database'
 import type { LoadPlan } from './load'
 import { MODERATE_CONCURRENCY } from './report'
 import { type DataSet, LARGE, SEED } from './seed'

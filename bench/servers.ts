@@ -2,7 +2,7 @@ import { closeSync, copyFileSync, mkdtempSync, openSync, readSync, rmSync } from
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import type { Durability } from '../src/store/open'
+import type { Durability } from '../src/store/sqlite/open-database'
 import { EXPRESS_COMMAND, ensureBetterSqlite } from './express-on-node'
 import type { Baselines } from './measure'
 import { identify, processTree, stillRunning } from './process-tree'
