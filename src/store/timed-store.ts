@@ -9,17 +9,16 @@ export type StoreOperation = Exclude<
 /** Told how long one store call took, in seconds, whether it succeeded or failed. */
 export type StoreTimer = (operation: StoreOperation, seconds: number) => void
 
-type Promised = Exclude<StoreOperation, 'stream'>
-
 /**
- * Every call that answers a promise (`stream`, which answers batches, is timed per batch below): a
- * record, so that a call added to the Store does not compile until it is listed here.
+ * Every store call that is timed, each once: a record, so that a call added to the Store does not
+ * compile until it is listed here (the metrics label their database time by these names).
  */
-const promised: Record<Promised, true> = {
+const timedCalls: Record<StoreOperation, true> = {
   list: true,
   page: true,
   countUpTo: true,
   matchingIds: true,
+  stream: true,
   find: true,
   findMany: true,
   members: true,
@@ -33,6 +32,11 @@ const promised: Record<Promised, true> = {
   // Every list reads it first.
   version: true,
 }
+export const storeOperations = Object.keys(timedCalls) as StoreOperation[]
+
+/** The calls that answer a promise; `stream`, which answers batches, is timed per batch. */
+type Promised = Exclude<StoreOperation, 'stream'>
+const promised = storeOperations.filter((operation): operation is Promised => operation !== 'stream')
 
 /**
  * A store that times every call of another, for the database-time metric: the wall time from the
@@ -47,7 +51,7 @@ export function timedStore(store: Store, observe: StoreTimer): Store {
     return call().finally(() => observe(operation, (performance.now() - start) / 1000))
   }
   const calls: Partial<Record<StoreOperation, unknown>> = {}
-  for (const operation of Object.keys(promised) as Promised[]) {
+  for (const operation of promised) {
     // One shape for every call: the arguments passed on as they came, the answer as it goes.
     const method = store[operation] as (...args: unknown[]) => Promise<unknown>
     calls[operation] = (...args: unknown[]) => timed(operation, () => method.apply(store, args))

@@ -14,13 +14,7 @@ import {
   type AtomicOperation,
   type AtomicOutcome,
   asConditional,
-  type DeleteResult,
-  type NoOptions,
   type RecordInput,
-  type StaleIf,
-  type ToManyChange,
-  type ToManyResult,
-  type WriteOptions,
   type WriteResult,
 } from '../../model/writes'
 import type { ResourceRegistry } from '../../resources/registry'
@@ -159,35 +153,15 @@ export class PostgresStore implements Store {
     return this.committed(this.writes.create(resource, input))
   }
 
-  update<O extends WriteOptions<StoredRecord> = NoOptions>(
-    resource: ResourceDescription,
-    id: Id,
-    input: RecordInput,
-    options?: O & WriteOptions<StoredRecord>,
-  ): Promise<WriteResult | null | StaleIf<O>> {
-    return asConditional(this.committed(this.writes.update(resource, id, input, options?.expect)))
-  }
+  // Typed by the Store: an expectation's argument, and 'stale' only when one is given (StaleIf).
+  readonly update: Store['update'] = (resource, id, input, options) =>
+    asConditional(this.committed(this.writes.update(resource, id, input, options?.expect)))
 
-  changeToMany<O extends WriteOptions<readonly Id[]> = NoOptions>(
-    resource: ResourceDescription,
-    id: Id,
-    relationship: string,
-    ids: readonly Id[],
-    change: ToManyChange,
-    options?: O & WriteOptions<readonly Id[]>,
-  ): Promise<ToManyResult | StaleIf<O>> {
-    return asConditional(
-      this.committed(this.writes.changeToMany(resource, id, relationship, ids, change, options?.expect)),
-    )
-  }
+  readonly changeToMany: Store['changeToMany'] = (resource, id, relationship, ids, change, options) =>
+    asConditional(this.committed(this.writes.changeToMany(resource, id, relationship, ids, change, options?.expect)))
 
-  delete<O extends WriteOptions<StoredRecord> = NoOptions>(
-    resource: ResourceDescription,
-    id: Id,
-    options?: O & WriteOptions<StoredRecord>,
-  ): Promise<DeleteResult | StaleIf<O>> {
-    return asConditional(this.committed(this.writes.delete(resource, id, options?.expect)))
-  }
+  readonly delete: Store['delete'] = (resource, id, options) =>
+    asConditional(this.committed(this.writes.delete(resource, id, options?.expect)))
 
   atomic(operations: readonly AtomicOperation[]): Promise<AtomicOutcome> {
     return this.committed(this.writes.atomic(operations))

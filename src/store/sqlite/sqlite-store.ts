@@ -6,13 +6,7 @@ import {
   type AtomicOperation,
   type AtomicOutcome,
   asConditional,
-  type DeleteResult,
-  type NoOptions,
   type RecordInput,
-  type StaleIf,
-  type ToManyChange,
-  type ToManyResult,
-  type WriteOptions,
   type WriteResult,
 } from '../../model/writes'
 import type { ResourceRegistry } from '../../resources/registry'
@@ -142,46 +136,25 @@ export class SqliteStore implements Store {
     return this.write(() => this.writes.create(resource, input))
   }
 
-  update<O extends WriteOptions<StoredRecord> = NoOptions>(
-    resource: ResourceDescription,
-    id: Id,
-    input: RecordInput,
-    options?: O & WriteOptions<StoredRecord>,
-  ): Promise<WriteResult | null | StaleIf<O>> {
-    const expect = options?.expect
-    return asConditional(
-      this.write(() => this.writes.refused(resource, id, expect) ?? this.writes.update(resource, id, input)),
+  // Typed by the Store: an expectation's argument, and 'stale' only when one is given (StaleIf).
+  readonly update: Store['update'] = (resource, id, input, options) =>
+    asConditional(
+      this.write(() => this.writes.refused(resource, id, options?.expect) ?? this.writes.update(resource, id, input)),
     )
-  }
 
-  changeToMany<O extends WriteOptions<readonly Id[]> = NoOptions>(
-    resource: ResourceDescription,
-    id: Id,
-    relationship: string,
-    ids: readonly Id[],
-    change: ToManyChange,
-    options?: O & WriteOptions<readonly Id[]>,
-  ): Promise<ToManyResult | StaleIf<O>> {
-    const expect = options?.expect
-    return asConditional(
+  readonly changeToMany: Store['changeToMany'] = (resource, id, relationship, ids, change, options) =>
+    asConditional(
       this.write(
         () =>
-          this.writes.refusedMembers(resource, id, relationship, expect) ??
+          this.writes.refusedMembers(resource, id, relationship, options?.expect) ??
           this.writes.changeToMany(resource, id, relationship, ids, change),
       ),
     )
-  }
 
-  delete<O extends WriteOptions<StoredRecord> = NoOptions>(
-    resource: ResourceDescription,
-    id: Id,
-    options?: O & WriteOptions<StoredRecord>,
-  ): Promise<DeleteResult | StaleIf<O>> {
-    const expect = options?.expect
-    return asConditional(
-      this.write(() => this.writes.refused(resource, id, expect) ?? this.writes.delete(resource, id)),
+  readonly delete: Store['delete'] = (resource, id, options) =>
+    asConditional(
+      this.write(() => this.writes.refused(resource, id, options?.expect) ?? this.writes.delete(resource, id)),
     )
-  }
 
   async atomic(operations: readonly AtomicOperation[]): Promise<AtomicOutcome> {
     try {

@@ -1,15 +1,7 @@
 import type { SQLQueryBindings, Statement } from 'bun:sqlite'
 import type { ResourceDescription } from '../../model/description'
 import type { Id, StoredRecord } from '../../model/record'
-import type {
-  DeleteResult,
-  Expectation,
-  RecordInput,
-  Stale,
-  ToManyChange,
-  ToManyResult,
-  WriteResult,
-} from '../../model/writes'
+import type { DeleteResult, Expectation, RecordInput, Stale, WriteResult } from '../../model/writes'
 import type { ResourceRegistry } from '../../resources/registry'
 import type { SyncWriter } from '../atomic'
 import { quote, type Row } from '../sql/table'
@@ -56,13 +48,7 @@ export class SqliteWrites implements SyncWriter {
     return row ? { ok: true, record: table.toRecord(row) } : null
   }
 
-  changeToMany(
-    resource: ResourceDescription,
-    id: Id,
-    relationship: string,
-    ids: readonly Id[],
-    change: ToManyChange,
-  ): ToManyResult {
+  readonly changeToMany: SyncWriter['changeToMany'] = (resource, id, relationship, ids, change) => {
     const inverse = this.registry.inverseOf(resource, relationship)
     const target = this.local.table(resource.relationships[relationship]?.target ?? '')
     const column = quote(inverse.column)

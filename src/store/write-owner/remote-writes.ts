@@ -1,18 +1,7 @@
 import type { ResourceDescription } from '../../model/description'
 import type { IncludePlan, ListQuery, Members, RecordGraph, SearchOrder, StoreFilter } from '../../model/query'
 import type { Id, StoredRecord } from '../../model/record'
-import type {
-  AtomicOperation,
-  AtomicOutcome,
-  DeleteResult,
-  NoOptions,
-  RecordInput,
-  StaleIf,
-  ToManyChange,
-  ToManyResult,
-  WriteOptions,
-  WriteResult,
-} from '../../model/writes'
+import type { AtomicOperation, AtomicOutcome, RecordInput, ToManyResult, WriteResult } from '../../model/writes'
 import type { ResourceRegistry } from '../../resources/registry'
 import type { CatalogueRestore, CatalogueSnapshot } from '../catalogue-copy'
 import { StoreUnavailableError } from '../faults'
@@ -147,34 +136,18 @@ export class RemoteWritesStore implements Store {
     return (await this.call({ method: 'create', type: resource.type, input })) as WriteResult
   }
 
-  /** With an expectation, on the local connection: the check runs inside the write's transaction. */
-  async update<O extends WriteOptions<StoredRecord> = NoOptions>(
-    resource: ResourceDescription,
-    id: Id,
-    input: RecordInput,
-    options?: O & WriteOptions<StoredRecord>,
-  ): Promise<WriteResult | null | StaleIf<O>> {
+  // With an expectation, on the local connection: the check runs inside the write's transaction.
+  readonly update: Store['update'] = async (resource, id, input, options) => {
     if (options?.expect) return this.local.update(resource, id, input, options)
     return (await this.call({ method: 'update', type: resource.type, id, input })) as WriteResult | null
   }
 
-  async delete<O extends WriteOptions<StoredRecord> = NoOptions>(
-    resource: ResourceDescription,
-    id: Id,
-    options?: O & WriteOptions<StoredRecord>,
-  ): Promise<DeleteResult | StaleIf<O>> {
+  readonly delete: Store['delete'] = async (resource, id, options) => {
     if (options?.expect) return this.local.delete(resource, id, options)
     return deleteResult(await this.call({ method: 'delete', type: resource.type, id }), this.registry)
   }
 
-  async changeToMany<O extends WriteOptions<readonly Id[]> = NoOptions>(
-    resource: ResourceDescription,
-    id: Id,
-    relationship: string,
-    ids: readonly Id[],
-    change: ToManyChange,
-    options?: O & WriteOptions<readonly Id[]>,
-  ): Promise<ToManyResult | StaleIf<O>> {
+  readonly changeToMany: Store['changeToMany'] = async (resource, id, relationship, ids, change, options) => {
     if (options?.expect) return this.local.changeToMany(resource, id, relationship, ids, change, options)
     const call: WriteCall = { method: 'changeToMany', type: resource.type, id, relationship, ids, change }
     return (await this.call(call)) as ToManyResult
