@@ -4,7 +4,8 @@ import { type CorsOrigins, parseCorsOrigins } from './http/access/cors'
 import { DEFAULT_LONG_ANSWERS } from './http/long-answers'
 import { DEFAULT_LIMITS, type RequestLimits } from './jsonapi/limits'
 import { type LogLevel, logLevels } from './logger'
-import { type DatabaseLocation, type Durability, durabilities, parseDatabaseUrl, parseReplicaUrls } from './store/open'
+import { type DatabaseLocation, parseDatabaseUrl, parseReplicaUrls } from './store/open'
+import { type Durability, durabilities } from './store/sqlite/open-database'
 
 /** The settings; the request limits are settings too, one each. */
 export interface Config extends RequestLimits {

@@ -1,6 +1,6 @@
+import type { NamedBook } from '../../src/model/imports'
 import { resources } from '../../src/resources/registry'
 import { PostgresStore } from '../../src/store/postgres/postgres-store'
-import type { NamedBook } from '../../src/store/store'
 import { authorOf, collectionOf, type DataSet } from './seed'
 
 /** Books per import batch (one transaction each), as `catalogue import` sends them. */

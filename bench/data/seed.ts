@@ -1,6 +1,6 @@
+import type { Id } from '../../src/model/record'
 import { resources } from '../../src/resources/registry'
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
-import type { Id } from '../../src/store/store'
 
 /** What a data set holds and how its records are named. */
 export interface DataSet {

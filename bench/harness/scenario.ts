@@ -3,7 +3,7 @@
  * concurrency, and the servers it runs on) and its ScenarioResult. Types and the two common
  * concurrencies only, so that the harness and every part can share them without importing a part.
  */
-import type { Durability } from '../../src/store/open'
+import type { Durability } from '../../src/store/sqlite/open-database'
 import type { LoadPlan, LoadSummary } from './load'
 
 /**

@@ -3,7 +3,7 @@
  * or the raw reference and the other baselines of issue 10's comparison, each on its own copy of
  * the same SQLite file.
  */
-import type { Durability } from '../../src/store/open'
+import type { Durability } from '../../src/store/sqlite/open-database'
 import { EXPRESS_COMMAND, ensureBetterSqlite } from '../references/express-on-node'
 import type { ReferenceCommits, ReferenceLists } from '../references/sqlite-handlers'
 import type { BaselineName } from './scenario'

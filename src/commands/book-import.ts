@@ -1,5 +1,6 @@
+import type { ImportCounts, NamedBook } from '../model/imports'
 import { StoreUnavailableError } from '../store/faults'
-import type { ImportCounts, NamedBook, Store } from '../store/store'
+import type { Store } from '../store/store'
 import { bookFromCsv, bookFromJson } from './formats/book-lines'
 import type { CsvLayout } from './formats/csv-header'
 import { CsvRecords } from './formats/csv-records'

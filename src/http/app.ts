@@ -5,7 +5,7 @@ import { DEFAULT_LIMITS, type RequestLimits } from '../jsonapi/limits'
 import type { Logger } from '../logger'
 import { type ResourceRegistry, resources } from '../resources/registry'
 import type { Store } from '../store/store'
-import { TimedStore } from '../store/timed-store'
+import { timedStore } from '../store/timed-store'
 import { accessControl } from './access/access-control'
 import type { TokenSet } from './access/api-tokens'
 import { type CorsOrigins, cors } from './access/cors'
@@ -115,7 +115,7 @@ export function createApp({
           for (const timer of databaseTimers) timer(operation, seconds)
         }
   // What the requests use; /ready asks the store itself, so its probes are not database time.
-  const timed = databaseTimer ? new TimedStore(store, databaseTimer) : store
+  const timed = databaseTimer ? timedStore(store, databaseTimer) : store
   const limits: RequestLimits = { ...DEFAULT_LIMITS, ...given }
   const pageLimits = { defaultSize: Math.min(DEFAULT_PAGE_SIZE, maxPageSize), maxSize: maxPageSize }
   const fetchLimits = { ...pageLimits, ...limits }

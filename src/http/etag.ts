@@ -1,5 +1,5 @@
 import type { ResourceDescription } from '../model/description'
-import type { Id, StoredRecord } from '../store/store'
+import type { Id, StoredRecord } from '../model/record'
 
 /**
  * Entity tags (RFC 9110 §8.8.3), in three forms:

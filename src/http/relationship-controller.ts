@@ -4,9 +4,12 @@ import { humanize, words } from '../jsonapi/messages'
 import { rejectQueryParameters } from '../jsonapi/query'
 import { parseToManyDocument, parseToOneDocument } from '../jsonapi/relationship-document'
 import type { RelationshipDescription, ResourceDescription } from '../model/description'
+import type { Linkage } from '../model/query'
+import type { Id, StoredRecord } from '../model/record'
+import type { ToManyChange } from '../model/writes'
 import type { ResourceRegistry } from '../resources/registry'
 import { refuseOrphaning, requiredToOne } from '../service/write-rules'
-import type { Id, Linkage, Store, StoredRecord, ToManyChange } from '../store/store'
+import type { Store } from '../store/store'
 import { documentOf } from './body-parser'
 import { joiningNotCovered, preconditionFailed, recordName } from './conditional'
 import { linkageState, recordState } from './etag'
@@ -100,7 +103,7 @@ export class RelationshipController {
       resource,
       recordId,
       { attributes: {}, toOne: { [this.name]: targetId } },
-      preconditions?.forRecord(resource),
+      { expect: preconditions?.forRecord(resource) },
     )
     if (!result) throw recordNotFound()
     // A to-one relationship is part of its record: the record's tag guards it.
@@ -134,7 +137,9 @@ export class RelationshipController {
     const { ids, invalid } = parseToManyDocument(target, documentOf(body), this.maxIds)
     if (invalid.length > 0) throw relatedNotFound(target, invalid)
     const joining = change === 'remove' ? [] : ids
-    const result = await store.changeToMany(resource, recordId, name, ids, change, preconditions?.forMembers(joining))
+    const result = await store.changeToMany(resource, recordId, name, ids, change, {
+      expect: preconditions?.forMembers(joining),
+    })
     if (result === 'stale') {
       const what = `The ${humanize(name).toLowerCase()} of ${recordName(resource, recordId).toLowerCase()}`
       if (preconditions && preconditions.uncovered.length > 0)

@@ -11,10 +11,12 @@ import {
 } from '../jsonapi/query'
 import { parseWriteDocument } from '../jsonapi/request-document'
 import type { ResourceDescription } from '../model/description'
+import type { IncludeNode, IncludePlan, StoreFilter } from '../model/query'
+import type { StoredRecord } from '../model/record'
 import type { ResourceRegistry } from '../resources/registry'
 import { checkReferencesExist, failsAsParsed, referencesMissing, stillReferenced } from '../service/write-rules'
 import { SEARCH_WINDOW } from '../store/search-ranking'
-import type { IncludeNode, IncludePlan, Store, StoredRecord, StoreFilter } from '../store/store'
+import type { Store } from '../store/store'
 import { documentOf } from './body-parser'
 import { preconditionFailed, recordName, type WritePreconditions } from './conditional'
 import { DocumentStream } from './document-stream'
@@ -336,7 +338,9 @@ export class ResourceController {
     if (failsAsParsed(write) && !(await store.find(resource, recordId))) throw recordNotFound()
     const invalid = await checkReferencesExist(store, resource, write)
     if (invalid) throw invalid
-    const result = await store.update(resource, recordId, write.input, preconditions?.forRecord(resource))
+    const result = await store.update(resource, recordId, write.input, {
+      expect: preconditions?.forRecord(resource),
+    })
     if (!result) throw recordNotFound()
     if (result === 'stale') throw preconditionFailed(preconditions?.refusedBy, recordName(resource, recordId), 'it')
     if (!result.ok) throw referencesMissing(resource, result.missing)
@@ -348,7 +352,7 @@ export class ResourceController {
     const { resource, store } = this
     const recordId = requireId(id)
     rejectQueryParameters(url)
-    const result = await store.delete(resource, recordId, preconditions?.forRecord(resource))
+    const result = await store.delete(resource, recordId, { expect: preconditions?.forRecord(resource) })
     if (result === 'stale') throw preconditionFailed(preconditions?.refusedBy, recordName(resource, recordId), 'it')
     if (result.status === 'not-found') throw recordNotFound()
     if (result.status === 'restricted') throw stillReferenced(resource, recordId, result)

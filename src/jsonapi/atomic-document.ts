@@ -1,7 +1,7 @@
 import type { ResourceDescription } from '../model/description'
+import type { AtomicInput, AtomicOperation, RecordRef } from '../model/writes'
 import type { ResourceRegistry } from '../resources/registry'
 import { invalidWrite, refuseOrphaning, requiredToOne } from '../service/write-rules'
-import type { AtomicInput, AtomicOperation, RecordRef } from '../store/store'
 import { type ErrorObject, httpError, JsonApiError } from './errors'
 import { parseId } from './ids'
 import { humanize, withArticle, words } from './messages'

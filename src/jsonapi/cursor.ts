@@ -1,4 +1,4 @@
-import type { SortKey } from '../store/store'
+import type { SortKey } from '../model/query'
 
 /** The sort values of one record, in sort-key order: where a cursor page starts after (or before). */
 export type CursorValues = readonly (string | number)[]

@@ -1,6 +1,7 @@
 import type { RelationshipDescription, ResourceDescription } from '../model/description'
+import type { RecordGraph } from '../model/query'
+import type { Id, StoredRecord } from '../model/record'
 import type { ResourceRegistry } from '../resources/registry'
-import type { Id, RecordGraph, StoredRecord } from '../store/store'
 
 export interface ResourceIdentifier {
   readonly type: string

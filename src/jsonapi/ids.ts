@@ -1,4 +1,4 @@
-import type { Id } from '../store/store'
+import type { Id } from '../model/record'
 import { recordNotFound } from './errors'
 
 const canonicalId = /^[1-9][0-9]{0,15}$/

@@ -1,6 +1,6 @@
 import type { ResourceDescription } from '../model/description'
+import type { SortKey, StoreFilter } from '../model/query'
 import type { ResourceRegistry } from '../resources/registry'
-import type { SortKey, StoreFilter } from '../store/store'
 import { type CursorValues, decodeCursor } from './cursor'
 import { type ErrorObject, httpError, JsonApiError } from './errors'
 import { parseId } from './ids'

@@ -1,7 +1,7 @@
 import { Type as t } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import type { ResourceDescription } from '../model/description'
-import type { Id } from '../store/store'
+import type { Id } from '../model/record'
 import { httpError } from './errors'
 import { parseId } from './ids'
 

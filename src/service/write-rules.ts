@@ -16,8 +16,9 @@ import { type FieldError, httpError, type JsonApiError, unprocessable } from '..
 import { messages } from '../jsonapi/messages'
 import type { WriteRequest } from '../jsonapi/request-document'
 import type { ResourceDescription, ToManyRelationship } from '../model/description'
+import type { Id } from '../model/record'
+import type { RecordInput, ToManyChange } from '../model/writes'
 import type { ResourceRegistry } from '../resources/registry'
-import type { Id, RecordInput, ToManyChange } from '../store/store'
 
 /** Where `data/<path>` is under `base`. */
 function underData(base: string, path: string): string {

@@ -1,17 +1,17 @@
 import type { ResourceDescription } from '../model/description'
+import type { Id } from '../model/record'
 import type {
   AtomicFailure,
   AtomicInput,
   AtomicOperation,
   AtomicResult,
   DeleteResult,
-  Id,
   RecordInput,
   RecordRef,
   ToManyChange,
   ToManyResult,
   WriteResult,
-} from './store'
+} from '../model/writes'
 
 /**
  * The writes of a backend inside one transaction it holds open, each awaited before the next: what

@@ -8,6 +8,7 @@ import { PostgresStore } from './postgres/postgres-store'
 import type { ReplicaStateListener } from './postgres/replicas/replica'
 import { schemaVersion } from './sqlite/migrate'
 import { sqliteMigrations } from './sqlite/migrations'
+import type { Durability } from './sqlite/open-database'
 import { SqliteStore } from './sqlite/sqlite-store'
 import type { Store } from './store'
 
@@ -177,7 +178,7 @@ export interface StoreOptions {
    * nightly export or a restarted worker does not void every client's cached tags.
    */
   readonly newGeneration?: boolean
-  /** SQLite: when a write is answered (see Durability). */
+  /** SQLite: when a write is answered (see Durability in sqlite/open-database.ts). */
   readonly durability?: Durability
   /** SQLite: checkpoint the WAL on a thread of its own (SqliteOptions.offloadDiskWaits). */
   readonly offloadDiskWaits?: boolean
@@ -189,16 +190,6 @@ export interface StoreOptions {
    */
   readonly migrate?: boolean
 }
-
-/**
- * When a write is answered, on SQLite. `full`: once its commit is on disk (synchronous=FULL), so
- * it survives a power loss. `normal`: once its commit is in the WAL file (synchronous=NORMAL), so
- * it survives a crash of the service (a SIGKILL loses nothing), but a power loss or a crash of the
- * machine may undo the last commits (never half of one: the file stays sound). PostgreSQL's
- * durability is the server's own (`synchronous_commit`), set there.
- */
-export const durabilities = ['full', 'normal'] as const
-export type Durability = (typeof durabilities)[number]
 
 export async function openStore(
   location: DatabaseLocation,

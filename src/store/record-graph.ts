@@ -1,6 +1,7 @@
 import type { ResourceDescription } from '../model/description'
+import type { IncludePlan, Linkage, Members, RecordGraph } from '../model/query'
+import type { Id, StoredRecord } from '../model/record'
 import type { ResourceRegistry } from '../resources/registry'
-import type { Id, IncludePlan, Linkage, Members, RecordGraph, StoredRecord } from './store'
 
 /** Builds a RecordGraph while a backend follows an include plan. */
 export class GraphBuilder implements RecordGraph {

@@ -1,194 +1,21 @@
 import type { ResourceDescription } from '../model/description'
+import type { ImportCounts, NamedBook } from '../model/imports'
+import type { IncludePlan, ListPage, ListQuery, Members, RecordGraph, SearchOrder, StoreFilter } from '../model/query'
 import type { Id, StoredRecord } from '../model/record'
+import type {
+  AtomicOperation,
+  AtomicOutcome,
+  DeleteResult,
+  NoOptions,
+  RecordInput,
+  StaleIf,
+  ToManyChange,
+  ToManyResult,
+  WriteOptions,
+  WriteResult,
+} from '../model/writes'
 import type { CatalogueRestore, CatalogueSnapshot } from './catalogue-copy'
 import type { ReadRouting } from './read-routing'
-
-export type { Id, StoredRecord } from '../model/record'
-
-/** The fields a write sets; absent keys are left as they are (update) or take defaults (create). */
-export interface RecordInput {
-  readonly attributes: Readonly<Record<string, string>>
-  /** A relationship name mapped to the target id, or null to clear it. */
-  readonly toOne: Readonly<Record<string, Id | null>>
-}
-
-/** One condition on a list; a list matches all of its filters. */
-export type StoreFilter =
-  /** The attribute equals the value exactly. */
-  | { readonly kind: 'attribute'; readonly attribute: string; readonly value: string }
-  /** The to-one relationship points at one of `ids`, or at nothing when `orNone`. */
-  | {
-      readonly kind: 'relationship'
-      readonly relationship: string
-      readonly ids: readonly Id[]
-      readonly orNone: boolean
-    }
-  /** Full-text search of the words of `text`, each as a prefix, case and accents folded. */
-  | { readonly kind: 'search'; readonly text: string }
-
-/** `id` or an attribute name. */
-export interface SortKey {
-  readonly field: string
-  readonly descending: boolean
-}
-
-/** The values of a record's sort keys: where a keyset continues after it. */
-export function sortValuesOf(sort: readonly SortKey[], record: StoredRecord): (string | number)[] {
-  return sort.map((key) => (key.field === 'id' ? record.id : (record.attributes[key.field] as string)))
-}
-
-/** Which records a list holds and in what order. */
-export interface SearchOrder {
-  readonly filters: readonly StoreFilter[]
-  /** Ends with `id` so that the order is total. */
-  readonly sort: readonly SortKey[]
-  /** With a search filter: most relevant first, then `sort`. Not with `after`: relevance moves as data changes. */
-  readonly ranked?: boolean
-}
-
-/** A window of a list. */
-export interface ListQuery extends SearchOrder {
-  /**
-   * An integer, at least 1. There is no "no limit": a whole list is read in windows (stream), never
-   * at once, so every backend can pass it to its LIMIT as it is.
-   */
-  readonly limit: number
-  readonly offset?: number
-  /** Keyset: only the records after the one whose sort values these are, in `sort` order. */
-  readonly after?: readonly (string | number)[]
-}
-
-/** A window of a list and how many records the whole list has. */
-export interface ListPage {
-  readonly records: StoredRecord[]
-  /** Exact, but for a search that matched more than SEARCH_WINDOW records (search-ranking.ts): then that number. */
-  readonly total: number
-  /** Set when `total` stands for "at least": a search matched more than SEARCH_WINDOW records. */
-  readonly capped?: true
-}
-
-/** Owner id -> the ids of its records in a to-many relationship, in id order; owners with none are absent. */
-export type Members = Map<Id, Id[]>
-
-/**
- * Which relationships to follow from a set of records. `include` puts the related records in the
- * graph's `included`; without it only the linkage (the related ids) is read.
- */
-export interface IncludeNode {
-  readonly include: boolean
-  readonly children: IncludePlan
-}
-export type IncludePlan = ReadonlyMap<string, IncludeNode>
-
-/** The ids on the other side of a relationship: one (or null) for to-one, a list for to-many. */
-export type Linkage = Id | null | readonly Id[]
-
-/** Records reached from others along an include plan, read in the same snapshot as they. */
-export interface RecordGraph {
-  /** Linkage of a relationship the plan followed from this record, else undefined. */
-  linkage(type: string, id: Id, relationship: string): Linkage | undefined
-  /** Each included record once, in first-seen order. */
-  readonly included: readonly { readonly resource: ResourceDescription; readonly record: StoredRecord }[]
-}
-
-export type WriteResult =
-  | { readonly ok: true; readonly record: StoredRecord }
-  /** Names of the to-one relationships whose target does not exist (required ones given as null too). */
-  | { readonly ok: false; readonly missing: readonly string[] }
-
-export type DeleteResult =
-  | { readonly status: 'deleted' }
-  | { readonly status: 'not-found' }
-  /** Other records still point at this one through a relationship that forbids deleting it. */
-  | { readonly status: 'restricted'; readonly by: ResourceDescription; readonly count: number }
-
-export type ToManyChange = 'add' | 'remove' | 'replace'
-
-/**
- * What a conditional write (HTTP If-Match) expects of the current state of what it changes: the
- * write goes ahead only if this returns true. The store calls it inside the write's own
- * transaction, after reading the state there, so that of two writers expecting the same state
- * only the first succeeds; a check made before the write could pass for both.
- */
-export type Expectation<T> = (current: T) => boolean
-
-/** A conditional write found a state its Expectation refused: nothing was written. */
-export type Stale = 'stale'
-
-export type ToManyResult =
-  | { readonly status: 'changed'; readonly members: readonly Id[] }
-  /** No record has the owner's id. */
-  | { readonly status: 'not-found' }
-  /** These related records do not exist. */
-  | { readonly status: 'missing'; readonly ids: readonly Id[] }
-
-/** A record named by its id, or by the `lid` an earlier operation of the same atomic batch gave it. */
-export type RecordRef = { readonly id: Id } | { readonly lid: string }
-
-/** What an atomic operation writes: RecordInput whose references may be lids. */
-export interface AtomicInput {
-  readonly attributes: Readonly<Record<string, string>>
-  readonly toOne: Readonly<Record<string, RecordRef | null>>
-}
-
-export type AtomicOperation =
-  | {
-      readonly kind: 'create'
-      readonly resource: ResourceDescription
-      readonly lid?: string
-      readonly input: AtomicInput
-    }
-  | {
-      readonly kind: 'update'
-      readonly resource: ResourceDescription
-      readonly target: RecordRef
-      readonly input: AtomicInput
-      /** Set for a relationship operation: its result is `{}`, not the record. */
-      readonly relationship?: string
-    }
-  | { readonly kind: 'delete'; readonly resource: ResourceDescription; readonly target: RecordRef }
-  | {
-      readonly kind: 'to-many'
-      readonly resource: ResourceDescription
-      readonly target: RecordRef
-      readonly relationship: string
-      readonly members: readonly RecordRef[]
-      readonly change: ToManyChange
-    }
-
-export type AtomicResult =
-  | { readonly kind: 'record'; readonly record: StoredRecord }
-  | { readonly kind: 'members'; readonly members: readonly Id[] }
-  | { readonly kind: 'none' }
-
-/** Why an atomic batch stopped: the first operation that could not be done. */
-export type AtomicFailure =
-  | { readonly kind: 'not-found' }
-  | { readonly kind: 'unknown-lid'; readonly lid: string }
-  | { readonly kind: 'missing'; readonly relationships: readonly string[] }
-  | { readonly kind: 'missing-members'; readonly ids: readonly Id[] }
-  | { readonly kind: 'restricted'; readonly id: Id; readonly by: ResourceDescription; readonly count: number }
-
-export type AtomicOutcome =
-  | { readonly ok: true; readonly results: readonly AtomicResult[] }
-  | { readonly ok: false; readonly index: number; readonly failure: AtomicFailure }
-
-/** A book as an import file gives it: its author and collection by name, not by id. */
-export interface NamedBook {
-  readonly title: string
-  readonly author: string
-  /** Null: in no collection. */
-  readonly collection: string | null
-}
-
-/** What an import added (or, in a dry run, would add). */
-export interface ImportCounts {
-  readonly books: number
-  /** Books left out because the catalogue (or an earlier line) already holds the same one. */
-  readonly present: number
-  readonly authors: number
-  readonly collections: number
-}
 
 /** An import in progress: batches of books added one after another, each in one transaction. */
 export interface BookImport {
@@ -252,45 +79,35 @@ export interface Store {
   /** Which of these to-one references point at nothing (read-only; used to report all errors at once). */
   missingReferences(resource: ResourceDescription, toOne: RecordInput['toOne']): Promise<string[]>
   create(resource: ResourceDescription, input: RecordInput): Promise<WriteResult>
-  /** Null when no record has that id. */
-  update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null>
-  /** The same, if `expect` accepts the record as it is before the change (a conditional write). */
-  update(
+  /** Null when no record has that id. With `expect`, written only if it accepts the record as it is. */
+  update<O extends WriteOptions<StoredRecord> = NoOptions>(
     resource: ResourceDescription,
     id: Id,
     input: RecordInput,
-    expect: Expectation<StoredRecord> | undefined,
-  ): Promise<WriteResult | null | Stale>
-  delete(resource: ResourceDescription, id: Id): Promise<DeleteResult>
-  /** The same, if `expect` accepts the record as it is (a conditional write). */
-  delete(
+    options?: O & WriteOptions<StoredRecord>,
+  ): Promise<WriteResult | null | StaleIf<O>>
+  /** With `expect`, deleted only if it accepts the record as it is. */
+  delete<O extends WriteOptions<StoredRecord> = NoOptions>(
     resource: ResourceDescription,
     id: Id,
-    expect: Expectation<StoredRecord> | undefined,
-  ): Promise<DeleteResult | Stale>
+    options?: O & WriteOptions<StoredRecord>,
+  ): Promise<DeleteResult | StaleIf<O>>
   /** Runs the operations in order in one transaction: all of them are stored, or none. */
   atomic(operations: readonly AtomicOperation[]): Promise<AtomicOutcome>
   /**
    * Changes the members of a to-many relationship by writing the inverse to-one of the records
    * named: `add` points them here, `remove` clears those that point here, `replace` does both so
    * that exactly `ids` point here. One transaction; nothing changes unless every record exists.
+   * With `expect`, changed only if it accepts the members (in id order) as they are.
    */
-  changeToMany(
+  changeToMany<O extends WriteOptions<readonly Id[]> = NoOptions>(
     resource: ResourceDescription,
     id: Id,
     relationship: string,
     ids: readonly Id[],
     change: ToManyChange,
-  ): Promise<ToManyResult>
-  /** The same, if `expect` accepts the members (in id order) as they are before the change. */
-  changeToMany(
-    resource: ResourceDescription,
-    id: Id,
-    relationship: string,
-    ids: readonly Id[],
-    change: ToManyChange,
-    expect: Expectation<readonly Id[]> | undefined,
-  ): Promise<ToManyResult | Stale>
+    options?: O & WriteOptions<readonly Id[]>,
+  ): Promise<ToManyResult | StaleIf<O>>
   /**
    * A token that changes whenever the stored data may have changed: after every write this store
    * commits, and every commit another connection or process makes to the same database. Read

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'bun:test'
 import { cursorEncoder, decodeCursor, encodeCursor } from '../../src/jsonapi/cursor'
-import type { SortKey } from '../../src/store/store'
+import type { SortKey } from '../../src/model/query'
 
 const byName: SortKey[] = [
   { field: 'name', descending: true },

@@ -2,8 +2,9 @@ import { describe, expect, it } from 'bun:test'
 import { encodeCursor } from '../../src/jsonapi/cursor'
 import { resourceJson, resourceObject, unlinkedResource, unlinkedResourceJson } from '../../src/jsonapi/document'
 import type { ResourceDescription } from '../../src/model/description'
+import type { Linkage, RecordGraph } from '../../src/model/query'
+import type { StoredRecord } from '../../src/model/record'
 import { resources } from '../../src/resources/registry'
-import type { Linkage, RecordGraph, StoredRecord } from '../../src/store/store'
 
 describe('unlinkedResourceJson', () => {
   const names = ['Plain', 'Quote " and backslash \\', 'Émile 📚', 'Line\nbreak\ttab', '\u2028\u0000', ' ']

@@ -2,10 +2,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { AtomicOperation, AtomicOutcome } from '../../src/model/writes'
 import { resources } from '../../src/resources/registry'
 import { AtomicAbort, runAtomicAsync, type TransactionWriter } from '../../src/store/atomic'
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
-import type { AtomicOperation, AtomicOutcome, Store } from '../../src/store/store'
+import type { Store } from '../../src/store/store'
 
 const authors = resources.get('authors')
 const books = resources.get('books')

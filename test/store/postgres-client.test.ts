@@ -1,6 +1,6 @@
 import { expect, setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
-import { postgresClientOptions } from '../../src/store/postgres/postgres-store'
+import { postgresClientOptions } from '../../src/store/postgres/open-database'
 import { describeWithPgBouncer, type PgBouncer, startPgBouncer } from '../support/pgbouncer'
 import { afterAll, beforeAll, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 import { withTimeout } from '../support/process'

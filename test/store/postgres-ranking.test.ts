@@ -1,9 +1,12 @@
 import { expect } from 'bun:test'
 import { SQL } from 'bun'
+import type { SearchOrder } from '../../src/model/query'
+import type { Id } from '../../src/model/record'
+import type { WriteResult } from '../../src/model/writes'
 import { resources } from '../../src/resources/registry'
 import { PostgresStore } from '../../src/store/postgres/postgres-store'
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
-import type { Id, SearchOrder, Store, WriteResult } from '../../src/store/store'
+import type { Store } from '../../src/store/store'
 import { afterAll, beforeAll, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 
 // Ranked search lists (filter[search] without a sort) come in the same order over PostgreSQL as

@@ -1,8 +1,9 @@
 import { expect, setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
+import type { Id } from '../../src/model/record'
+import type { WriteResult } from '../../src/model/writes'
 import { resources } from '../../src/resources/registry'
 import { PostgresStore } from '../../src/store/postgres/postgres-store'
-import type { Id, WriteResult } from '../../src/store/store'
 import { afterAll, beforeAll, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).

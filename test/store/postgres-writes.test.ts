@@ -1,9 +1,11 @@
 import { expect, setDefaultTimeout } from 'bun:test'
 import { SQL } from 'bun'
+import type { StoredRecord } from '../../src/model/record'
+import type { WriteResult } from '../../src/model/writes'
 import { resources } from '../../src/resources/registry'
 import { migratePostgres, postgresMigrations } from '../../src/store/postgres/migrations'
 import { PostgresStore } from '../../src/store/postgres/postgres-store'
-import type { Store, StoredRecord, WriteResult } from '../../src/store/store'
+import type { Store } from '../../src/store/store'
 import { afterAll, afterEach, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 import { scratchDatabases } from '../support/test-database'
 
@@ -114,7 +116,7 @@ describe('PostgresStore writes side by side', () => {
       await holder`BEGIN`
       await holder`INSERT INTO books (id, name, author_id) VALUES (1000, 'Pending', ${author.id})`
       expect(created(await store.update(authors, author.id, named('Renamed'))).attributes.name).toBe('Renamed')
-      const expected = await store.update(authors, author.id, named('Renamed again'), () => true)
+      const expected = await store.update(authors, author.id, named('Renamed again'), { expect: () => true })
       expect(created(expected).attributes.name).toBe('Renamed again')
       expect(created(await store.update(collections, collection.id, named('Shelf 2'))).attributes.name).toBe('Shelf 2')
       expect(created(await store.update(books, book.id, named('Book 2'))).attributes.name).toBe('Book 2')

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'bun:test'
 import type { ResourceDescription, ToOneRelationship } from '../../src/model/description'
+import type { IncludePlan, RecordGraph } from '../../src/model/query'
+import type { Id, StoredRecord } from '../../src/model/record'
 import { ResourceRegistry } from '../../src/resources/registry'
 import {
   followPlan,
@@ -9,7 +11,6 @@ import {
   type GraphRead,
   toOneGraph,
 } from '../../src/store/record-graph'
-import type { Id, IncludePlan, RecordGraph, StoredRecord } from '../../src/store/store'
 
 const toOne = (column: string): ToOneRelationship => ({
   kind: 'to-one',

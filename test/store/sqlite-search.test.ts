@@ -3,10 +3,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { Id, StoredRecord } from '../../src/model/record'
 import { resources } from '../../src/resources/registry'
 import { narrowingWords } from '../../src/store/sqlite/search'
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
-import type { Id, StoredRecord } from '../../src/store/store'
 
 const authors = resources.get('authors')
 const collections = resources.get('book_collections')

@@ -78,7 +78,8 @@ describe('SqliteStore at durability full with offloadDiskWaits', () => {
     const written = await store.create(authors, { attributes: { name: 'Ada' }, toOne: {} })
     expect(written.ok).toBe(true)
     // The flush held back: the write is committed (another connection would read it) but not answered.
-    const own = store as unknown as { flusher: WalFlusher }
+    // The flusher is the group commit's (src/store/sqlite/group-commit.ts).
+    const own = (store as unknown as { commits: { flusher: WalFlusher } }).commits
     const real = own.flusher
     let release = () => {}
     own.flusher = Object.assign(Object.create(real), {

@@ -3,10 +3,12 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { ListQuery, StoreFilter } from '../../src/model/query'
+import type { StoredRecord } from '../../src/model/record'
+import type { WriteResult } from '../../src/model/writes'
 import { resources } from '../../src/resources/registry'
 import { sqliteMigrations } from '../../src/store/sqlite/migrations'
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
-import type { ListQuery, StoredRecord, StoreFilter, WriteResult } from '../../src/store/store'
 import { type BulkBook, type BulkCatalogue, byName, byNameDescending, insertCatalogueFile } from '../support/bulk'
 
 const authors = resources.get('authors')

@@ -1,7 +1,8 @@
 import { Database } from 'bun:sqlite'
 import { SQL } from 'bun'
+import type { NamedBook } from '../../src/model/imports'
 import type { DatabaseLocation } from '../../src/store/open'
-import type { NamedBook, Store } from '../../src/store/store'
+import type { Store } from '../../src/store/store'
 
 /**
  * Thousands of records written straight into a test's database (a SQLite file or a PostgreSQL

@@ -1,9 +1,10 @@
 import type { ResourceDescription } from '../../src/model/description'
+import type { Id, StoredRecord } from '../../src/model/record'
 import { authors } from '../../src/resources/authors'
 import { bookCollections } from '../../src/resources/book-collections'
 import { books } from '../../src/resources/books'
 import { resources } from '../../src/resources/registry'
-import type { Id, Store, StoredRecord } from '../../src/store/store'
+import type { Store } from '../../src/store/store'
 
 /*
  * Catalogues for the tests of export and restore (test/commands/restore*.test.ts), seeded and read

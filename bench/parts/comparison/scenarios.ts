@@ -2,7 +2,7 @@
  * Issue 10's comparison at 10,000 books: its reads and its writes at one DURABILITY, each beside
  * the raw reference and the baselines, with the target each is held to.
  */
-import type { Durability } from '../../../src/store/open'
+import type { Durability } from '../../../src/store/sqlite/open-database'
 import { type DataSet, SEED } from '../../data/seed'
 import { deleteBook, getBook, pageOfBooks, patchBook, postBook } from '../../harness/requests'
 import type { Plan, Scenario } from '../../harness/scenario'

@@ -6,7 +6,7 @@
  * rename) and DELETE of a book, on fresh copies of the write runs' file for each (the 10,000 books
  * and DELETE_STOCK more for DELETE to delete, bench/parts/comparison/scenarios.ts).
  */
-import type { Durability } from '../../../src/store/open'
+import type { Durability } from '../../../src/store/sqlite/open-database'
 import { compareWrites } from '../../harness/compare'
 import { pinning, runScenario, warmUp } from '../../harness/measure'
 import type { ScenarioResult } from '../../harness/scenario'

@@ -1,9 +1,9 @@
 import { validateString } from '../../jsonapi/request-document'
 import { storedText } from '../../jsonapi/visible-text'
+import type { NamedBook } from '../../model/imports'
 import { authors } from '../../resources/authors'
 import { bookCollections } from '../../resources/book-collections'
 import { books } from '../../resources/books'
-import type { NamedBook } from '../../store/store'
 import { printable } from './printable'
 
 /** The fields of a line, in the order of the CSV header; the members of a JSON line. */

@@ -2,9 +2,9 @@ import { messages } from '../../jsonapi/messages'
 import { validateString } from '../../jsonapi/request-document'
 import { storedText } from '../../jsonapi/visible-text'
 import type { ResourceDescription, ToOneRelationship } from '../../model/description'
+import type { Id, StoredRecord } from '../../model/record'
 import type { ResourceRegistry } from '../../resources/registry'
 import type { TypeTally } from '../../store/catalogue-copy'
-import type { Id, StoredRecord } from '../../store/store'
 import { printable } from './printable'
 
 /*

@@ -70,7 +70,7 @@ export class RequestLog {
     })
   }
 
-  /** At debug: a store call (or a round trip to a read worker) took `seconds`; a TimedStore timer. */
+  /** At debug: a store call (or a round trip to a read worker) took `seconds`; a timedStore timer. */
   readonly databaseCall = (operation: string, seconds: number): void => {
     this.logger.log('debug', 'database call', {
       operation,

@@ -1,8 +1,8 @@
 import { JsonApiError } from '../../jsonapi/errors'
 import type { FetchLimits } from '../../jsonapi/query'
 import type { ResourceDescription } from '../../model/description'
+import type { StoreFilter } from '../../model/query'
 import { type StoreFaultReason, StoreUnavailableError } from '../../store/faults'
-import type { StoreFilter } from '../../store/store'
 import type { Coding } from '../compression'
 import type { ApiResponse } from '../responses'
 

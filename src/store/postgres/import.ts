@@ -1,5 +1,6 @@
 import type { ReservedSQL } from 'bun'
-import type { Id, ImportCounts, NamedBook } from '../store'
+import type { ImportCounts, NamedBook } from '../../model/imports'
+import type { Id } from '../../model/record'
 import type { Queryable } from './reader'
 import { encodeText } from './text'
 

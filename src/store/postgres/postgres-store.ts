@@ -1,90 +1,38 @@
-import { SQL } from 'bun'
+import type { SQL } from 'bun'
 import type { ResourceDescription } from '../../model/description'
-import type { ResourceRegistry } from '../../resources/registry'
-import type { CatalogueRestore, CatalogueSnapshot } from '../catalogue-copy'
-import { StoreUnavailableError } from '../faults'
-import { IMPORT_BATCH_SIZE } from '../import-batches'
-import { unmigrated } from '../migration-state'
-import type { ReadRouting } from '../read-routing'
-import { JoinedFind } from '../sql/joined-find'
-import type { Row } from '../sql/table'
 import type {
-  AtomicOperation,
-  AtomicOutcome,
-  BookImport,
-  DeleteResult,
-  Expectation,
-  Id,
   IncludePlan,
   ListPage,
   ListQuery,
   Members,
   RecordGraph,
-  RecordInput,
   SearchOrder,
-  Stale,
-  Store,
-  StoredRecord,
   StoreFilter,
-  ToManyChange,
-  ToManyResult,
-  WriteResult,
-} from '../store'
-import { sortValuesOf } from '../store'
+} from '../../model/query'
+import type { Id, StoredRecord } from '../../model/record'
+import {
+  type AtomicOperation,
+  type AtomicOutcome,
+  asConditional,
+  type RecordInput,
+  type WriteResult,
+} from '../../model/writes'
+import type { ResourceRegistry } from '../../resources/registry'
+import type { CatalogueRestore, CatalogueSnapshot } from '../catalogue-copy'
+import { StoreUnavailableError } from '../faults'
+import { IMPORT_BATCH_SIZE } from '../import-batches'
+import { streamList } from '../list-stream'
+import type { ReadRouting } from '../read-routing'
+import { JoinedFind } from '../sql/joined-find'
+import type { Row } from '../sql/table'
+import type { BookImport, Store } from '../store'
 import { PostgresRestore, PostgresSnapshot } from './copy'
 import { storeError } from './faults'
 import { PostgresBookImport } from './import'
-import { migratePostgres, type PostgresMigration, postgresMigrations, postgresSchemaVersion } from './migrations'
+import { openDatabase, type PostgresOptions } from './open-database'
 import { PostgresReader, type Queryable } from './reader'
-import type { ReplicaStateListener } from './replicas/replica'
-import { ReplicaSet } from './replicas/replicas'
-import { postgresSchemaMismatch } from './schema'
-import { statementTimeoutMismatch } from './timeout'
+import type { ReplicaSet } from './replicas/replicas'
 import { PostgresWrites } from './writes'
-
-export interface PostgresOptions {
-  /** Most connections the pool opens. */
-  readonly poolSize?: number
-  /** Seconds to wait for a connection to be established. */
-  readonly connectTimeoutSeconds?: number
-  /** Milliseconds one statement may run before the server cancels it (0: no limit). */
-  readonly statementTimeoutMs?: number
-  /** false: no named prepared statements, which a pooler in transaction mode (PgBouncer) mixes up between clients. */
-  readonly preparedStatements?: boolean
-  readonly migrations?: readonly PostgresMigration[]
-  /** A start of the service: draw a new generation for version() (StoreOptions.newGeneration in open.ts). */
-  readonly newGeneration?: boolean
-  /** false: refuse a schema behind this build's rather than migrate it (StoreOptions.migrate). */
-  readonly migrate?: boolean
-  /** Told of each migration applied (StoreOptions.onMigration). */
-  readonly onMigration?: (migration: PostgresMigration) => void
-  /** Read replicas of the database (DATABASE_REPLICA_URL): the service's reads go to them (postgres/replicas/replicas.ts). */
-  readonly replicaUrls?: readonly string[]
-  /** Milliseconds a replica may lag before reads leave it (REPLICA_MAX_LAG). */
-  readonly replicaMaxLagMs?: number
-  /** Told each time a replica changes state (the service logs it). */
-  readonly onReplicaState?: ReplicaStateListener
-}
-
-/** STATEMENT_TIMEOUT's default (src/config.ts), for a store opened without one. */
-const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000
-
-/**
- * How the store sets up Bun's client; test/store/postgres-client.test.ts holds the client so set
- * up to what the store relies on (every result its own query's, no stall, no hang after an error).
- */
-export function postgresClientOptions(options: PostgresOptions = {}): SQL.PostgresOrMySQLOptions {
-  return {
-    max: options.poolSize ?? 10,
-    connectionTimeout: options.connectTimeoutSeconds ?? 10,
-    // A connection to a server gone away is dropped, and a new one opened on the next query:
-    // the store recovers by itself when the database is back.
-    idleTimeout: 60,
-    connection: { statement_timeout: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS },
-    // Off, each query is parsed anew as the unnamed statement, which lives within its own round trip.
-    prepare: options.preparedStatements ?? true,
-  }
-}
 
 /**
  * The PostgreSQL store: a pool of connections (Bun's SQL client), every write one transaction
@@ -111,60 +59,10 @@ export class PostgresStore implements Store {
     this.writes = new PostgresWrites(sql, this.reader, registry)
   }
 
-  /** Connects, migrates (once across instances starting together) and returns the store. */
+  /** Connects, migrates (once across instances starting together) and returns the store (open-database.ts). */
   static async open(url: string, registry: ResourceRegistry, options: PostgresOptions = {}): Promise<PostgresStore> {
-    const migrations = options.migrations ?? postgresMigrations
-    // The start runs on a connection of its own without STATEMENT_TIMEOUT, which is for requests:
-    // waiting for another instance's migration or building an index may take longer, and even the
-    // BEGIN that would turn the timeout off could be cut by a very short one. (Behind PgBouncer,
-    // which drops the parameter, the migrations and the schema check turn it off with SET LOCAL.)
-    const starting = new SQL(url, { ...postgresClientOptions(options), max: 1, connection: { statement_timeout: 0 } })
-    const latest = migrations.at(-1)?.version ?? 0
-    let mismatch: string | null
-    try {
-      // Not a fault of the database either: the timeout would not hold (behind a pooler).
-      const unheld = await statementTimeoutMismatch(
-        starting,
-        options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
-      )
-      if (unheld !== null) throw new Error(unheld)
-      if (options.migrate === false) {
-        const current = await postgresSchemaVersion(starting)
-        mismatch = current === latest ? null : unmigrated(current, latest)
-      } else {
-        await migratePostgres(starting, migrations, options.onMigration)
-        mismatch = null
-      }
-      mismatch ??= await postgresSchemaMismatch(starting, registry)
-      // A new generation at each start of the service (migration 4): tags given before a restore
-      // never match again. The row is made again if someone deleted it.
-      if (mismatch === null && options.newGeneration) {
-        await starting`INSERT INTO data_generation (only_row, generation) VALUES (true, gen_random_uuid()::text)
-          ON CONFLICT (only_row) DO UPDATE SET generation = EXCLUDED.generation`
-      }
-    } catch (error) {
-      throw storeError(error)
-    } finally {
-      await starting.close()
-    }
-    // Not a fault of the database (no 503, no retry): this build and its schema disagree.
-    if (mismatch !== null) throw new Error(mismatch)
-    const clientOptions = postgresClientOptions(options)
-    const sql = new SQL(url, clientOptions)
-    const urls = options.replicaUrls ?? []
-    const replicas =
-      urls.length === 0
-        ? null
-        : await ReplicaSet.start(url, {
-            urls,
-            maxLagMs: options.replicaMaxLagMs,
-            clientOptions,
-            onStateChange: options.onReplicaState,
-          }).catch(async (error) => {
-            await sql.close()
-            throw error
-          })
-    return new PostgresStore(sql, registry, latest, replicas)
+    const { sql, schemaVersion, replicas } = await openDatabase(url, registry, options)
+    return new PostgresStore(sql, registry, schemaVersion, replicas)
   }
 
   /**
@@ -210,21 +108,9 @@ export class PostgresStore implements Store {
   }
 
   /** By keyset where the list has no search (its order is then an index's); else its ids once, then by id. */
-  async *stream(resource: ResourceDescription, query: SearchOrder, size: number): AsyncGenerator<StoredRecord[]> {
-    if (!query.ranked && query.filters.every((filter) => filter.kind !== 'search')) {
-      let after: (string | number)[] | undefined
-      for (;;) {
-        const batch = await this.list(resource, { ...query, limit: size, after })
-        if (batch.length > 0) yield batch
-        const last = batch.at(-1)
-        if (batch.length < size || !last) return
-        after = sortValuesOf(query.sort, last)
-      }
-    }
-    const ids = await this.matchingIds(resource, query)
-    for (let start = 0; start < ids.length; start += size) {
-      yield await this.findMany(resource, ids.slice(start, start + size))
-    }
+  stream(resource: ResourceDescription, query: SearchOrder, size: number): AsyncGenerator<StoredRecord[]> {
+    const byKeyset = !query.ranked && query.filters.every((filter) => filter.kind !== 'search')
+    return streamList(this, resource, query, size, byKeyset)
   }
 
   find(resource: ResourceDescription, id: Id): Promise<StoredRecord | null> {
@@ -267,57 +153,15 @@ export class PostgresStore implements Store {
     return this.committed(this.writes.create(resource, input))
   }
 
-  update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null>
-  update(
-    resource: ResourceDescription,
-    id: Id,
-    input: RecordInput,
-    expect: Expectation<StoredRecord> | undefined,
-  ): Promise<WriteResult | null | Stale>
-  update(
-    resource: ResourceDescription,
-    id: Id,
-    input: RecordInput,
-    expect?: Expectation<StoredRecord>,
-  ): Promise<WriteResult | null | Stale> {
-    return this.committed(this.writes.update(resource, id, input, expect))
-  }
+  // Typed by the Store: an expectation's argument, and 'stale' only when one is given (StaleIf).
+  readonly update: Store['update'] = (resource, id, input, options) =>
+    asConditional(this.committed(this.writes.update(resource, id, input, options?.expect)))
 
-  changeToMany(
-    resource: ResourceDescription,
-    id: Id,
-    relationship: string,
-    ids: readonly Id[],
-    change: ToManyChange,
-  ): Promise<ToManyResult>
-  changeToMany(
-    resource: ResourceDescription,
-    id: Id,
-    relationship: string,
-    ids: readonly Id[],
-    change: ToManyChange,
-    expect: Expectation<readonly Id[]> | undefined,
-  ): Promise<ToManyResult | Stale>
-  changeToMany(
-    resource: ResourceDescription,
-    id: Id,
-    relationship: string,
-    ids: readonly Id[],
-    change: ToManyChange,
-    expect?: Expectation<readonly Id[]>,
-  ): Promise<ToManyResult | Stale> {
-    return this.committed(this.writes.changeToMany(resource, id, relationship, ids, change, expect))
-  }
+  readonly changeToMany: Store['changeToMany'] = (resource, id, relationship, ids, change, options) =>
+    asConditional(this.committed(this.writes.changeToMany(resource, id, relationship, ids, change, options?.expect)))
 
-  delete(resource: ResourceDescription, id: Id): Promise<DeleteResult>
-  delete(
-    resource: ResourceDescription,
-    id: Id,
-    expect: Expectation<StoredRecord> | undefined,
-  ): Promise<DeleteResult | Stale>
-  delete(resource: ResourceDescription, id: Id, expect?: Expectation<StoredRecord>): Promise<DeleteResult | Stale> {
-    return this.committed(this.writes.delete(resource, id, expect))
-  }
+  readonly delete: Store['delete'] = (resource, id, options) =>
+    asConditional(this.committed(this.writes.delete(resource, id, options?.expect)))
 
   atomic(operations: readonly AtomicOperation[]): Promise<AtomicOutcome> {
     return this.committed(this.writes.atomic(operations))

@@ -1,22 +1,21 @@
 import type { SQL } from 'bun'
 import type { ResourceDescription } from '../../model/description'
-import { type ResourceRegistry, searchOf } from '../../resources/registry'
-import { followAsync, followPlan, type GraphAnswer, GraphBuilder, type GraphRead } from '../record-graph'
-import { type RankedWindow, rankedFields, SEARCH_WINDOW } from '../search-ranking'
-import { quote, type Row, Table, whereClause } from '../sql/table'
 import type {
-  Id,
   IncludePlan,
   ListPage,
   ListQuery,
   Members,
   RecordGraph,
-  RecordInput,
   SearchOrder,
   SortKey,
-  StoredRecord,
   StoreFilter,
-} from '../store'
+} from '../../model/query'
+import type { Id, StoredRecord } from '../../model/record'
+import type { RecordInput } from '../../model/writes'
+import { type ResourceRegistry, searchOf } from '../../resources/registry'
+import { followAsync, followPlan, type GraphAnswer, GraphBuilder, type GraphRead } from '../record-graph'
+import { type RankedWindow, rankedFields, SEARCH_WINDOW } from '../search-ranking'
+import { quote, type Row, Table, whereClause } from '../sql/table'
 import { Params, PostgresSearch } from './search'
 import { PostgresSearchReads } from './search-reads'
 import { decodeText, encodeText } from './text'

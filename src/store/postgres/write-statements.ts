@@ -1,7 +1,8 @@
 import type { ResourceDescription } from '../../model/description'
+import type { Id } from '../../model/record'
+import type { DeleteResult, RecordInput, WriteResult } from '../../model/writes'
 import type { ResourceRegistry } from '../../resources/registry'
 import { quote } from '../sql/table'
-import type { DeleteResult, Id, RecordInput, WriteResult } from '../store'
 import type { PostgresReader, Queryable } from './reader'
 
 /** Parameters typed by the column they fill: a text attribute or a bigint reference. */

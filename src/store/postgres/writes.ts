@@ -1,21 +1,20 @@
 import type { SQL } from 'bun'
 import type { ResourceDescription } from '../../model/description'
-import type { ResourceRegistry } from '../../resources/registry'
-import { AtomicAbort, runAtomicAsync, type TransactionWriter } from '../atomic'
-import { quote } from '../sql/table'
+import type { Id, StoredRecord } from '../../model/record'
 import type {
   AtomicOperation,
   AtomicOutcome,
   DeleteResult,
   Expectation,
-  Id,
   RecordInput,
   Stale,
-  StoredRecord,
   ToManyChange,
   ToManyResult,
   WriteResult,
-} from '../store'
+} from '../../model/writes'
+import type { ResourceRegistry } from '../../resources/registry'
+import { AtomicAbort, runAtomicAsync, type TransactionWriter } from '../atomic'
+import { quote } from '../sql/table'
 import { sqlState, storeError } from './faults'
 import type { PostgresReader, Queryable } from './reader'
 import { PostgresWriteStatements } from './write-statements'
@@ -52,13 +51,7 @@ export class PostgresWrites {
     return this.retrying(() => this.statements.create(this.sql, resource, input))
   }
 
-  update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null>
-  update(
-    resource: ResourceDescription,
-    id: Id,
-    input: RecordInput,
-    expect: Expectation<StoredRecord> | undefined,
-  ): Promise<WriteResult | null | Stale>
+  /** Unconditional: one statement on the pool; with `expect`, a transaction that locks the row first. */
   update(
     resource: ResourceDescription,
     id: Id,
@@ -82,21 +75,6 @@ export class PostgresWrites {
     relationship: string,
     ids: readonly Id[],
     change: ToManyChange,
-  ): Promise<ToManyResult>
-  changeToMany(
-    resource: ResourceDescription,
-    id: Id,
-    relationship: string,
-    ids: readonly Id[],
-    change: ToManyChange,
-    expect: Expectation<readonly Id[]> | undefined,
-  ): Promise<ToManyResult | Stale>
-  changeToMany(
-    resource: ResourceDescription,
-    id: Id,
-    relationship: string,
-    ids: readonly Id[],
-    change: ToManyChange,
     expect?: Expectation<readonly Id[]>,
   ): Promise<ToManyResult | Stale> {
     return this.write(async (tx) => {
@@ -111,12 +89,6 @@ export class PostgresWrites {
     })
   }
 
-  delete(resource: ResourceDescription, id: Id): Promise<DeleteResult>
-  delete(
-    resource: ResourceDescription,
-    id: Id,
-    expect: Expectation<StoredRecord> | undefined,
-  ): Promise<DeleteResult | Stale>
   delete(resource: ResourceDescription, id: Id, expect?: Expectation<StoredRecord>): Promise<DeleteResult | Stale> {
     if (!expect) return this.retrying(() => this.statements.delete(this.sql, resource, id))
     return this.write(async (tx) => {

@@ -1,7 +1,8 @@
 import type { ResourceDescription } from '../../model/description'
+import type { IncludePlan, RecordGraph } from '../../model/query'
+import type { Id, StoredRecord } from '../../model/record'
 import type { ResourceRegistry } from '../../resources/registry'
 import { followPlan, followSync, GraphBuilder, type GraphRead } from '../record-graph'
-import type { Id, IncludePlan, RecordGraph, StoredRecord } from '../store'
 import { quote, type Row, type Table } from './table'
 
 /** A table in the joined statement: its alias, and the columns read from it. */

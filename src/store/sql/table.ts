@@ -1,6 +1,8 @@
 import type { SQLQueryBindings } from 'bun:sqlite'
 import type { ResourceDescription, ToOneRelationship } from '../../model/description'
-import type { Id, RecordInput, SortKey, StoredRecord } from '../store'
+import type { SortKey } from '../../model/query'
+import type { Id, StoredRecord } from '../../model/record'
+import type { RecordInput } from '../../model/writes'
 
 export type Row = Record<string, string | number | null>
 export type Bindings = SQLQueryBindings[]

@@ -1,6 +1,7 @@
 import type { Statement } from 'bun:sqlite'
+import type { StoreFilter } from '../../model/query'
+import type { Id } from '../../model/record'
 import type { Bindings, Row, Table } from '../sql/table'
-import type { Id, StoreFilter } from '../store'
 
 /** Where SqliteCounter.driver starts counting the filters' ranges: a page's worth, and some. */
 const FIRST_BOUND = 256

@@ -1,5 +1,8 @@
 import type { Database, SQLQueryBindings, Statement } from 'bun:sqlite'
-import type { Id, ImportCounts, NamedBook } from '../store'
+import type { ImportCounts, NamedBook } from '../../model/imports'
+import type { Id } from '../../model/record'
+import { BatchSizer } from '../import-batches'
+import type { BookImport } from '../store'
 import { searchIndexName } from './search'
 
 /** The page cache of the import's connection, in KiB. */
@@ -206,5 +209,38 @@ export class SqliteBookImport {
 
   private setAutomerge(segments: number): void {
     this.db.query(`INSERT INTO "${BOOKS_SEARCH}" ("${BOOKS_SEARCH}", rank) VALUES ('automerge', ?)`).run(segments)
+  }
+}
+
+/**
+ * Store.openImport on SQLite: each batch is one queued write (`write`, the store's group commit):
+ * one transaction (BEGIN IMMEDIATE, waiting out busy_timeout for the service's writes) committed to
+ * disk before `add` resolves, so that an import stopped half-way keeps the batches it finished, and
+ * the service's own writes wait for one batch at most: batches grow with the table, within a budget
+ * of time (import-batches.ts).
+ */
+export function sqliteImport(
+  db: Database,
+  dryRun: boolean,
+  write: <T>(work: () => T) => Promise<T>,
+  closed: () => void,
+): BookImport {
+  const importer = new SqliteBookImport(db, dryRun)
+  const sizer = new BatchSizer()
+  return {
+    get batchSize() {
+      return sizer.size
+    },
+    add: async (batch: readonly NamedBook[]): Promise<ImportCounts> => {
+      const started = performance.now()
+      const counts = await write(() => importer.add(batch))
+      if (importer.storedAtStart !== null) sizer.counted(importer.storedAtStart)
+      sizer.done(batch.length, performance.now() - started, dryRun ? 0 : counts.books)
+      return counts
+    },
+    close: async () => {
+      importer.close()
+      closed()
+    },
   }
 }

@@ -1,5 +1,16 @@
 import type { Database, Statement } from 'bun:sqlite'
 import type { ResourceDescription } from '../../model/description'
+import type {
+  IncludePlan,
+  ListPage,
+  ListQuery,
+  Members,
+  RecordGraph,
+  SearchOrder,
+  StoreFilter,
+} from '../../model/query'
+import type { Id, StoredRecord } from '../../model/record'
+import type { RecordInput } from '../../model/writes'
 import { type ResourceRegistry, searchOf } from '../../resources/registry'
 import {
   followPlan,
@@ -12,18 +23,6 @@ import {
 } from '../record-graph'
 import { type RankedWindow, rankedFields, SEARCH_WINDOW } from '../search-ranking'
 import { type Bindings, quote, type Row, Table, whereClause } from '../sql/table'
-import type {
-  Id,
-  IncludePlan,
-  ListPage,
-  ListQuery,
-  Members,
-  RecordGraph,
-  RecordInput,
-  SearchOrder,
-  StoredRecord,
-  StoreFilter,
-} from '../store'
 import { type ColumnFilter, columnCondition, onColumns, SqliteCounter } from './count'
 import { narrowingWords, SqliteSearch, searchWords } from './search'
 import { SqliteSearchReads } from './search-reads'

@@ -1,4 +1,6 @@
 import type { Statement } from 'bun:sqlite'
+import type { SortKey } from '../../model/query'
+import type { Id } from '../../model/record'
 import {
   type Conjunction,
   type RankedField,
@@ -11,7 +13,6 @@ import {
   type SearchTerm,
 } from '../search-ranking'
 import { type Bindings, type Row, type Table, whereClause } from '../sql/table'
-import type { Id, SortKey } from '../store'
 import type { SqliteSearch } from './search'
 
 /** The list's conditions other than the search, as SQL on the table, with their parameters. */

@@ -1,28 +1,11 @@
 import type { ResourceDescription } from '../../model/description'
+import type { IncludePlan, ListQuery, Members, RecordGraph, SearchOrder, StoreFilter } from '../../model/query'
+import type { Id, StoredRecord } from '../../model/record'
+import type { AtomicOperation, AtomicOutcome, RecordInput, ToManyResult, WriteResult } from '../../model/writes'
 import type { ResourceRegistry } from '../../resources/registry'
 import type { CatalogueRestore, CatalogueSnapshot } from '../catalogue-copy'
 import { StoreUnavailableError } from '../faults'
-import type {
-  AtomicOperation,
-  AtomicOutcome,
-  BookImport,
-  DeleteResult,
-  Expectation,
-  Id,
-  IncludePlan,
-  ListQuery,
-  Members,
-  RecordGraph,
-  RecordInput,
-  SearchOrder,
-  Stale,
-  Store,
-  StoredRecord,
-  StoreFilter,
-  ToManyChange,
-  ToManyResult,
-  WriteResult,
-} from '../store'
+import type { BookImport, Store } from '../store'
 import {
   atomicCall,
   atomicOutcome,
@@ -153,62 +136,19 @@ export class RemoteWritesStore implements Store {
     return (await this.call({ method: 'create', type: resource.type, input })) as WriteResult
   }
 
-  update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null>
-  update(
-    resource: ResourceDescription,
-    id: Id,
-    input: RecordInput,
-    expect: Expectation<StoredRecord> | undefined,
-  ): Promise<WriteResult | null | Stale>
-  async update(
-    resource: ResourceDescription,
-    id: Id,
-    input: RecordInput,
-    expect?: Expectation<StoredRecord>,
-  ): Promise<WriteResult | null | Stale> {
-    if (expect) return this.local.update(resource, id, input, expect)
+  // With an expectation, on the local connection: the check runs inside the write's transaction.
+  readonly update: Store['update'] = async (resource, id, input, options) => {
+    if (options?.expect) return this.local.update(resource, id, input, options)
     return (await this.call({ method: 'update', type: resource.type, id, input })) as WriteResult | null
   }
 
-  delete(resource: ResourceDescription, id: Id): Promise<DeleteResult>
-  delete(
-    resource: ResourceDescription,
-    id: Id,
-    expect: Expectation<StoredRecord> | undefined,
-  ): Promise<DeleteResult | Stale>
-  async delete(
-    resource: ResourceDescription,
-    id: Id,
-    expect?: Expectation<StoredRecord>,
-  ): Promise<DeleteResult | Stale> {
-    if (expect) return this.local.delete(resource, id, expect)
+  readonly delete: Store['delete'] = async (resource, id, options) => {
+    if (options?.expect) return this.local.delete(resource, id, options)
     return deleteResult(await this.call({ method: 'delete', type: resource.type, id }), this.registry)
   }
 
-  changeToMany(
-    resource: ResourceDescription,
-    id: Id,
-    relationship: string,
-    ids: readonly Id[],
-    change: ToManyChange,
-  ): Promise<ToManyResult>
-  changeToMany(
-    resource: ResourceDescription,
-    id: Id,
-    relationship: string,
-    ids: readonly Id[],
-    change: ToManyChange,
-    expect: Expectation<readonly Id[]> | undefined,
-  ): Promise<ToManyResult | Stale>
-  async changeToMany(
-    resource: ResourceDescription,
-    id: Id,
-    relationship: string,
-    ids: readonly Id[],
-    change: ToManyChange,
-    expect?: Expectation<readonly Id[]>,
-  ): Promise<ToManyResult | Stale> {
-    if (expect) return this.local.changeToMany(resource, id, relationship, ids, change, expect)
+  readonly changeToMany: Store['changeToMany'] = async (resource, id, relationship, ids, change, options) => {
+    if (options?.expect) return this.local.changeToMany(resource, id, relationship, ids, change, options)
     const call: WriteCall = { method: 'changeToMany', type: resource.type, id, relationship, ids, change }
     return (await this.call(call)) as ToManyResult
   }

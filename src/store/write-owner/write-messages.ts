@@ -1,18 +1,18 @@
 import type { ResourceDescription } from '../../model/description'
-import type { ResourceRegistry } from '../../resources/registry'
-import { type StoreFaultReason, StoreUnavailableError } from '../faults'
+import type { Id } from '../../model/record'
 import type {
   AtomicFailure,
   AtomicOperation,
   AtomicOutcome,
   DeleteResult,
-  Id,
   RecordInput,
-  Store,
   ToManyChange,
   ToManyResult,
   WriteResult,
-} from '../store'
+} from '../../model/writes'
+import type { ResourceRegistry } from '../../resources/registry'
+import { type StoreFaultReason, StoreUnavailableError } from '../faults'
+import type { Store } from '../store'
 
 /*
  * The messages between a worker and the process that owns the writes (remote-writes.ts,

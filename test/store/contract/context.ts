@@ -1,5 +1,8 @@
+import type { ListQuery } from '../../../src/model/query'
+import type { Id, StoredRecord } from '../../../src/model/record'
+import type { WriteResult } from '../../../src/model/writes'
 import { resources } from '../../../src/resources/registry'
-import type { Id, ListQuery, Store, StoredRecord, WriteResult } from '../../../src/store/store'
+import type { Store } from '../../../src/store/store'
 
 /** A fresh, empty store of one backend, and how to remove it after the test. */
 export type OpenStore = () => Promise<{ store: Store; cleanup: () => Promise<void> }>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'bun:test'
-import type { StoredRecord } from '../../../src/store/store'
+import type { StoredRecord } from '../../../src/model/record'
 import { authors, books, type ContractContext, collections, fixtures } from './context'
 
 /** The whole catalogue read at one moment (openSnapshot) and written back with its ids (openRestore). */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'bun:test'
+import type { ImportCounts, NamedBook } from '../../../src/model/imports'
 import { IMPORT_BATCH_SIZE } from '../../../src/store/import-batches'
-import type { BookImport, ImportCounts, NamedBook } from '../../../src/store/store'
+import type { BookImport } from '../../../src/store/store'
 import { authors, books, byId, type ContractContext, collections, fixtures } from './context'
 
 /** Books added by name (openImport), as `catalogue import` adds a file's batches. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'bun:test'
-import type { Id, IncludePlan, SearchOrder, StoredRecord } from '../../../src/store/store'
+import type { IncludePlan, SearchOrder } from '../../../src/model/query'
+import type { Id, StoredRecord } from '../../../src/model/record'
 import { authorIs, authors, books, byId, type ContractContext, collections, fixtures } from './context'
 
 const noPlan: IncludePlan = new Map()

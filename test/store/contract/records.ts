@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'bun:test'
-import type { Id, StoredRecord } from '../../../src/store/store'
+import type { Id, StoredRecord } from '../../../src/model/record'
 import { authorIs, authors, books, type ContractContext, collections, created, fixtures } from './context'
 
 const rename = (name: string) => ({ attributes: { name }, toOne: {} })
@@ -189,9 +189,11 @@ export function describeRecordContract(t: ContractContext): void {
     it('update: shows the expectation the record as it is, and writes when it agrees', async () => {
       const { authorId, bookId } = await seeded()
       const seen: StoredRecord[] = []
-      const result = await t.store().update(books, bookId, rename('New'), (current) => {
-        seen.push(current)
-        return true
+      const result = await t.store().update(books, bookId, rename('New'), {
+        expect: (current) => {
+          seen.push(current)
+          return true
+        },
       })
       expect(seen).toEqual([
         { id: bookId, attributes: { name: 'Stone' }, toOne: { author: authorId, book_collection: null } },
@@ -202,9 +204,9 @@ export function describeRecordContract(t: ContractContext): void {
     it("update, delete and changeToMany: answer 'stale' and write nothing when it refuses", async () => {
       const { authorId, bookId } = await seeded()
       const store = t.store()
-      expect(await store.update(books, bookId, rename('New'), () => false)).toBe('stale')
-      expect(await store.delete(books, bookId, () => false)).toBe('stale')
-      expect(await store.changeToMany(authors, authorId, 'books', [], 'replace', () => false)).toBe('stale')
+      expect(await store.update(books, bookId, rename('New'), { expect: () => false })).toBe('stale')
+      expect(await store.delete(books, bookId, { expect: () => false })).toBe('stale')
+      expect(await store.changeToMany(authors, authorId, 'books', [], 'replace', { expect: () => false })).toBe('stale')
       expect(await store.find(books, bookId)).toMatchObject({
         attributes: { name: 'Stone' },
         toOne: { author: authorId },
@@ -217,18 +219,20 @@ export function describeRecordContract(t: ContractContext): void {
       const second = await book('Second', authorId)
       await t.store().changeToMany(collections, shelf, 'books', [second.id, bookId], 'add')
       const seen: (readonly Id[])[] = []
-      await t.store().changeToMany(collections, shelf, 'books', [bookId], 'remove', (members) => {
-        seen.push([...members])
-        return true
+      await t.store().changeToMany(collections, shelf, 'books', [bookId], 'remove', {
+        expect: (members) => {
+          seen.push([...members])
+          return true
+        },
       })
       expect(seen).toEqual([[bookId, second.id]])
     })
 
     it('reports a missing record as the write does, whatever the expectation', async () => {
       const store = t.store()
-      expect(await store.update(books, 999, rename('X'), () => false)).toBeNull()
-      expect(await store.delete(books, 999, () => false)).toEqual({ status: 'not-found' })
-      expect(await store.changeToMany(authors, 999, 'books', [], 'replace', () => false)).toEqual({
+      expect(await store.update(books, 999, rename('X'), { expect: () => false })).toBeNull()
+      expect(await store.delete(books, 999, { expect: () => false })).toEqual({ status: 'not-found' })
+      expect(await store.changeToMany(authors, 999, 'books', [], 'replace', { expect: () => false })).toEqual({
         status: 'not-found',
       })
     })
@@ -237,8 +241,8 @@ export function describeRecordContract(t: ContractContext): void {
       const { bookId } = await seeded()
       const unchanged = (current: StoredRecord) => current.attributes.name === 'Stone'
       const results = await Promise.all([
-        t.store().update(books, bookId, rename('First'), unchanged),
-        t.store().update(books, bookId, rename('Second'), unchanged),
+        t.store().update(books, bookId, rename('First'), { expect: unchanged }),
+        t.store().update(books, bookId, rename('Second'), { expect: unchanged }),
       ])
       const winners = results.filter((result) => result !== 'stale')
       expect(winners).toHaveLength(1)

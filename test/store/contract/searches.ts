@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'bun:test'
-import type { Id, ListQuery, NamedBook, SortKey } from '../../../src/store/store'
+import type { NamedBook } from '../../../src/model/imports'
+import type { ListQuery, SortKey } from '../../../src/model/query'
+import type { Id } from '../../../src/model/record'
 import { authors, books, byId, type ContractContext, fixtures } from './context'
 
 const search = (text: string) => ({ kind: 'search', text }) as const

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'bun:test'
-import type { AtomicOperation, Id, StoreFilter } from '../../../src/store/store'
+import type { StoreFilter } from '../../../src/model/query'
+import type { Id } from '../../../src/model/record'
+import type { AtomicOperation } from '../../../src/model/writes'
 import { authorIs, authors, books, byId, type ContractContext, collections, fixtures } from './context'
 
 const noCollection = { kind: 'relationship', relationship: 'book_collection', ids: [], orNone: true } as const

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'bun:test'
-import type { AtomicFailure, AtomicOperation } from '../../../src/store/store'
+import type { AtomicFailure, AtomicOperation } from '../../../src/model/writes'
 import { authorIs, authors, books, type ContractContext, collections, fixtures } from './context'
 
 /** Writes of many records at once: to-many changes and atomic batches. */
