@@ -28,7 +28,7 @@ export const serviceSettings = {
     kind: oneOf<LogLevel>(logLevels),
     fallback: 'info',
     help: logLevels.join(', '),
-    doc: 'The least severe log lines written; `silent` writes none',
+    doc: 'The least severe level of log line written; `silent` writes none',
     brief: logLevels.map((level) => `\`${level}\``).join(', '),
   },
   readWorkers: {
