@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'bun:test'
 import { availableParallelism } from 'node:os'
 import { type Config, ConfigError, helpText, parseConfig } from '../src/config'
-import { settingNames, settings } from '../src/config/settings'
+import { settingNames, settings } from '../src/config/table'
 
 /** parseConfig for a run that must succeed. */
 function configOf(argv: string[], env: Record<string, string | undefined> = {}): Config {

@@ -1,6 +1,6 @@
 import type { SettingName } from './service-config'
 import type { Setting } from './setting'
-import { settingNames, settings } from './settings'
+import { settingNames, settings } from './table'
 
 /** Every setting's environment variable, as --help lists them. */
 export const settingVariables: readonly string[] = settingNames.map((name) => settings[name].env)

@@ -1,5 +1,5 @@
 /*
- * The service's settings: one table (settings.ts, an entry per setting in settings/) that the one
+ * The service's settings: one table (table.ts, its entries in settings/) that the one
  * parser reads (parser.ts, then the rules between settings in rules.ts), --help prints (help.ts)
  * and docs/configuration.md's table is written from (markdown.ts). This file is what the rest of
  * the service imports.

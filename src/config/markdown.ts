@@ -1,5 +1,5 @@
 import type { Setting } from './setting'
-import { settingNames, settings } from './settings'
+import { settingNames, settings } from './table'
 
 /*
  * The settings tables of the documentation, written from the table of settings so that they cannot

@@ -1,6 +1,6 @@
 import type { Config, SettingName } from './service-config'
 import { ConfigError } from './setting'
-import { settingNames, settings } from './settings'
+import { settingNames, settings } from './table'
 
 /*
  * The one reader of settings: a flag's text, else its environment variable's (where Bun has put a

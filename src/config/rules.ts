@@ -6,7 +6,7 @@ import { defaultDatabaseUrl } from './settings/database'
 
 /*
  * The rules between settings, each written once: what a setting is when unset may follow another,
- * and a setting may be refused for what another says. Everything else is the table's (settings.ts).
+ * and a setting may be refused for what another says. Everything else is the table's (table.ts).
  */
 
 /** DATABASE_URL, else the database in DATA_DIR; and where it points. */

@@ -47,7 +47,7 @@ export interface Config extends RequestLimits {
   readonly maxLongAnswersPerClient: number
 }
 
-/** Every setting's name: each is one entry of the table (settings.ts). */
+/** Every setting's name: each is one entry of the table (table.ts). */
 export type SettingName = keyof Omit<Config, 'database'>
 
 /** The settings an operator command shares with the service: its database and how it connects and waits. */

@@ -1,7 +1,7 @@
 /*
  * What one setting is: its flag, its environment variable, the kind of value it takes (which reads
  * and checks the text), its default and the words that describe it in --help and in the docs.
- * Every setting is one entry of the table in settings.ts; nothing else parses a setting by hand.
+ * Every setting is one entry of the table in table.ts; nothing else parses a setting by hand.
  */
 
 /** A bad setting: reported as one line, exit code 2. */
