@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'bun:test'
 import { availableParallelism } from 'node:os'
 import { type Config, ConfigError, helpText, parseConfig } from '../src/config'
+import { settingNames, settings } from '../src/config/table'
 
 /** parseConfig for a run that must succeed. */
 function configOf(argv: string[], env: Record<string, string | undefined> = {}): Config {
@@ -657,5 +658,18 @@ describe('parseConfig read replicas (DATABASE_REPLICA_URL, REPLICA_MAX_LAG)', ()
       'REPLICA_MAX_LAG must be an integer from 1 to 3600 (got "0")',
     )
     expect(errorOf([], { ...primary, REPLICA_MAX_LAG: '1.5' }).message).toContain('REPLICA_MAX_LAG')
+  })
+})
+
+describe('the table of settings', () => {
+  const entries = settingNames.map((name) => [name, settings[name]] as const)
+
+  it('gives each setting its own flag, named after its variable', () => {
+    for (const [, s] of entries) expect(s.flag).toBe(`--${s.env.toLowerCase().replaceAll('_', '-')}`)
+    expect(new Set(entries.map(([, s]) => s.env)).size).toBe(entries.length)
+  })
+
+  it('holds defaults that the settings accept', () => {
+    for (const [, s] of entries) expect(() => s.kind.parse(s.fallback, s.env)).not.toThrow()
   })
 })

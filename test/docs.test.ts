@@ -2,6 +2,7 @@ import { describe, expect, it } from 'bun:test'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { helpText } from '../src/config'
+import { configurationTable, readmeTable, settingsTableIn } from '../src/config/markdown'
 
 /*
  * The README is a short front page and docs/ holds the depth: every link between them leads
@@ -71,6 +72,16 @@ describe('the documentation', () => {
     expect(variables.length).toBeGreaterThan(10)
     const configuration = readFileSync(join(DOCS, 'configuration.md'), 'utf8')
     expect(variables.filter((name) => !configuration.includes(`| \`${name}\``))).toEqual([])
+  })
+
+  it('holds in docs/configuration.md the settings table src/config/ writes (bun scripts/write-settings-tables.ts)', () => {
+    const configuration = readFileSync(join(DOCS, 'configuration.md'), 'utf8')
+    expect(settingsTableIn(configuration)).toBe(configurationTable())
+  })
+
+  it('holds in the README the short settings table src/config/ writes (bun scripts/write-settings-tables.ts --readme)', () => {
+    const readme = readFileSync(join(REPO, 'README.md'), 'utf8')
+    expect(settingsTableIn(readme)).toBe(readmeTable())
   })
 
   it('lists every document of docs/ in its index', () => {
