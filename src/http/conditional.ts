@@ -3,6 +3,7 @@ import { humanize } from '../jsonapi/messages'
 import type { ResourceDescription } from '../model/description'
 import type { Id, StoredRecord } from '../model/record'
 import type { AtomicOperation, Expectation } from '../model/writes'
+import type { Condition } from '../service/store-outcomes'
 import type { Store } from '../store/store'
 import { codingSuffix, negotiateCoding } from './compression'
 import { type EntityTag, linkageState, parseTags, recordState, stateOf, versionTag, weaklyMatches } from './etag'
@@ -48,8 +49,11 @@ export class WritePreconditions {
   }
 
   /** For a write to a record or to one of its to-one relationships: the record's stored state. */
-  forRecord(resource: ResourceDescription): Expectation<StoredRecord> {
-    return (current) => this.allows(recordState(resource, current))
+  forRecord(resource: ResourceDescription): Condition<StoredRecord> {
+    return {
+      expect: (current) => this.allows(recordState(resource, current)),
+      refused: (what) => preconditionFailed(this.refusedBy, what, 'it'),
+    }
   }
 
   /**
@@ -57,16 +61,21 @@ export class WritePreconditions {
    * members, whom a write may keep or let go; a record it takes in (`joining`, for an add or a
    * replace) changes that record's own to-one, from another owner or none, which the tag does not
    * cover. So where If-Match is required, such a write needs `*` (or the record's own PATCH with
-   * its own tag): otherwise it is refused, its records in `uncovered`.
+   * its own tag): otherwise it is refused (428), its records (of type `target`) in `uncovered`.
    */
-  forMembers(joining: readonly Id[] = []): Expectation<readonly Id[]> {
-    return (members) => {
+  forMembers(target: ResourceDescription, joining: readonly Id[] = []): Condition<readonly Id[]> {
+    const expect: Expectation<readonly Id[]> = (members) => {
       if (!this.allows(linkageState(members))) return false
       if (!this.required || this.match === '*') return true
       const current = new Set(members)
       this.uncovered = [...new Set(joining.filter((id) => !current.has(id)))]
       return this.uncovered.length === 0
     }
+    const refused = (what: string) =>
+      this.uncovered.length > 0
+        ? joiningNotCovered(what, target, this.uncovered)
+        : preconditionFailed(this.refusedBy, what, 'them')
+    return { expect, refused }
   }
 
   private allows(state: string): boolean {
@@ -88,7 +97,7 @@ export class WritePreconditions {
  * The 412 for a write that preconditions refused (`refusedBy`, see WritePreconditions); `what`
  * names what changed ("Book 1", "The books of author 1").
  */
-export function preconditionFailed(
+function preconditionFailed(
   refusedBy: WritePreconditions['refusedBy'],
   what: string,
   noun: 'it' | 'them',
@@ -108,16 +117,11 @@ export function preconditionFailed(
   )
 }
 
-/** "Book 1": the record a 412 is about. */
-export function recordName(resource: ResourceDescription, id: Id): string {
-  return `${humanize(resource.singular)} ${id}`
-}
-
 /**
  * The 428 of a to-many write, with If-Match required, that would take in records its relationship's
  * tag does not cover (`uncovered`: see WritePreconditions.forMembers).
  */
-export function joiningNotCovered(what: string, target: ResourceDescription, uncovered: readonly Id[]): JsonApiError {
+function joiningNotCovered(what: string, target: ResourceDescription, uncovered: readonly Id[]): JsonApiError {
   const records = `${humanize(uncovered.length === 1 ? target.singular : target.type)} ${uncovered.join(', ')}`
   return httpError(
     428,

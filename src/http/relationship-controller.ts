@@ -1,6 +1,5 @@
-import { httpError, recordNotFound } from '../jsonapi/errors'
+import { recordNotFound } from '../jsonapi/errors'
 import { requireId } from '../jsonapi/ids'
-import { humanize, words } from '../jsonapi/messages'
 import { rejectQueryParameters } from '../jsonapi/query'
 import { parseToManyDocument, parseToOneDocument } from '../jsonapi/relationship-document'
 import type { RelationshipDescription, ResourceDescription } from '../model/description'
@@ -8,24 +7,14 @@ import type { Linkage } from '../model/query'
 import type { Id, StoredRecord } from '../model/record'
 import type { ToManyChange } from '../model/writes'
 import type { ResourceRegistry } from '../resources/registry'
-import { refuseOrphaning, requiredToOne } from '../service/write-rules'
+import { WriteService } from '../service/write-service'
 import type { Store } from '../store/store'
 import { documentOf } from './body-parser'
-import { joiningNotCovered, preconditionFailed, recordName } from './conditional'
 import { linkageState, recordState } from './etag'
 import type { HandlerInput, ResourceController } from './resource-controller'
 import { type ApiResponse, jsonApiResponse, stateResponse } from './responses'
 
 const noPlan = new Map()
-
-/** What a missing related record is, as JSON:API has it: 404 with the ids named. */
-function relatedNotFound(target: ResourceDescription, ids: readonly (string | number)[]): Error {
-  const detail =
-    ids.length === 1
-      ? `There is no ${words(target.singular)} ${ids[0]}`
-      : `There are no ${words(target.type)} ${ids.join(', ')}`
-  return httpError(404, detail, { pointer: '/data' })
-}
 
 /**
  * The related-resource and relationship endpoints of one relationship of one type:
@@ -34,11 +23,12 @@ function relatedNotFound(target: ResourceDescription, ids: readonly (string | nu
 export class RelationshipController {
   private readonly relationship: RelationshipDescription
   private readonly target: ResourceDescription
+  private readonly writes: WriteService
 
   constructor(
     private readonly resource: ResourceDescription,
     private readonly name: string,
-    private readonly registry: ResourceRegistry,
+    registry: ResourceRegistry,
     private readonly store: Store,
     /** The controller of each type: related resources answer as their own endpoints do. */
     private readonly controllers: (type: string) => ResourceController,
@@ -50,6 +40,7 @@ export class RelationshipController {
     if (!relationship) throw new Error(`${resource.type} has no relationship ${name}`)
     this.relationship = relationship
     this.target = registry.get(relationship.target)
+    this.writes = new WriteService(registry, store)
   }
 
   /** GET /{type}/{id}/{relationship}: the related record(s), with the target type's fetching parameters. */
@@ -88,28 +79,14 @@ export class RelationshipController {
   /** PATCH: a to-one relationship is set or cleared; a to-many one is replaced whole. */
   async replace(input: HandlerInput): Promise<ApiResponse> {
     if (this.relationship.kind === 'to-many') return this.changeMembers(input, 'replace')
-    const { resource, target, store } = this
+    const { resource, target, name } = this
     const recordId = requireId(input.id)
     rejectQueryParameters(input.url)
-    const { id: targetId, invalid } = parseToOneDocument(target, documentOf(input.body))
-    if (invalid !== undefined) throw relatedNotFound(target, [invalid])
-    const refused = requiredToOne(resource, this.name, targetId)
-    if (refused) {
-      if (!(await store.find(resource, recordId))) throw recordNotFound()
-      throw refused
-    }
-    const { preconditions } = input
-    const result = await store.update(
-      resource,
-      recordId,
-      { attributes: {}, toOne: { [this.name]: targetId } },
-      { expect: preconditions?.forRecord(resource) },
-    )
-    if (!result) throw recordNotFound()
+    const named = parseToOneDocument(target, documentOf(input.body))
+    const condition = input.preconditions?.forRecord(resource)
+    const record = await this.writes.setToOne(resource, name, recordId, named, condition)
     // A to-one relationship is part of its record: the record's tag guards it.
-    if (result === 'stale') throw preconditionFailed(preconditions?.refusedBy, recordName(resource, recordId), 'it')
-    if (!result.ok) throw relatedNotFound(target, [targetId ?? ''])
-    return this.answer(recordId, result.record.toOne[this.name] ?? null, result.record)
+    return this.answer(recordId, record.toOne[name] ?? null, record)
   }
 
   /** POST: records join a to-many relationship. */
@@ -126,29 +103,14 @@ export class RelationshipController {
     { url, id, body, preconditions }: HandlerInput,
     change: ToManyChange,
   ): Promise<ApiResponse> {
-    const { resource, target, store, registry, name } = this
+    const { resource, target, name } = this
     const recordId = requireId(id)
     rejectQueryParameters(url)
-    const refused = refuseOrphaning(registry, resource, name, change)
-    if (refused) {
-      if (!(await store.find(resource, recordId))) throw recordNotFound()
-      throw refused
-    }
-    const { ids, invalid } = parseToManyDocument(target, documentOf(body), this.maxIds)
-    if (invalid.length > 0) throw relatedNotFound(target, invalid)
-    const joining = change === 'remove' ? [] : ids
-    const result = await store.changeToMany(resource, recordId, name, ids, change, {
-      expect: preconditions?.forMembers(joining),
-    })
-    if (result === 'stale') {
-      const what = `The ${humanize(name).toLowerCase()} of ${recordName(resource, recordId).toLowerCase()}`
-      if (preconditions && preconditions.uncovered.length > 0)
-        throw joiningNotCovered(what, target, preconditions.uncovered)
-      throw preconditionFailed(preconditions?.refusedBy, what, 'them')
-    }
-    if (result.status === 'not-found') throw recordNotFound()
-    if (result.status === 'missing') throw relatedNotFound(target, result.ids)
-    return this.answer(recordId, result.members)
+    await this.writes.mayChangeMembers(resource, name, recordId, change)
+    const named = parseToManyDocument(target, documentOf(body), this.maxIds)
+    const condition = preconditions?.forMembers(target, change === 'remove' ? [] : named.ids)
+    const members = await this.writes.changeMembers(resource, name, recordId, named, change, condition)
+    return this.answer(recordId, members)
   }
 
   /**

@@ -1,12 +1,11 @@
 import type { ResourceDescription } from '../model/description'
-import type { AtomicInput, AtomicOperation, RecordRef } from '../model/writes'
+import type { AtomicInput, AtomicOperation, RecordRef, ToManyChange } from '../model/writes'
 import type { ResourceRegistry } from '../resources/registry'
-import { invalidWrite, refuseOrphaning, requiredToOne } from '../service/write-rules'
 import { type ErrorObject, httpError, JsonApiError } from './errors'
 import { parseId } from './ids'
 import { humanize, withArticle, words } from './messages'
 import { checkIdentifierType, checkMemberCount } from './relationship-document'
-import { parseWriteDocument } from './request-document'
+import { parseWriteDocument, type WriteRequest } from './request-document'
 
 const OPERATIONS = 'atomic:operations'
 
@@ -65,13 +64,52 @@ function refOf(target: ResourceDescription, value: unknown, pointer: string): Re
   return { id }
 }
 
+/** A resource object as an operation reads it: the write document checked, lids set aside. */
+export interface ResourceData {
+  readonly write: WriteRequest
+  /** To-one relationships whose linkage names a record by lid: one this batch creates. */
+  readonly byLid: Readonly<Record<string, RecordRef>>
+  readonly lid?: string
+}
+
+/**
+ * An operation read as far as the rules about its records (src/service) need: what is left to read
+ * (a to-many's members, a to-one's record, the ids beside lids) is read by completeOperation once
+ * they have passed, so that a client meets the failures in the order it always has.
+ */
+export type OperationDraft =
+  | { readonly kind: 'create'; readonly resource: ResourceDescription; readonly data: ResourceData }
+  | {
+      readonly kind: 'update'
+      readonly resource: ResourceDescription
+      readonly target: RecordRef
+      readonly data: ResourceData
+    }
+  | { readonly kind: 'delete'; readonly resource: ResourceDescription; readonly target: RecordRef }
+  | {
+      readonly kind: 'to-one'
+      readonly resource: ResourceDescription
+      readonly target: RecordRef
+      readonly relationship: string
+      /** The operation's data: null, or what should name a record. */
+      readonly value: unknown
+    }
+  | {
+      readonly kind: 'to-many'
+      readonly resource: ResourceDescription
+      readonly target: RecordRef
+      readonly relationship: string
+      readonly change: ToManyChange
+      readonly members: readonly unknown[]
+    }
+
 /** A resource operation's data: checked as a create or update document is, lids set aside. */
-function resourceInput(
+function resourceData(
   registry: ResourceRegistry,
   resource: ResourceDescription,
   data: Json,
   create: boolean,
-): { input: AtomicInput; lid?: string } {
+): ResourceData {
   const { lid, relationships, ...rest } = data
   if (lid !== undefined && typeof lid !== 'string')
     throw httpError(400, 'lid must be a string', { pointer: '/data/lid' })
@@ -91,13 +129,11 @@ function resourceInput(
     document,
     create ? { kind: 'create' } : { kind: 'update', id: 0 },
   )
-  // A lid names a record this batch creates: whether it exists is known only when the batch runs.
-  const invalid = invalidWrite(
-    resource,
-    [...write.missing].filter((name) => !(name in byLid)),
-    write.errors,
-  )
-  if (invalid) throw invalid
+  return { write, byLid, lid: lid as string | undefined }
+}
+
+/** The operation's record input: its to-one ids and lids together. */
+function inputOf({ write, byLid }: ResourceData): AtomicInput {
   const toOne: Record<string, RecordRef | null> = { ...byLid }
   for (const [name, id] of Object.entries(write.input.toOne)) {
     // `author_id` beside a lid linkage for the same relationship: two answers to one question.
@@ -106,10 +142,11 @@ function resourceInput(
     }
     toOne[name] = id === null ? null : { id }
   }
-  return { input: { attributes: write.input.attributes, toOne }, lid: lid as string | undefined }
+  return { attributes: write.input.attributes, toOne }
 }
 
-function parseOperation(registry: ResourceRegistry, operation: unknown, limits: AtomicLimits): AtomicOperation {
+/** Reads one operation as far as its draft; pointers are the operation's own (`/data`, `/ref`). */
+export function draftOperation(registry: ResourceRegistry, operation: unknown): OperationDraft {
   if (!isObject(operation)) throw httpError(400, 'An operation must be an object', { pointer: '' })
   const { op, ref, data } = operation
   if (op !== 'add' && op !== 'update' && op !== 'remove') {
@@ -131,28 +168,14 @@ function parseOperation(registry: ResourceRegistry, operation: unknown, limits: 
         pointer: '/ref/relationship',
       })
     const target = refOf(resource, { type: ref.type, id: ref.id, lid: ref.lid }, '/ref')
-    const related = registry.get(relationship.target)
     if (relationship.kind === 'to-one') {
       if (op !== 'update') throw httpError(400, 'A to-one relationship takes only op "update"', { pointer: '/op' })
-      const refused = requiredToOne(resource, name, data)
-      if (refused) throw refused
-      const value = data === null ? null : refOf(related, data, '/data')
-      return {
-        kind: 'update',
-        resource,
-        target,
-        input: { attributes: {}, toOne: { [name]: value } },
-        relationship: name,
-      }
+      return { kind: 'to-one', resource, target, relationship: name, value: data }
     }
     if (!Array.isArray(data))
       throw httpError(400, 'A to-many relationship takes an array of identifiers', { pointer: '/data' })
     const change = op === 'add' ? 'add' : op === 'remove' ? 'remove' : 'replace'
-    const refused = refuseOrphaning(registry, resource, name, change, '/op')
-    if (refused) throw refused
-    checkMemberCount(data.length, limits.maxRelationshipIds)
-    const members = data.map((member, i) => refOf(related, member, `/data/${i}`))
-    return { kind: 'to-many', resource, target, relationship: name, members, change }
+    return { kind: 'to-many', resource, target, relationship: name, change, members: data }
   }
 
   if (op === 'remove') {
@@ -166,7 +189,7 @@ function parseOperation(registry: ResourceRegistry, operation: unknown, limits: 
   const resource = typeNamed(registry, data.type, '/data/type')
   if (op === 'add') {
     if (ref) throw httpError(400, 'An add operation of a resource takes no ref', { pointer: '/ref' })
-    return { kind: 'create', resource, ...resourceInput(registry, resource, data, true) }
+    return { kind: 'create', resource, data: resourceData(registry, resource, data, true) }
   }
   const named = ref ?? { type: data.type, id: data.id, lid: data.lid }
   if (ref && (ref.type !== data.type || (ref.id !== undefined && !sameIdText(ref.id, data.id ?? ref.id)))) {
@@ -174,7 +197,47 @@ function parseOperation(registry: ResourceRegistry, operation: unknown, limits: 
   }
   const target = refOf(resource, named, ref ? '/ref' : '/data')
   const { id: _id, lid: _lid, ...rest } = data
-  return { kind: 'update', resource, target, input: resourceInput(registry, resource, rest, false).input }
+  return { kind: 'update', resource, target, data: resourceData(registry, resource, rest, false) }
+}
+
+/**
+ * Reads the rest of a draft the rules have passed into the store's operation. `lids` holds the
+ * lids of the operations before it: a lid names one record in the whole request (JSON:API 1.1).
+ */
+export function completeOperation(
+  registry: ResourceRegistry,
+  draft: OperationDraft,
+  limits: AtomicLimits,
+  lids: Set<string>,
+): AtomicOperation {
+  switch (draft.kind) {
+    case 'delete':
+      return draft
+    case 'update':
+      return { kind: 'update', resource: draft.resource, target: draft.target, input: inputOf(draft.data) }
+    case 'create': {
+      const { resource, data } = draft
+      const operation: AtomicOperation = { kind: 'create', resource, input: inputOf(data), lid: data.lid }
+      if (data.lid !== undefined) {
+        if (lids.has(data.lid)) throw httpError(400, `lid "${data.lid}" is used twice`, { pointer: '/data/lid' })
+        lids.add(data.lid)
+      }
+      return operation
+    }
+    case 'to-one': {
+      const { resource, target, relationship, value } = draft
+      const related = registry.get(resource.relationships[relationship]?.target as string)
+      const toOne = { [relationship]: value === null ? null : refOf(related, value, '/data') }
+      return { kind: 'update', resource, target, input: { attributes: {}, toOne }, relationship }
+    }
+    case 'to-many': {
+      const { resource, target, relationship, change } = draft
+      const related = registry.get(resource.relationships[relationship]?.target as string)
+      checkMemberCount(draft.members.length, limits.maxRelationshipIds)
+      const members = draft.members.map((member, i) => refOf(related, member, `/data/${i}`))
+      return { kind: 'to-many', resource, target, relationship, members, change }
+    }
+  }
 }
 
 /** How much one atomic request may carry. */
@@ -187,14 +250,10 @@ export interface AtomicLimits {
 }
 
 /**
- * Reads an Atomic Operations document into store operations, in order. A failure of any
- * operation is reported with pointers under `/atomic:operations/N`.
+ * The operations of an Atomic Operations document, each still to be read (draftOperation, then
+ * completeOperation, under atOperation): what is checked here is the document as a whole.
  */
-export function parseAtomicDocument(
-  registry: ResourceRegistry,
-  body: unknown,
-  limits: AtomicLimits,
-): AtomicOperation[] {
+export function atomicOperations(body: unknown, limits: AtomicLimits): readonly unknown[] {
   const { maxOperations } = limits
   if (isObject(body) && (body.data !== undefined || body.included !== undefined)) {
     throw httpError(400, `An atomic document carries "${OPERATIONS}" and no data or included`, {
@@ -223,18 +282,14 @@ export function parseAtomicDocument(
       { pointer: `/${OPERATIONS}` },
     )
   }
-  const lids = new Set<string>()
-  return operations.map((operation, index) => {
-    try {
-      const parsed = parseOperation(registry, operation, limits)
-      // A lid names one record in the whole request (JSON:API 1.1).
-      if (parsed.kind === 'create' && parsed.lid !== undefined) {
-        if (lids.has(parsed.lid)) throw httpError(400, `lid "${parsed.lid}" is used twice`, { pointer: '/data/lid' })
-        lids.add(parsed.lid)
-      }
-      return parsed
-    } catch (error) {
-      throw error instanceof JsonApiError ? underOperation(error, index) : error
-    }
-  })
+  return operations
+}
+
+/** What `read` gives, or its failure with its pointers moved under operation `index`. */
+export function atOperation<T>(index: number, read: () => T): T {
+  try {
+    return read()
+  } catch (error) {
+    throw error instanceof JsonApiError ? underOperation(error, index) : error
+  }
 }

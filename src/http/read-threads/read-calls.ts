@@ -35,7 +35,7 @@ export interface ReadOffload {
   run(read: OffloadedRead): Promise<ApiResponse>
   /**
    * The process has one core to run on: a worker cannot run beside the main thread, so longer
-   * lists stay on the main thread (see ONE_CORE_LIST_MAX in resource-controller.ts).
+   * lists stay on the main thread (see ONE_CORE_LIST_MAX in read-place.ts).
    */
   readonly oneCore: boolean
 }
