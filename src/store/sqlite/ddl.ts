@@ -1,5 +1,6 @@
 import type { ResourceDescription, ToOneRelationship } from '../../model/description'
 import { type ResourceRegistry, searchOf } from '../../resources/registry'
+import { relatedSortIndexSql, sortIndexSql, toOnes } from '../sql/sort-indexes'
 import { Table } from '../sql/table'
 import { indexColumns, searchIndexName } from './search'
 
@@ -11,12 +12,6 @@ import { indexColumns, searchIndexName } from './search'
  */
 
 type Lookup = Pick<ResourceRegistry, 'get'>
-
-function toOnes(resource: ResourceDescription): [name: string, relationship: ToOneRelationship][] {
-  return Object.entries(resource.relationships).flatMap(([name, r]) =>
-    r.kind === 'to-one' ? [[name, r] as [string, ToOneRelationship]] : [],
-  )
-}
 
 function columnDefinition(relationship: ToOneRelationship, lookup: Lookup): string {
   const target = lookup.get(relationship.target).table
@@ -43,26 +38,6 @@ export function tableSql(resource: ResourceDescription, lookup: Lookup): string[
 
 function foreignKeyIndexSql(resource: ResourceDescription, relationship: ToOneRelationship): string {
   return `CREATE INDEX ${resource.table}_${relationship.column} ON ${resource.table} (${relationship.column});`
-}
-
-/**
- * The indexes that serve sorting by an attribute (and keyset pages in that order, and its exact
- * filter), and the related records of one record in that order.
- */
-export function sortIndexSql(resource: ResourceDescription): string[] {
-  const columnOf = (name: string) => resource.attributes[name]?.column ?? name
-  return [
-    ...resource.sortable.map((s) => `CREATE INDEX ${resource.table}_${s} ON ${resource.table} (${columnOf(s)}, id);`),
-    ...toOnes(resource).flatMap(([name, r]) => relatedSortIndexSql(resource, name, r)),
-  ]
-}
-
-function relatedSortIndexSql(resource: ResourceDescription, name: string, relationship: ToOneRelationship): string[] {
-  const columnOf = (sortable: string) => resource.attributes[sortable]?.column ?? sortable
-  return resource.sortable.map(
-    (s) =>
-      `CREATE INDEX ${resource.table}_${name}_${s} ON ${resource.table} (${relationship.column}, ${columnOf(s)}, id);`,
-  )
 }
 
 /** The columns of a type's search index, or none when it has no search. */

@@ -5,6 +5,7 @@ import { bookCollections } from '../../resources/book-collections'
 import { books } from '../../resources/books'
 import { sharedMigrations } from '../shared-migrations'
 import { createType, type SchemaChange, SchemaState, type SharedMigration } from '../sql/schema-changes'
+import { sortIndexSql } from '../sql/sort-indexes'
 import {
   addToOneSql,
   changeCountSql,
@@ -12,7 +13,6 @@ import {
   recordCountTriggerSql,
   searchIndexSql,
   sharedTablesSql,
-  sortIndexSql,
   tableSql,
   typeSql,
 } from './ddl'

@@ -1,4 +1,4 @@
-import type { PostgresMigration } from '../../../src/store/postgres/migrations'
+import type { PostgresMigration } from '../../../src/store/postgres/migrate'
 
 /**
  * The PostgreSQL migrations 1 to 3 as they were written by hand before the schema was drawn from

@@ -1,4 +1,4 @@
-import type { PostgresMigration } from '../../../src/store/postgres/migrations'
+import type { PostgresMigration } from '../../../src/store/postgres/migrate'
 
 /** The PostgreSQL migrations 4 to 9 as they were written by hand (see postgres-migrations-1-3.ts). */
 export const handWrittenPostgresMigrations4to9: readonly PostgresMigration[] = [
