@@ -4,11 +4,12 @@ import { SQL } from 'bun'
 import type { ResourceRegistry } from '../resources/registry'
 import type { MigrationApplied } from './migration-state'
 import { postgresSchemaVersion } from './postgres/migrate'
-import { postgresMigrations } from './postgres/migrations'
+import { postgresMigrations, postgresMigrationsWith } from './postgres/migrations'
 import { PostgresStore } from './postgres/postgres-store'
 import type { ReplicaStateListener } from './postgres/replicas/replica'
 import { schemaVersion } from './sqlite/migrate'
-import { sqliteMigrations } from './sqlite/migrations'
+import type { SharedMigration } from './sql/schema-changes'
+import { sqliteMigrations, sqliteMigrationsWith } from './sqlite/migrations'
 import { SqliteStore } from './sqlite/sqlite-store'
 import type { Store } from './store'
 
@@ -189,6 +190,11 @@ export interface StoreOptions {
    * opens it read-only). A schema behind this build's is refused, saying to run `catalogue migrate`.
    */
   readonly migrate?: boolean
+  /**
+   * The migrations written for both backends (src/store/shared-migrations.ts by default): a test
+   * serving a type of its own gives its registry and these together.
+   */
+  readonly sharedMigrations?: readonly SharedMigration[]
 }
 
 /**
@@ -216,6 +222,7 @@ export async function openStore(
         newGeneration: options.newGeneration,
         durability: options.durability,
         offloadDiskWaits: options.offloadDiskWaits,
+        ...(options.sharedMigrations ? { migrations: sqliteMigrationsWith(options.sharedMigrations) } : {}),
       })
     case 'postgres':
       return PostgresStore.open(location.url, registry, {
@@ -229,6 +236,7 @@ export async function openStore(
         newGeneration: options.newGeneration,
         migrate: options.migrate,
         onMigration: options.onMigration,
+        ...(options.sharedMigrations ? { migrations: postgresMigrationsWith(options.sharedMigrations) } : {}),
       })
   }
 }
