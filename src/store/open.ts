@@ -3,11 +3,13 @@ import { existsSync } from 'node:fs'
 import { SQL } from 'bun'
 import type { ResourceRegistry } from '../resources/registry'
 import type { MigrationApplied } from './migration-state'
-import { postgresMigrations, postgresSchemaVersion } from './postgres/migrations'
+import { postgresSchemaVersion } from './postgres/migrate'
+import { postgresMigrations, postgresMigrationsWith } from './postgres/migrations'
 import { PostgresStore } from './postgres/postgres-store'
 import type { ReplicaStateListener } from './postgres/replicas/replica'
+import type { SharedMigration } from './sql/schema-changes'
 import { schemaVersion } from './sqlite/migrate'
-import { sqliteMigrations } from './sqlite/migrations'
+import { sqliteMigrations, sqliteMigrationsWith } from './sqlite/migrations'
 import type { Durability } from './sqlite/open-database'
 import { SqliteStore } from './sqlite/sqlite-store'
 import type { Store } from './store'
@@ -189,6 +191,11 @@ export interface StoreOptions {
    * opens it read-only). A schema behind this build's is refused, saying to run `catalogue migrate`.
    */
   readonly migrate?: boolean
+  /**
+   * The migrations written for both backends (src/store/shared-migrations.ts by default): a test
+   * serving a type of its own gives its registry and these together.
+   */
+  readonly sharedMigrations?: readonly SharedMigration[]
 }
 
 export async function openStore(
@@ -206,6 +213,7 @@ export async function openStore(
         newGeneration: options.newGeneration,
         durability: options.durability,
         offloadDiskWaits: options.offloadDiskWaits,
+        ...(options.sharedMigrations ? { migrations: sqliteMigrationsWith(options.sharedMigrations) } : {}),
       })
     case 'postgres':
       return PostgresStore.open(location.url, registry, {
@@ -219,6 +227,7 @@ export async function openStore(
         newGeneration: options.newGeneration,
         migrate: options.migrate,
         onMigration: options.onMigration,
+        ...(options.sharedMigrations ? { migrations: postgresMigrationsWith(options.sharedMigrations) } : {}),
       })
   }
 }

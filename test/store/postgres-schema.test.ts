@@ -6,6 +6,7 @@ import { bookCollections } from '../../src/resources/book-collections'
 import { books } from '../../src/resources/books'
 import { ResourceRegistry, resources } from '../../src/resources/registry'
 import { PostgresStore } from '../../src/store/postgres/postgres-store'
+import { flushFunction } from '../../src/store/postgres/search-totals-ddl'
 import { afterAll, beforeEach, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
@@ -140,6 +141,24 @@ describe('PostgresStore.open schema check', () => {
     const error = await refusal(resources)
     expect(error.message).toBe(
       'the database has no trigger authors_search_truncate, so the page totals of authors would be wrong',
+    )
+  })
+
+  it('refuses a flush of the search totals that leaves a searched table out of its list', async () => {
+    const flush = flushFunction(resources.all.filter((r) => r.type !== 'books'))
+    await direct?.unsafe(flush.sql)
+    const error = await refusal(resources)
+    expect(error.message).toStartWith("the function flush_search_totals() is not as the descriptions' schema writes it")
+    expect(error.message).toContain("ARRAY['authors', 'book_collections', 'books']")
+  })
+
+  it('refuses a statement trigger that runs the word count of another kind of type', async () => {
+    await direct?.unsafe(`DROP TRIGGER books_search_added ON books;
+      CREATE TRIGGER books_search_added AFTER INSERT ON books REFERENCING NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION name_words_added()`)
+    const error = await refusal(resources)
+    expect(error.message).toBe(
+      "the trigger books_search_added runs name_words_added(), but the descriptions' schema runs book_words_added()",
     )
   })
 })

@@ -160,3 +160,37 @@ describe('SqliteStore.open read-only', () => {
     )
   })
 })
+
+describe('SqliteStore.open compared with the schema the descriptions write', () => {
+  it('refuses a file without a search trigger, which no other check names', async () => {
+    await migrated()
+    const tables = new Database(dbPath)
+    tables.run('DROP TRIGGER books_search_delete')
+    tables.close()
+    const error = await refusal(() => SqliteStore.open(dbPath, resources))
+    expect(error.message).toBe("the database has no trigger books_search_delete, which the descriptions' schema holds")
+  })
+
+  it('refuses a file whose trigger does other than the generator writes', async () => {
+    await migrated()
+    const tables = new Database(dbPath)
+    tables.run('DROP TRIGGER authors_records_insert')
+    tables.run(`CREATE TRIGGER authors_records_insert AFTER INSERT ON authors BEGIN
+      UPDATE record_counts SET records = records + 2 WHERE table_name = 'authors';
+    END`)
+    tables.close()
+    const error = await refusal(() => SqliteStore.open(dbPath, resources, { readOnly: true }))
+    expect(error.message).toStartWith("the trigger authors_records_insert is not as the descriptions' schema writes it")
+  })
+
+  it('refuses a file without the sort index a description implies', async () => {
+    await migrated()
+    const tables = new Database(dbPath)
+    tables.run('DROP INDEX books_book_collection_name')
+    tables.close()
+    const error = await refusal(() => SqliteStore.open(dbPath, resources))
+    expect(error.message).toBe(
+      "the database has no index books_book_collection_name, which the descriptions' schema holds",
+    )
+  })
+})

@@ -1,6 +1,7 @@
 import type { SQL, TransactionSQL } from 'bun'
 import { type ResourceRegistry, searchOf } from '../../resources/registry'
 import { Table } from '../sql/table'
+import { typeFunctions, typeTriggers } from './ddl'
 import { searchColumnName, searchedColumns } from './search-columns'
 
 /**
@@ -16,11 +17,59 @@ import { searchColumnName, searchedColumns } from './search-columns'
 export async function postgresSchemaMismatch(sql: SQL, registry: ResourceRegistry): Promise<string | null> {
   // One transaction: one snapshot of the catalogs, and no STATEMENT_TIMEOUT (the start is not held
   // to it) even behind a pooler in transaction mode, which keeps no setting of a session (PgBouncer).
-  const [columns, triggers, indexes, slots] = await sql.begin(async (tx) => {
+  const [[columns, triggers, indexes, slots], functions] = await sql.begin(async (tx) => {
     await tx`SET LOCAL statement_timeout = 0`
-    return catalogued(tx)
+    return [await catalogued(tx), await functionBodies(tx)] as const
   })
-  return mismatchOf(registry, columns, triggers, indexes, slots)
+  return (
+    mismatchOf(registry, columns, triggers, indexes, slots) ??
+    generatedMismatch(registry, triggers as CataloguedTrigger[], functions)
+  )
+}
+
+type CataloguedTrigger = { table_name: string; trigger_name: string; function_name: string }
+
+/** The bodies of the schema's functions, by name (pg_proc alone: no lock to wait for). */
+async function functionBodies(sql: TransactionSQL): Promise<Map<string, string>> {
+  const rows = await sql`
+    SELECT proname::text AS name, prosrc AS body FROM pg_proc
+      WHERE pronamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())`
+  return new Map((rows as { name: string; body: string }[]).map((r) => [r.name, r.body]))
+}
+
+/** SQL text with the layout of its source left out. */
+function layoutFree(text: string): string {
+  return text.replace(/\s+/g, ' ').trim()
+}
+
+/**
+ * What the generator (ddl.ts) writes for the descriptions, compared with the database: every
+ * trigger on its table running its function, and every function it writes with its body (the
+ * flush's list of tables among them, so that a type left out of it cannot go unseen).
+ */
+function generatedMismatch(
+  registry: ResourceRegistry,
+  triggers: readonly CataloguedTrigger[],
+  functions: ReadonlyMap<string, string>,
+): string | null {
+  for (const resource of registry.all) {
+    for (const trigger of typeTriggers(resource)) {
+      const found = triggers.find((t) => t.table_name === trigger.table && t.trigger_name === trigger.name)
+      if (!found)
+        return `the database has no trigger ${trigger.name} on ${trigger.table}, which the descriptions' schema holds`
+      if (found.function_name !== trigger.function) {
+        return `the trigger ${trigger.name} runs ${found.function_name}(), but the descriptions' schema runs ${trigger.function}()`
+      }
+    }
+  }
+  for (const fn of typeFunctions(registry.all)) {
+    const body = functions.get(fn.name)
+    if (body === undefined) return `the database has no function ${fn.name}(), which the descriptions' schema holds`
+    if (layoutFree(body) !== layoutFree(fn.body)) {
+      return `the function ${fn.name}() is not as the descriptions' schema writes it: ${fn.sql}`
+    }
+  }
+  return null
 }
 
 /**
@@ -34,8 +83,8 @@ async function catalogued(sql: TransactionSQL): Promise<[unknown[], unknown[], u
       FROM information_schema.columns
       WHERE table_schema = current_schema()`
   const triggers = await sql`
-    SELECT c.relname::text AS table_name, t.tgname::text AS trigger_name
-      FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+    SELECT c.relname::text AS table_name, t.tgname::text AS trigger_name, p.proname::text AS function_name
+      FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_proc p ON p.oid = t.tgfoid
       WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
         AND NOT t.tgisinternal AND t.tgenabled <> 'D'`
   // The columns that a GIN index covers (migration 9: each searched attribute's stored words),

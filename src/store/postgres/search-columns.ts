@@ -1,6 +1,5 @@
 import type { ResourceDescription } from '../../model/description'
-import { type ResourceRegistry, searchOf } from '../../resources/registry'
-import { quote } from '../sql/table'
+import { searchOf } from '../../resources/registry'
 
 /**
  * The stored column that holds the search words of a searched attribute's column (migration 9):
@@ -20,30 +19,4 @@ export function searchedColumns(resource: ResourceDescription): string[] {
     if ('attribute' in field) columns.push(resource.attributes[field.attribute]?.column ?? field.attribute)
   }
   return columns
-}
-
-/**
- * Migration 9, drawn from the descriptions: for each searched attribute, its stored search column
- * and a GIN index on it, in place of migration 1's expression index on search_vector() of the
- * attribute (`<table>_search`), which indexed the same words. Adding the column rewrites the
- * table once (about 15 s for 1,000,000 books).
- */
-export function searchColumnsSql(registry: ResourceRegistry): string {
-  const statements: string[] = []
-  for (const resource of registry.all) {
-    const columns = searchedColumns(resource)
-    if (columns.length === 0) continue
-    const table = quote(resource.table)
-    const added = columns.map(
-      (c) =>
-        `ADD COLUMN ${quote(searchColumnName(c))} tsvector GENERATED ALWAYS AS (search_vector(${quote(c)})) STORED`,
-    )
-    statements.push(`ALTER TABLE ${table} ${added.join(', ')};`)
-    for (const c of columns) {
-      const index = quote(`${resource.table}_${searchColumnName(c)}`)
-      statements.push(`CREATE INDEX ${index} ON ${table} USING gin (${quote(searchColumnName(c))});`)
-    }
-    statements.push(`DROP INDEX IF EXISTS ${quote(`${resource.table}_search`)};`)
-  }
-  return statements.join('\n')
 }

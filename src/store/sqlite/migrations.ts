@@ -1,11 +1,27 @@
 import type { Database } from 'bun:sqlite'
-import { resources, searchOf } from '../../resources/registry'
-import { Table } from '../sql/table'
-import { indexColumns, searchIndexName } from './search'
+import type { ResourceDescription } from '../../model/description'
+import { authors } from '../../resources/authors'
+import { bookCollections } from '../../resources/book-collections'
+import { books } from '../../resources/books'
+import { sharedMigrations } from '../shared-migrations'
+import { createType, type SchemaChange, SchemaState, type SharedMigration } from '../sql/schema-changes'
+import { sortIndexSql } from '../sql/sort-indexes'
+import {
+  addToOneSql,
+  changeCountSql,
+  recordCountRowSql,
+  recordCountTriggerSql,
+  searchIndexSql,
+  sharedTablesSql,
+  tableSql,
+  typeSql,
+} from './ddl'
+import { searchIndexName } from './search'
 
 /**
  * Versioned schema migrations for the SQLite store. Applied in order on start, each in its own
- * transaction; a migration, once released, is never edited: add a new one instead.
+ * transaction; a migration, once released, is never edited: add a new one instead (to
+ * src/store/shared-migrations.ts, written once for both backends in the descriptions' terms).
  */
 export interface Migration {
   readonly version: number
@@ -15,101 +31,58 @@ export interface Migration {
   readonly rewrite?: (db: Database) => void
 }
 
+/** A part of SQLite's own history: SQL written for the types that exist when it runs. */
+type Part = (state: SchemaState) => string[]
+
+interface HistoryEntry {
+  readonly version: number
+  readonly name: string
+  readonly parts: readonly (Part | SchemaChange)[]
+  readonly rewrite?: (db: Database, types: readonly ResourceDescription[]) => void
+}
+
+/** A part the generator writes for one type, for every type that exists then. */
+function eachType(part: (resource: ResourceDescription, state: SchemaState) => string[]): Part {
+  return (state) => state.all.flatMap((resource) => part(resource, state))
+}
+
+/** The types a first migration brings in, with only their tables (the rest came in later migrations). */
+function tables(...resources: ResourceDescription[]): Part {
+  return (state) => resources.flatMap((resource) => tableSql(state.apply(createType(resource)) ?? resource, state))
+}
+
+function handWritten(sql: string): Part {
+  return () => [sql]
+}
+
 /**
  * Migration 5: the names of each table in Unicode NFC. Only names with a character beyond ASCII
  * (more bytes than characters) can change, so only those are read.
  */
-function composeNames(db: Database): void {
-  for (const table of ['authors', 'book_collections', 'books']) {
-    const update = db.query(`UPDATE ${table} SET name = ? WHERE id = ?`)
-    const rows = db
-      .query<{ id: number; name: string }, []>(
-        `SELECT id, name FROM ${table} WHERE length(CAST(name AS BLOB)) <> length(name)`,
-      )
-      .all()
-    for (const { id, name } of rows) {
-      const composed = name.isWellFormed() ? name.normalize('NFC') : name
-      if (composed !== name) update.run(composed, id)
+function composeNames(db: Database, types: readonly ResourceDescription[]): void {
+  for (const resource of types) {
+    for (const attribute of Object.values(resource.attributes)) {
+      if (!attribute.isName) continue
+      const [table, column] = [resource.table, attribute.column]
+      const update = db.query(`UPDATE ${table} SET ${column} = ? WHERE id = ?`)
+      const rows = db
+        .query<{ id: number; name: string }, []>(
+          `SELECT id, ${column} AS name FROM ${table} WHERE length(CAST(${column} AS BLOB)) <> length(${column})`,
+        )
+        .all()
+      for (const { id, name } of rows) {
+        const composed = name.isWellFormed() ? name.normalize('NFC') : name
+        if (composed !== name) update.run(composed, id)
+      }
     }
   }
 }
 
-/** Migration 4's triggers: one per data table and event, each adding one to data_version's count. */
-const countTriggers = ['authors', 'book_collections', 'books']
-  .flatMap((table) =>
-    ['insert', 'update', 'delete'].map(
-      (event) => `CREATE TRIGGER ${table}_count_${event} AFTER ${event.toUpperCase()} ON ${table} BEGIN
-        UPDATE data_version SET changes = changes + 1;
-      END;`,
-    ),
-  )
-  .join('\n      ')
-
-/**
- * Migration 6: each search index made again with FTS5's prefix indexes for words of one to three
- * letters, from the search fields of the descriptions. A prefix query (`"b"*`) merges the lists of
- * every word it begins, all of them before the first match comes out: at 1,000,000 books `b` took
- * 15 ms to its first 20 matches and ten one-letter words 250 ms; with the prefix index a short
- * prefix is one list, read as far as needed (0.01 ms). The index grows by about half.
- */
-const prefixedSearchIndexes = resources.all
-  .flatMap((resource) => {
-    const search = searchOf(resource)
-    if (!search) return []
-    const columns = indexColumns(new Table(resource), search, resources).map((c) => c.column)
-    const index = searchIndexName(resource.table)
-    return [
-      `DROP TABLE ${index};`,
-      `CREATE VIRTUAL TABLE ${index} USING fts5(${columns.join(', ')}, tokenize = 'unicode61 remove_diacritics 2', prefix = '1 2 3');`,
-      `INSERT INTO ${index} (rowid, ${columns.join(', ')}) SELECT id, ${columns.join(', ')} FROM ${resource.table};`,
-      `INSERT INTO ${index} (${index}) VALUES ('optimize');`,
-    ]
-  })
-  .join('\n      ')
-
-/**
- * Migration 7's triggers: each table's row in record_counts, one more with every row inserted and
- * one fewer with every row deleted, in the writing transaction (and savepoint) itself.
- */
-const recordCountTriggers = resources.all
-  .map((resource) => resource.table)
-  .flatMap((table) =>
-    (
-      [
-        ['insert', '+'],
-        ['delete', '-'],
-      ] as const
-    ).map(
-      ([event, sign]) => `CREATE TRIGGER ${table}_records_${event} AFTER ${event.toUpperCase()} ON ${table} BEGIN
-        UPDATE record_counts SET records = records ${sign} 1 WHERE table_name = '${table}';
-      END;`,
-    ),
-  )
-  .join('\n      ')
-
-export const sqliteMigrations: readonly Migration[] = [
+const history: readonly HistoryEntry[] = [
   {
     version: 1,
     name: 'create authors, book collections and books',
-    // AUTOINCREMENT so that the id of a deleted record is never handed out again.
-    sql: `
-      CREATE TABLE authors (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        name TEXT NOT NULL
-      );
-      CREATE TABLE book_collections (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        name TEXT NOT NULL
-      );
-      CREATE TABLE books (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        name TEXT NOT NULL,
-        author_id INTEGER NOT NULL REFERENCES authors (id) ON DELETE RESTRICT,
-        book_collection_id INTEGER REFERENCES book_collections (id) ON DELETE SET NULL
-      );
-      CREATE INDEX books_author_id ON books (author_id);
-      CREATE INDEX books_book_collection_id ON books (book_collection_id);
-    `,
+    parts: [tables(authors, bookCollections, books)],
   },
   {
     version: 2,
@@ -118,7 +91,9 @@ export const sqliteMigrations: readonly Migration[] = [
     // the indexes in step inside the very transaction (and savepoint) of each write, renames of an
     // author or a collection included; a collection's delete reaches books_search through the
     // foreign key's SET NULL, which fires the books update trigger.
-    sql: `
+    // (The search index of that time, which the generator no longer writes: by hand.)
+    parts: [
+      handWritten(`
       CREATE VIRTUAL TABLE authors_search USING fts5(name, tokenize = 'unicode61 remove_diacritics 2');
       CREATE VIRTUAL TABLE book_collections_search USING fts5(name, tokenize = 'unicode61 remove_diacritics 2');
       CREATE VIRTUAL TABLE books_search USING fts5(
@@ -173,7 +148,8 @@ export const sqliteMigrations: readonly Migration[] = [
       CREATE TRIGGER books_search_delete AFTER DELETE ON books BEGIN
         DELETE FROM books_search WHERE rowid = old.id;
       END;
-    `,
+    `),
+    ],
   },
   {
     version: 3,
@@ -183,7 +159,8 @@ export const sqliteMigrations: readonly Migration[] = [
     // changes) and a search matches names in the authors' and collections' own indexes, then those
     // ids in the books' (the search fields of the books description, checked at start). The name
     // indexes serve sorting by name, keyset pages in that order, and filter[name].
-    sql: `
+    parts: [
+      handWritten(`
       DROP TRIGGER authors_search_update;
       DROP TRIGGER book_collections_search_update;
       DROP TRIGGER books_search_insert;
@@ -211,13 +188,9 @@ export const sqliteMigrations: readonly Migration[] = [
           WHERE rowid = new.id;
       END;
 
-      CREATE INDEX authors_name ON authors (name, id);
-      CREATE INDEX book_collections_name ON book_collections (name, id);
-      CREATE INDEX books_name ON books (name, id);
-      -- The books of an author or a collection in name order (in id order: the indexes of migration 1).
-      CREATE INDEX books_author_name ON books (author_id, name, id);
-      CREATE INDEX books_book_collection_name ON books (book_collection_id, name, id);
-    `,
+    `),
+      eachType(sortIndexSql),
+    ],
   },
   {
     version: 4,
@@ -229,15 +202,11 @@ export const sqliteMigrations: readonly Migration[] = [
     // writing transaction itself (so a reader sees the new count exactly with the new data), and each
     // start of the service draws a new \`generation\` (a file put back from a backup comes back with an
     // old count: the new generation keeps its tags from matching those given before).
-    sql: `
-      CREATE TABLE data_version (
-        id INTEGER PRIMARY KEY CHECK (id = 1),
-        generation TEXT NOT NULL,
-        changes INTEGER NOT NULL
-      );
-      INSERT INTO data_version (id, generation, changes) VALUES (1, lower(hex(randomblob(8))), 0);
-      ${countTriggers}
-    `,
+    parts: [
+      handWritten(sharedTablesSql[0] as string),
+      handWritten('INSERT INTO data_version (id, generation, changes) VALUES (1, lower(hex(randomblob(8))), 0);'),
+      eachType(changeCountSql),
+    ],
   },
   {
     version: 5,
@@ -245,13 +214,22 @@ export const sqliteMigrations: readonly Migration[] = [
     // Names were stored as sent, so `É` sent decomposed (E and an accent) made another name than `É`
     // that filter[name] and the import told apart. The service now stores names in NFC; this brings
     // the names earlier versions stored to that form, so that every name is found by either.
-    sql: '',
+    parts: [],
     rewrite: composeNames,
   },
   {
     version: 6,
     name: 'search indexes with prefix indexes for words of one to three letters',
-    sql: prefixedSearchIndexes,
+    // A prefix query (`"b"*`) merged the lists of every word it begins, all of them before the first
+    // match came out: at 1,000,000 books `b` took 15 ms to its first 20 matches and ten one-letter
+    // words 250 ms; with the prefix index a short prefix is one list, read as far as needed
+    // (0.01 ms). The index grows by about half.
+    parts: [
+      eachType((resource, state) => {
+        const made = searchIndexSql(resource, state, true)
+        return made.length === 0 ? [] : [`DROP TABLE ${searchIndexName(resource.table)};`, ...made]
+      }),
+    ],
   },
   {
     version: 7,
@@ -260,11 +238,47 @@ export const sqliteMigrations: readonly Migration[] = [
     // million books, for a page read in well under one). The count is now kept in the writing
     // transaction, so a reader's snapshot holds the exact count of the rows it sees. SQLite has one
     // writer at a time: one row per table waits for nobody. Counted here from what the file holds.
-    sql: `
-      CREATE TABLE record_counts (table_name TEXT PRIMARY KEY, records INTEGER NOT NULL) WITHOUT ROWID;
-      INSERT INTO record_counts (table_name, records)
-        ${resources.all.map((r) => `SELECT '${r.table}', COUNT(*) FROM ${r.table}`).join(' UNION ALL ')};
-      ${recordCountTriggers}
-    `,
+    parts: [
+      handWritten(sharedTablesSql[1] as string),
+      eachType((resource) => [recordCountRowSql(resource), ...recordCountTriggerSql(resource)]),
+    ],
   },
 ]
+
+/** A change in the descriptions' terms, in SQLite's SQL. */
+function changeSql(change: SchemaChange, state: SchemaState): string[] {
+  const resource = state.apply(change)
+  switch (change.kind) {
+    case 'create-type':
+      return typeSql(change.resource, state)
+    case 'add-to-one':
+      return addToOneSql(resource ?? change.resource, change.relationship, state)
+    case 'add-index':
+      return [`CREATE INDEX ${change.name} ON ${change.resource.table} (${change.columns.join(', ')});`]
+    case 'sql':
+      return [change.sqlite]
+  }
+}
+
+/** SQLite's own history, then the shared migrations numbered on from its last. */
+export function sqliteMigrationsWith(shared: readonly SharedMigration[]): Migration[] {
+  const last = history.at(-1)?.version ?? 0
+  const entries: HistoryEntry[] = [
+    ...history,
+    ...shared.map((m, i) => ({ version: last + 1 + i, name: m.name, parts: m.changes })),
+  ]
+  const state = new SchemaState(entries.flatMap((e) => e.parts.filter((p) => typeof p !== 'function')))
+  return entries.map((entry) => {
+    const sql = entry.parts.flatMap((part) => (typeof part === 'function' ? part(state) : changeSql(part, state)))
+    const types = state.all
+    const rewrite = entry.rewrite
+    return {
+      version: entry.version,
+      name: entry.name,
+      sql: sql.join('\n'),
+      ...(rewrite ? { rewrite: (db: Database) => rewrite(db, types) } : {}),
+    }
+  })
+}
+
+export const sqliteMigrations: readonly Migration[] = sqliteMigrationsWith(sharedMigrations)

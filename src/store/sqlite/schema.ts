@@ -1,13 +1,16 @@
-import type { Database } from 'bun:sqlite'
+import { Database } from 'bun:sqlite'
 import { type ResourceRegistry, searchOf } from '../../resources/registry'
 import { Table } from '../sql/table'
+import { schemaSql } from './ddl'
 import { indexColumns, searchIndexName } from './search'
 
 /**
  * Refuses to start on a database whose tables do not hold what the resource descriptions say:
  * every described column, the triggers that count its changes for version(), a search index of
- * exactly the searched attributes, and its row of record_counts with the triggers that keep it. Without this, a description ahead of its migration answered
- * wrong data (SQLite takes an unknown double-quoted column name for a string literal).
+ * exactly the searched attributes, and its row of record_counts with the triggers that keep it.
+ * Without this, a description ahead of its migration answered wrong data (SQLite takes an unknown
+ * double-quoted column name for a string literal). Last, every table, index and trigger that the
+ * generator (ddl.ts) writes for the descriptions must be in the file as it writes them.
  */
 export function checkSchema(db: Database, registry: ResourceRegistry): void {
   const columnsOf = (table: string) =>
@@ -62,4 +65,54 @@ export function checkSchema(db: Database, registry: ResourceRegistry): void {
       }
     }
   }
+  const differing = generatedMismatch(db, registry)
+  if (differing) throw new Error(differing)
+}
+
+/** SQL text with the layout of its source left out, as two writings of one statement compare. */
+export function layoutFree(sql: string): string {
+  return sql
+    .replace(/\s+/g, ' ')
+    .replace(/\s*([(),])\s*/g, '$1')
+    .trim()
+}
+
+type SchemaObject = { type: string; name: string; sql: string | null }
+
+/**
+ * Builds in memory what the generator writes for `registry` and compares each of its tables,
+ * indexes and triggers with the file's (FTS5's own shadow tables left out: their SQL is FTS5's,
+ * and may differ with the SQLite version that made them). Returns the first mismatch, or null.
+ */
+function generatedMismatch(db: Database, registry: ResourceRegistry): string | null {
+  const wanted = new Database(':memory:')
+  let expected: SchemaObject[]
+  try {
+    wanted.run(schemaSql(registry))
+    expected = wanted.query<SchemaObject, []>('SELECT type, name, sql FROM sqlite_master ORDER BY name').all()
+  } finally {
+    wanted.close()
+  }
+  const present = new Map(
+    db
+      .query<SchemaObject, []>('SELECT type, name, sql FROM sqlite_master')
+      .all()
+      .map((o) => [o.name, o]),
+  )
+  const shadows = new Set(
+    expected
+      .filter((o) => o.sql?.startsWith('CREATE VIRTUAL TABLE'))
+      .flatMap((o) => ['data', 'idx', 'content', 'docsize', 'config'].map((part) => `${o.name}_${part}`)),
+  )
+  for (const object of expected) {
+    if (object.name.startsWith('sqlite_') || shadows.has(object.name)) continue
+    const found = present.get(object.name)
+    if (!found || found.type !== object.type) {
+      return `the database has no ${object.type} ${object.name}, which the descriptions' schema holds`
+    }
+    if (layoutFree(found.sql ?? '') !== layoutFree(object.sql ?? '')) {
+      return `the ${object.type} ${object.name} is not as the descriptions' schema writes it: ${object.sql}`
+    }
+  }
+  return null
 }

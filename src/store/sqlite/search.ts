@@ -39,7 +39,11 @@ type IndexColumn =
     }
 
 /** The columns of a type's search index, in the order of its search fields. */
-export function indexColumns(table: Table, search: SearchDescription, registry: ResourceRegistry): IndexColumn[] {
+export function indexColumns(
+  table: Table,
+  search: SearchDescription,
+  registry: Pick<ResourceRegistry, 'get'>,
+): IndexColumn[] {
   const resource = table.resource
   return search.fields.map((field): IndexColumn => {
     if ('attribute' in field) {

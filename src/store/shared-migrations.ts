@@ -1,0 +1,9 @@
+import type { SharedMigration } from './sql/schema-changes'
+
+/**
+ * The migrations written once for both backends, in the descriptions' terms (see
+ * docs/schema.md): each backend applies them after its own history, numbered on from its last
+ * (SQLite 8, PostgreSQL 10, ...). A fourth type is one entry here, such as
+ * `{ name: 'publishers', changes: [createType(publishers), addToOne(books, 'publisher')] }`.
+ */
+export const sharedMigrations: readonly SharedMigration[] = []
