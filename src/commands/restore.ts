@@ -1,4 +1,4 @@
-import { IdSet } from '../http/id-set'
+import { IdSet } from '../http/streaming/id-set'
 import type { ResourceDescription } from '../model/description'
 import type { Id, StoredRecord } from '../model/record'
 import type { ResourceRegistry } from '../resources/registry'

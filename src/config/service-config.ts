@@ -43,7 +43,7 @@ export interface Config extends RequestLimits {
   readonly requireIfMatch: boolean
   /** Whether GET /metrics is served (and the request metrics kept). */
   readonly metrics: boolean
-  /** Long answers (whole lists) in flight at once, in all and per client (src/http/long-answers.ts). */
+  /** Long answers (whole lists) in flight at once, in all and per client (src/http/streaming/long-answers.ts). */
   readonly maxLongAnswers: number
   readonly maxLongAnswersPerClient: number
 }

@@ -19,13 +19,13 @@ import { SEARCH_WINDOW } from '../store/search-ranking'
 import type { Store } from '../store/store'
 import { documentOf } from './body-parser'
 import type { WritePreconditions } from './conditional'
-import { DocumentStream } from './document-stream'
 import { recordState } from './etag'
-import { ListReader } from './list-reader'
-import type { LongAnswers } from './long-answers'
 import type { OffloadedRead, ReadOffload } from './read-threads/read-calls'
 import { listPlace, type ReadPlace, recordPlace, runsHere, shortList } from './read-threads/read-place'
 import { type ApiResponse, documentResponse, noContent, stateResponse } from './responses'
+import { DocumentStream } from './streaming/document-stream'
+import { ListReader } from './streaming/list-reader'
+import type { LongAnswers } from './streaming/long-answers'
 
 /** What a handler gets from the request: the raw URL, the path id and the parsed body. */
 export interface HandlerInput {

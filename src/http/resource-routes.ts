@@ -5,13 +5,13 @@ import type { ResourceRegistry } from '../resources/registry'
 import type { ReadRouting } from '../store/read-routing'
 import type { Store } from '../store/store'
 import { holdsWeakTag, unchangedSinceStreamed, WritePreconditions } from './conditional'
-import { clientKey, heldUntilSent, type LongAnswers } from './long-answers'
 import { type DocumentedLimits, operationDocs, relationshipDocs } from './openapi/openapi'
 import type { OffloadedRead, ReadOffload } from './read-threads/read-calls'
 import type { ReadPool } from './read-threads/read-pool'
 import { RelationshipController } from './relationship-controller'
 import { type HandlerInput, ResourceController } from './resource-controller'
 import { type ApiResponse, type ResponseSettings, send } from './responses'
+import { clientKey, heldUntilSent, type LongAnswers } from './streaming/long-answers'
 
 /** The part of Elysia's context an operation reads and answers through. */
 interface OperationContext {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'bun:test'
-import { IdSet } from '../../src/http/id-set'
+import { IdSet } from '../../src/http/streaming/id-set'
 
 /** Where IdSet stops keeping bits and keeps a Set instead. */
 const BITMAP_LIMIT = 2 ** 24

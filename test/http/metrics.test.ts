@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { parseTokenFile, TokenSet } from '../../src/http/access/api-tokens'
-import { LIST_BATCH } from '../../src/http/list-reader'
 import { ONE_CORE_LIST_MAX, SHORT_LIST } from '../../src/http/read-threads/read-place'
+import { LIST_BATCH } from '../../src/http/streaming/list-reader'
 import { insertCatalogue } from '../support/bulk'
 import { JSON_API, openTestApp, type TestApp } from '../support/harness'
 import { find, metricsText, parseSamples, type Sample, sampleValue, scrape } from '../support/prometheus'

@@ -1,4 +1,4 @@
-import { DEFAULT_LONG_ANSWERS } from '../../http/long-answers'
+import { DEFAULT_LONG_ANSWERS } from '../../http/streaming/long-answers'
 import { DEFAULT_LIMITS } from '../../jsonapi/limits'
 import { bytes, integer, type Setting } from '../setting'
 

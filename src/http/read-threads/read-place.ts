@@ -15,7 +15,7 @@ import type { StoreFilter } from '../../model/query'
 import type { StoredRecord } from '../../model/record'
 import type { ResourceRegistry } from '../../resources/registry'
 import type { Store } from '../../store/store'
-import { LIST_BATCH } from '../list-reader'
+import { LIST_BATCH } from '../streaming/list-reader'
 
 /**
  * An unpaginated list of at most this many records is read by one query, without a count first

@@ -1,4 +1,4 @@
-import type { Id } from '../model/record'
+import type { Id } from '../../model/record'
 
 /** Ids below this are kept as bits: 2 MiB at most, however many. */
 const BITMAP_LIMIT = 1 << 24

@@ -1,13 +1,13 @@
-import { type CursorValues, cursorEncoder } from '../jsonapi/cursor'
-import { profiledContentType } from '../jsonapi/media-type'
-import type { IncludeTree, Page } from '../jsonapi/query'
-import type { ResourceDescription } from '../model/description'
-import { type SortKey, type StoreFilter, sortValuesOf } from '../model/query'
-import type { StoredRecord } from '../model/record'
-import type { ResourceRegistry } from '../resources/registry'
-import type { Store } from '../store/store'
+import { type CursorValues, cursorEncoder } from '../../jsonapi/cursor'
+import { profiledContentType } from '../../jsonapi/media-type'
+import type { IncludeTree, Page } from '../../jsonapi/query'
+import type { ResourceDescription } from '../../model/description'
+import { type SortKey, type StoreFilter, sortValuesOf } from '../../model/query'
+import type { StoredRecord } from '../../model/record'
+import type { ResourceRegistry } from '../../resources/registry'
+import type { Store } from '../../store/store'
+import { type ApiResponse, documentResponse } from '../responses'
 import { DocumentStream } from './document-stream'
-import { type ApiResponse, documentResponse } from './responses'
 
 /** How many records a list reads from the store at a time while it streams. */
 export const LIST_BATCH = 1000

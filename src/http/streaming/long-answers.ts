@@ -1,8 +1,8 @@
 import type { Server } from 'bun'
-import { httpError, type JsonApiError } from '../jsonapi/errors'
-import { clientOf, tokenNameOf } from './access/access-control'
-import { textStream } from './compression'
-import { type ApiResponse, BUFFERED_BYTES } from './responses'
+import { httpError, type JsonApiError } from '../../jsonapi/errors'
+import { clientOf, tokenNameOf } from '../access/access-control'
+import { textStream } from '../compression'
+import { type ApiResponse, BUFFERED_BYTES } from '../responses'
 
 /** How many long answers may be in flight at once: in all, and for one client. */
 export interface LongAnswerLimits {

@@ -1,10 +1,10 @@
-import { pushResource, pushUnlinkedResource, pushUnlinkedResources } from '../jsonapi/document'
-import type { IncludeTree } from '../jsonapi/query'
-import type { ResourceDescription } from '../model/description'
-import type { Id, StoredRecord } from '../model/record'
-import type { ResourceRegistry } from '../resources/registry'
-import { GraphBuilder } from '../store/record-graph'
-import type { Store } from '../store/store'
+import { pushResource, pushUnlinkedResource, pushUnlinkedResources } from '../../jsonapi/document'
+import type { IncludeTree } from '../../jsonapi/query'
+import type { ResourceDescription } from '../../model/description'
+import type { Id, StoredRecord } from '../../model/record'
+import type { ResourceRegistry } from '../../resources/registry'
+import { GraphBuilder } from '../../store/record-graph'
+import type { Store } from '../../store/store'
 import { IdSet } from './id-set'
 
 /** How many included records are read from the store at a time. */
