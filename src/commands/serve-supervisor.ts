@@ -2,6 +2,7 @@ import type { Subprocess } from 'bun'
 import type { Config } from '../config'
 import { createLogger } from '../logger'
 import { resources } from '../resources/registry'
+import { without } from '../store/machinery-switches'
 import { openStore, servedByReadWorkers, shownDatabaseUrl } from '../store/open'
 import { isWriteRequest } from '../store/write-messages'
 import { answerWrite } from '../store/write-owner'
@@ -136,7 +137,8 @@ export async function runSupervisor(
   // A SQLite file: this process keeps it open and does every worker's writes, so that one group
   // commit (one fsync) serves the writes of all of them, rather than the workers' commits taking
   // turns with half a batch each. PostgreSQL batches nothing per process: each worker writes itself.
-  const ownsWrites = servedByReadWorkers(config.database)
+  // CATALOGUE_WITHOUT=remote-writes (machinery-switches.ts): each worker writes to the file itself.
+  const ownsWrites = servedByReadWorkers(config.database) && !without('remote-writes')
   if (!ownsWrites) await store.close()
 
   const out = Bun.stdout.writer()

@@ -1,16 +1,6 @@
 import { statSync } from 'node:fs'
-
-export interface BackupWorkerData {
-  readonly source: string
-  readonly target: string
-  readonly busyTimeoutMs: number
-}
-
-export type BackupMessage =
-  /** The copy has begun; it will be about this large (the pages in use). */
-  | { readonly kind: 'started'; readonly expectedBytes: number }
-  | { readonly kind: 'done' }
-  | { readonly kind: 'failed'; readonly message: string }
+import { without } from './machinery-switches'
+import { type BackupMessage, type BackupWorkerData, copySqlite } from './sqlite-backup-copy'
 
 /** How often the size of the copy is read for the progress. */
 const POLL_MS = 100
@@ -44,6 +34,7 @@ export async function backupSqlite(
   options: { readonly busyTimeoutMs: number; readonly progress: (written: number, expected: number) => void },
 ): Promise<void> {
   const data: BackupWorkerData = { source, target, busyTimeoutMs: options.busyTimeoutMs }
+  if (without('backup-thread')) return copyHere(data, options.progress)
   const worker = new Worker(workerUrl, { workerData: data, smol: true } as WorkerOptions)
   let expected = 0
   // Nothing to show until the worker has said how large the copy will be.
@@ -66,4 +57,16 @@ export async function backupSqlite(
     clearInterval(poll)
     worker.terminate()
   }
+}
+
+/** CATALOGUE_WITHOUT=backup-thread (machinery-switches.ts): the copy on this thread, no progress meanwhile. */
+function copyHere(data: BackupWorkerData, progress: (written: number, expected: number) => void): void {
+  let outcome: BackupMessage | undefined
+  copySqlite(data, (message) => {
+    if (message.kind !== 'started') outcome = message
+  })
+  if (outcome?.kind !== 'done')
+    throw new Error(outcome?.kind === 'failed' ? outcome.message : 'the copy did not finish')
+  const written = sizeOf(data.target)
+  progress(written, written)
 }

@@ -7,6 +7,7 @@ import { AtomicAbort, runAtomic, type SyncWriter } from './atomic'
 import type { CatalogueRestore, CatalogueSnapshot } from './catalogue-copy'
 import { StoreUnavailableError } from './faults'
 import { BatchSizer } from './import-batches'
+import { without } from './machinery-switches'
 import { unmigrated } from './migration-state'
 import type { Durability } from './open'
 import { WalCheckpointer } from './sqlite-checkpointer'
@@ -70,6 +71,7 @@ export interface SqliteOptions {
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000
+const GROUP_COMMIT = !without('group-commit')
 
 function latestVersion(migrations: readonly Migration[] = sqliteMigrations): number {
   return migrations.at(-1)?.version ?? 0
@@ -221,8 +223,8 @@ export class SqliteStore implements Store {
     db.run('PRAGMA busy_timeout = 0')
     const store = new SqliteStore(db, new SqliteReader(db, registry), latestVersion(options.migrations), busyTimeoutMs)
     if (options.offloadDiskWaits && path !== ':memory:') {
-      store.checkpointer = new WalCheckpointer(db, path)
-      if (options.durability !== 'normal') store.flushOffThread(path)
+      if (!without('checkpointer')) store.checkpointer = new WalCheckpointer(db, path)
+      if (options.durability !== 'normal' && !without('wal-flush')) store.flushOffThread(path)
     }
     return store
   }
@@ -667,10 +669,12 @@ export class SqliteStore implements Store {
     }
     for (let attempt = 0; this.pending.length > 0; attempt++) {
       if (this.begin()) {
-        const batch = this.pending
-        this.pending = []
+        // Without group commit (a bench's switch, machinery-switches.ts): one write a transaction.
+        const batch = this.pending.splice(0, GROUP_COMMIT ? this.pending.length : 1)
         this.runBatch(batch)
-        return
+        if (GROUP_COMMIT || this.pending.length === 0) return
+        attempt = -1
+        continue
       }
       this.expire(Date.now())
       if (this.pending.length === 0) return
