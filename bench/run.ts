@@ -24,6 +24,7 @@ import { type ReadsResult, runReads } from './comparison'
 import { crashBench } from './crash'
 import { type DurabilityResult, runDurability } from './durability'
 import { runHostile } from './hostile'
+import { machineryBench } from './machinery'
 import {
   MATRIX_SEARCH,
   type MatrixChoice,
@@ -514,9 +515,10 @@ async function chosenBench(): Promise<number> {
   if (chosen === 'bounds') return runBounds()
   if (chosen === 'replicas') return replicaBench()
   if (chosen === 'million') return millionBench(argv.slice(1), dir, (server) => servers.push(server))
+  if (chosen === 'machinery') return machineryBench(argv.slice(1), dir, (server) => servers.push(server))
   if (chosen !== undefined && !chosen.startsWith('--')) {
     console.error(
-      `bench: no bench "${chosen}"; run it without an argument, or with "crash", "hostile", "bounds", "replicas" or "million"`,
+      `bench: no bench "${chosen}"; run it without an argument, or with "crash", "hostile", "bounds", "replicas" or "million" or "machinery"`,
     )
     return 2
   }
