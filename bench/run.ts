@@ -22,6 +22,7 @@ import { beforeAfter } from './parts/before-after'
 import { crashBench } from './parts/crash'
 import { runBounds } from './parts/limits/bounds'
 import { runHostile } from './parts/limits/hostile'
+import { machineryBench } from './parts/machinery/machinery'
 import { type MatrixChoice, matrixChoice } from './parts/matrix/matrix'
 import { millionBench } from './parts/million/million'
 import { replicaBench } from './parts/replicas'
@@ -87,10 +88,11 @@ async function chosenBench(): Promise<number> {
   if (chosen === 'bounds') return runBounds()
   if (chosen === 'replicas') return replicaBench()
   if (chosen === 'before-after') return beforeAfter()
+  if (chosen === 'machinery') return machineryBench(argv.slice(1), dir, track)
   if (chosen === 'million') return millionBench(argv.slice(1), dir, track)
   if (chosen !== undefined && !chosen.startsWith('--')) {
     console.error(
-      `bench: no bench "${chosen}"; run it without an argument, or with "crash", "hostile", "bounds", "replicas", "before-after" or "million"`,
+      `bench: no bench "${chosen}"; run it without an argument, or with "crash", "hostile", "bounds", "replicas", "before-after", "machinery" or "million"`,
     )
     return 2
   }

@@ -2,9 +2,7 @@ import type { Subprocess } from 'bun'
 import type { Config } from '../config'
 import { createLogger } from '../logger'
 import { resources } from '../resources/registry'
-import { openStore, servedByReadWorkers, shownDatabaseUrl } from '../store/open'
-import { isWriteRequest } from '../store/write-owner/write-messages'
-import { answerWrite } from '../store/write-owner/write-owner'
+import { openStore, shownDatabaseUrl } from '../store/open'
 import { isCompiledExecutable, noteDotenvFiles } from './dotenv-files'
 import { listeningFields } from './listening-line'
 import { NOTHING_TO_RELOAD } from './reload'
@@ -20,8 +18,6 @@ import { fail, listenFailure } from './start-failure'
 /** What tells a copy it is worker `number` and which port to share (PORT=0 is settled by then). */
 const WORKER_ENV = 'CATALOGUE_WORKER'
 const PORT_ENV = 'CATALOGUE_WORKER_PORT'
-/** Set when this supervisor owns the writes: the workers send theirs to it (remote-writes.ts). */
-export const REMOTE_WRITES_ENV = 'CATALOGUE_REMOTE_WRITES'
 
 export interface WorkerSlot {
   /** 1 to WORKERS, carried by every log line as `worker`. */
@@ -128,16 +124,13 @@ export async function runSupervisor(
     preparedStatements: config.databasePreparedStatements,
     newGeneration: true,
     durability: config.durability,
-    // On SQLite this process commits every worker's writes (below): checkpoints go to a thread.
-    offloadDiskWaits: true,
   }).catch((error: Error) =>
     fail(`cannot open the database at ${shownDatabaseUrl(config.databaseUrl)}: ${error.message}`),
   )
-  // A SQLite file: this process keeps it open and does every worker's writes, so that one group
-  // commit (one fsync) serves the writes of all of them, rather than the workers' commits taking
-  // turns with half a batch each. PostgreSQL batches nothing per process: each worker writes itself.
-  const ownsWrites = servedByReadWorkers(config.database)
-  if (!ownsWrites) await store.close()
+  // Each worker writes to the database itself: on SQLite, in turns on the file's write lock, each
+  // with its own group commit. Forwarding every write to this process instead (until issue 25) made
+  // 0.67-0.82 of the writes (docs/performance.md, "Machinery with and without").
+  await store.close()
 
   const out = Bun.stdout.writer()
   const command = ownCommand(args)
@@ -152,18 +145,11 @@ export async function runSupervisor(
         ...env,
         [WORKER_ENV]: String(number),
         [PORT_ENV]: String(port),
-        ...(ownsWrites ? { [REMOTE_WRITES_ENV]: '1' } : {}),
       },
       stdin: 'ignore',
       stdout: 'pipe',
       stderr: 'pipe',
-      ipc: (message: { kind?: string }, child) => {
-        if (ownsWrites && isWriteRequest(message)) {
-          answerWrite(store, resources, message, (reply) => {
-            if (child.exitCode === null && child.signalCode === null) child.send(reply)
-          })
-          return
-        }
+      ipc: (message: { kind?: string }) => {
         if (message.kind !== 'ready') return
         worker.ready = true
         if (!started && workers.every((w) => w.ready)) readyAll()
@@ -239,15 +225,7 @@ export async function runSupervisor(
     if (stopping) return
     stopping = true
     logger.log('info', 'stopping', { signal, workers: config.workers })
-    let clean = await stopAll(signal)
-    if (ownsWrites) {
-      try {
-        await store.close()
-      } catch (error) {
-        logger.log('error', 'cannot close the database', { error: (error as Error).message })
-        clean = false
-      }
-    }
+    const clean = await stopAll(signal)
     logger.log(clean ? 'info' : 'error', 'stopped', clean ? {} : { error: 'a worker did not stop cleanly' })
     logger.flush()
     out.flush()
@@ -262,7 +240,6 @@ export async function runSupervisor(
   if (first !== null) {
     stopping = true
     await stopAll('SIGTERM')
-    if (ownsWrites) await store.close()
     await first.drained
     // The worker's own line (`catalogue: cannot listen ...`) says why; one line, as with one process.
     const reason = first.heldErrors.find((line) => line.startsWith('catalogue: '))

@@ -5,12 +5,11 @@ import { stopServer } from '../http/shutdown'
 import { createLogger, withFields } from '../logger'
 import { resources } from '../resources/registry'
 import { openStore, servedByReadWorkers, shownDatabaseUrl } from '../store/open'
-import { RemoteWritesStore } from '../store/write-owner/remote-writes'
 import type { Command } from './command'
 import { noteDotenvFiles } from './dotenv-files'
 import { listeningFields } from './listening-line'
 import { reloadOnHangup } from './reload'
-import { REMOTE_WRITES_ENV, runSupervisor, workerSlot } from './serve-supervisor'
+import { runSupervisor, workerSlot } from './serve-supervisor'
 import { fail, listenFailure } from './start-failure'
 
 /** Whether `host` is reachable only from this machine. */
@@ -55,7 +54,7 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
   // From here on SIGHUP reloads (reload.ts): it never stops the service, not even while it starts.
   reloadOnHangup(logger, tokens, config.apiTokensFile)
 
-  const opened = await openStore(config.database, resources, {
+  const store = await openStore(config.database, resources, {
     busyTimeoutMs: config.busyTimeoutMs,
     poolSize: config.databasePoolSize,
     connectTimeoutSeconds: config.databaseConnectTimeout,
@@ -79,20 +78,6 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
   }).catch((error: Error) =>
     fail(`cannot open the database at ${shownDatabaseUrl(config.databaseUrl)}: ${error.message}`),
   )
-  // A worker whose supervisor owns the writes sends them there (docs/workers.md); its reads stay here.
-  const remote =
-    slot && env[REMOTE_WRITES_ENV] === '1'
-      ? new RemoteWritesStore(
-          opened,
-          resources,
-          {
-            send: (message) => process.send?.(message),
-            onMessage: (listener) => process.on('message', listener),
-          },
-          config.busyTimeoutMs + 5_000,
-        )
-      : null
-  const store = remote ?? opened
   let stopping = false
   const app = createApp({
     store,
@@ -149,11 +134,7 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
   process.on('SIGINT', () => void shutdown('SIGINT'))
   // A worker whose supervisor is gone (killed, say) stops too, rather than hold the port alone.
-  if (slot)
-    process.on('disconnect', () => {
-      remote?.ownerGone()
-      void shutdown('supervisor gone')
-    })
+  if (slot) process.on('disconnect', () => void shutdown('supervisor gone'))
   try {
     // Bun's own cap would answer 413 without a JSON:API body; the body parser enforces the limit
     // instead, from Content-Length before reading and byte by byte for chunked bodies. Elysia

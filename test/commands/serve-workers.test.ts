@@ -154,7 +154,7 @@ describe('catalogue --workers 2 on SQLite', () => {
   )
 })
 
-describe('catalogue --workers 2 on SQLite, whose supervisor does the writes', () => {
+describe('catalogue --workers 2 on SQLite, each worker writing to the file itself', () => {
   afterAll(stopChildren)
 
   it(

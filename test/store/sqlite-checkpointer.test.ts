@@ -4,8 +4,8 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { resources } from '../../src/resources/registry'
+import { CHECKPOINT_INTERVAL_MS, WalCheckpointer } from '../../src/store/sqlite/commits/checkpointer'
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
-import { CHECKPOINT_INTERVAL_MS, WalCheckpointer } from '../../src/store/sqlite/threads/checkpointer'
 
 let dir: string
 let path: string

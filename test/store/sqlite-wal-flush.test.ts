@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { resources } from '../../src/resources/registry'
 import { StoreUnavailableError } from '../../src/store/faults'
+import { WalFlusher } from '../../src/store/sqlite/commits/wal-flush'
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
-import { WalFlusher } from '../../src/store/sqlite/threads/wal-flush'
 
 const dirs: string[] = []
 const stores: SqliteStore[] = []
@@ -78,7 +78,7 @@ describe('SqliteStore at durability full with offloadDiskWaits', () => {
     const written = await store.create(authors, { attributes: { name: 'Ada' }, toOne: {} })
     expect(written.ok).toBe(true)
     // The flush held back: the write is committed (another connection would read it) but not answered.
-    // The flusher is the group commit's (src/store/sqlite/group-commit.ts).
+    // The flusher is the group commit's (src/store/sqlite/commits/group-commit.ts).
     const own = (store as unknown as { commits: { flusher: WalFlusher } }).commits
     const real = own.flusher
     let release = () => {}

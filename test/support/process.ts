@@ -27,11 +27,13 @@ export async function withTimeout<T>(promise: Promise<T>, what: string, ms = WAI
 
 /**
  * Environment for a child: only PATH, HOME and TMPDIR from ours, plus `env`, so that a setting in the
- * test runner's environment (a DATABASE_URL, a PORT) cannot leak into the process under test.
+ * test runner's environment (a DATABASE_URL, a PORT) cannot leak into the process under test; and
+ * CATALOGUE_WITHOUT, so that `CATALOGUE_WITHOUT=<piece> bun test` checks every answer without that
+ * piece of machinery (src/store/sqlite/commits/switches.ts), in the service's processes too.
  */
 export function childEnv(env: Record<string, string>): Record<string, string> {
   const base: Record<string, string> = {}
-  for (const name of ['PATH', 'HOME', 'TMPDIR']) {
+  for (const name of ['PATH', 'HOME', 'TMPDIR', 'CATALOGUE_WITHOUT']) {
     const value = process.env[name]
     if (value !== undefined) base[name] = value
   }
