@@ -31,16 +31,16 @@ function itemMetaJson(cursor: string | undefined): string {
 }
 
 const notIncluded: RelationshipObject = Object.freeze({ meta: Object.freeze({ included: false as const }) })
-const unlinkedByType = new Map<string, Readonly<Record<string, RelationshipObject>>>()
+const unlinkedByType = new WeakMap<ResourceDescription, Readonly<Record<string, RelationshipObject>>>()
 
 /** Every relationship as `{"meta": {"included": false}}`: lists, create and update answers, included records. */
 function unlinked(resource: ResourceDescription): Readonly<Record<string, RelationshipObject>> {
-  let relationships = unlinkedByType.get(resource.type)
+  let relationships = unlinkedByType.get(resource)
   if (!relationships) {
     relationships = Object.freeze(
       Object.fromEntries(Object.keys(resource.relationships).map((name) => [name, notIncluded])),
     )
-    unlinkedByType.set(resource.type, relationships)
+    unlinkedByType.set(resource, relationships)
   }
   return relationships
 }
@@ -61,7 +61,7 @@ export function unlinkedResource(resource: ResourceDescription, record: StoredRe
 
 /** Pushes the JSON text of one unlinked resource object onto `parts`, in fragments. */
 type UnlinkedWriter = (record: StoredRecord, meta: string, parts: (string | number)[]) => void
-const unlinkedWriters = new Map<string, UnlinkedWriter>()
+const unlinkedWriters = new WeakMap<ResourceDescription, UnlinkedWriter>()
 
 /**
  * The writer of a type's unlinked resource objects, written once per type: a list renders
@@ -72,7 +72,7 @@ const unlinkedWriters = new Map<string, UnlinkedWriter>()
  * JSON.stringify-ed, ids being integers.
  */
 function unlinkedWriter(resource: ResourceDescription): UnlinkedWriter {
-  let write = unlinkedWriters.get(resource.type)
+  let write = unlinkedWriters.get(resource)
   if (!write) {
     const literal = (text: string) => JSON.stringify(text)
     const attributes = Object.keys(resource.attributes).map(
@@ -87,7 +87,7 @@ function unlinkedWriter(resource: ResourceDescription): UnlinkedWriter {
       'parts',
       `parts.push('{"id":"', record.id, ${head}, ${attributes.join(', ')}, ${tail}, meta, '}')`,
     ) as UnlinkedWriter
-    unlinkedWriters.set(resource.type, write)
+    unlinkedWriters.set(resource, write)
   }
   return write
 }
@@ -136,14 +136,14 @@ export interface RenderContext {
   readonly fields: ReadonlyMap<string, ReadonlySet<string>>
 }
 
-const relationshipsByType = new Map<string, readonly [string, RelationshipDescription][]>()
+const relationshipsByType = new WeakMap<ResourceDescription, readonly [string, RelationshipDescription][]>()
 
 /** A type's relationships as entries, made once: a single GET renders them for every record it shows. */
 function relationshipsOf(resource: ResourceDescription): readonly [string, RelationshipDescription][] {
-  let entries = relationshipsByType.get(resource.type)
+  let entries = relationshipsByType.get(resource)
   if (!entries) {
     entries = Object.entries(resource.relationships)
-    relationshipsByType.set(resource.type, entries)
+    relationshipsByType.set(resource, entries)
   }
   return entries
 }
