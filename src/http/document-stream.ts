@@ -108,13 +108,25 @@ export class DocumentStream {
         piece.chars = PIECE_CHARS
         continue
       }
-      const write = this.writer(this.root, records, await this.linkage(this.root, records, primaryLinks), itemCursor)
+      const linkage = primaryLinks.length === 0 ? noLinkage : await this.linkage(this.root, records, primaryLinks)
+      const write = this.writer(this.root, records, linkage, itemCursor)
       for (let at = 0; at < records.length; ) {
         if (piece.chars >= PIECE_CHARS) yield piece.release()
         at = piece.fill(records, at, write)
       }
     }
     if (shape === 'many') piece.parts.push(']')
+    if (this.nodes.length > 0) yield* this.included(piece)
+    piece.parts.push(tail, '}')
+    yield piece.release()
+  }
+
+  /**
+   * Writes `included` into the piece, path by path, a batch of ids at a time, yielding each piece
+   * that fills up. Its own generator: the one entered for every piece of a long `included` is
+   * this, smaller than the whole of `chunks` for the optimizing compilers to take.
+   */
+  private async *included(piece: Piece): AsyncGenerator<string> {
     piece.next = INCLUDED_OPENING
     for (const node of this.nodes) {
       // In id order within a path, as a reader of the document would expect: the set gives its ids
@@ -124,10 +136,11 @@ export class DocumentStream {
       // A record written already is read again only to follow paths on from it.
       const written = this.writtenOf(node.resource.type)
       const skip = node.children.length === 0 ? written : undefined
+      const links = this.links.get(node.resource.type) ?? []
       for (const ids of queued.batches(INCLUDED_BATCH, skip)) {
         const records = await this.request.store.findMany(node.resource, ids)
-        const links = this.links.get(node.resource.type) ?? []
-        const write = this.writer(node, records, await this.linkage(node, records, links))
+        const linkage = links.length === 0 ? noLinkage : await this.linkage(node, records, links)
+        const write = this.writer(node, records, linkage)
         for (let at = 0; at < records.length; ) {
           if (piece.chars >= PIECE_CHARS) yield piece.release()
           at = piece.fill(records, at, write, written)
@@ -136,8 +149,6 @@ export class DocumentStream {
     }
     // Something was included once the opening has been written.
     if (piece.next !== INCLUDED_OPENING) piece.parts.push(']')
-    piece.parts.push(tail, '}')
-    yield piece.release()
   }
 
   /** The ids of the records of `type` written so far. */
@@ -181,21 +192,8 @@ export class DocumentStream {
     const { registry, fields } = this.request
     const { resource } = node
     const graph = new GraphBuilder(resource.type, [])
-    for (const [name, members] of linkage) {
-      if (members === null) {
-        for (const record of records) graph.link(resource.type, record.id, name, record.toOne[name] ?? null)
-      } else {
-        for (const record of records) graph.link(resource.type, record.id, name, members.get(record.id) ?? [])
-      }
-    }
-    for (const [name, child] of node.children) {
-      for (const record of records) {
-        const reached = graph.linkage(resource.type, record.id, name)
-        if (reached == null) continue
-        if (typeof reached === 'number') child.queued.add(reached)
-        else for (const id of reached) child.queued.add(id)
-      }
-    }
+    linkBatch(graph, resource.type, records, linkage)
+    for (const [name, child] of node.children) queueReached(graph, resource.type, records, name, child.queued)
     const written = this.writtenOf(resource.type)
     // Primary records are remembered only when something may be included after them.
     const remember = node !== this.root || this.nodes.length > 0
@@ -208,6 +206,38 @@ export class DocumentStream {
       if (plain) pushUnlinkedResource(resource, record, parts, cursor)
       else pushResource(context, resource, record, parts, cursor)
     }
+  }
+}
+
+/** The linkage of a batch that follows no relationship. */
+const noLinkage: ReadonlyMap<string, Members | null> = new Map()
+
+/** Links each record of a batch: a to-one (members null) as the record holds it, a to-many as read. */
+function linkBatch(
+  graph: GraphBuilder,
+  type: string,
+  records: readonly StoredRecord[],
+  linkage: ReadonlyMap<string, Members | null>,
+): void {
+  for (const [name, members] of linkage) {
+    if (members === null) for (const record of records) graph.link(type, record.id, name, record.toOne[name] ?? null)
+    else for (const record of records) graph.link(type, record.id, name, members.get(record.id) ?? [])
+  }
+}
+
+/** Queues the ids that relationship `name` of a batch's records reaches, for the path that follows it. */
+function queueReached(
+  graph: GraphBuilder,
+  type: string,
+  records: readonly StoredRecord[],
+  name: string,
+  queued: IdSet,
+): void {
+  for (const record of records) {
+    const reached = graph.linkage(type, record.id, name)
+    if (reached == null) continue
+    if (typeof reached === 'number') queued.add(reached)
+    else for (const id of reached) queued.add(id)
   }
 }
 
