@@ -75,6 +75,7 @@ async function pull(call: number): Promise<void> {
       if (done || !value) break
       bytes.push(value)
       size += value.byteLength
+      if (value.byteLength >= ROUND_TRIP_BYTES / 2) break
     }
     if (bytes.length > 0) {
       // A stream that ended meanwhile says so at the next pull: a reader read again stays done.
