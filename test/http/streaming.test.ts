@@ -235,6 +235,31 @@ describe('sparse fieldsets on a streamed list', () => {
     )
   })
 
+  it('fields[authors]=name drops the linkage the books are included by, and still includes every book once', async () => {
+    const answer = await stream(t, '/api/v1/authors?include=books&fields[authors]=name')
+    expectStreamed(answer)
+    expect(answer.json.data).toEqual(
+      c.authors.map((a) => ({ id: String(a.id), type: 'authors', attributes: { name: a.name }, relationships: {} })),
+    )
+    // Path by path, in id order: the pieces of `included` join up with nothing lost or repeated.
+    expect(answer.json.included).toEqual(
+      c.books.map((b) => ({
+        id: String(b.id),
+        type: 'books',
+        attributes: { name: b.name },
+        relationships: { author: notIncluded, book_collection: notIncluded },
+      })),
+    )
+  })
+
+  it('an include that reaches nothing leaves `included` out', async () => {
+    const answer = await stream(t, `/api/v1/authors?include=books.author&filter[name]=${AUTHORS[4]}`)
+    expect(answer.status).toBe(200)
+    expect(answer.json).toEqual({
+      data: [{ id: '5', type: 'authors', attributes: { name: AUTHORS[4] }, relationships: { books: { data: [] } } }],
+    })
+  })
+
   it('fields[books]=name renders empty relationships, and the included authors are still there', async () => {
     const answer = await stream(t, '/api/v1/books?include=author&fields[books]=name')
     expectStreamed(answer)

@@ -91,6 +91,17 @@ export function rebuildFailure(failure: CrossedFailure): Error {
   }
 }
 
+/**
+ * A worker sends the pieces of a streamed answer as they come until they hold at least this many
+ * bytes, then waits to be asked again: the pieces stay small (64 KB of text, see
+ * document-stream.ts), which keeps memory low, and a round trip carries four, which keeps a 20 MB
+ * answer as quick as one 256 KB piece per trip did (two to a trip measured 7 % slower for
+ * /books?include=author at 100,000 books). A piece of half as much or more (a batch of plain
+ * records, about 170 KB) goes alone, as it did; joining a trip's pieces into one buffer measured
+ * 7 MiB more at the peak of /books.
+ */
+export const ROUND_TRIP_BYTES = 256 * 1024
+
 export type MainMessage =
   | { readonly kind: 'start'; readonly call: number; readonly read: OffloadedRead }
   /** The stream of an answer wants its next piece. */
@@ -113,6 +124,7 @@ export type WorkerMessage =
       /** The content coding of the pieces that follow (null: none). */
       readonly coding: Coding | null
     }
-  | { readonly kind: 'piece'; readonly call: number; readonly bytes: Uint8Array }
+  /** The next pieces of a streamed answer, in order: about ROUND_TRIP_BYTES, several to a trip. */
+  | { readonly kind: 'piece'; readonly call: number; readonly bytes: readonly Uint8Array[] }
   | { readonly kind: 'end'; readonly call: number }
   | { readonly kind: 'failed'; readonly call: number; readonly failure: CrossedFailure }

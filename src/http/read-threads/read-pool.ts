@@ -39,8 +39,8 @@ const workerUrl = import.meta.url.includes('$bunfs')
  * to-many relationship. Each has its own read-only store, and reads, filters, ranks and renders
  * there: a search ranking 100,000 hits or a list of 100,000 books with its included records costs a
  * worker's time, and the main thread goes on answering single records and writes meanwhile. The
- * answer comes back as JSON text, streamed piece by piece as the client takes it, with one piece
- * in flight per answer. Each read goes to the worker with the fewest reads in progress; the workers
+ * answer comes back as JSON text, streamed piece by piece as the client takes it, with one round
+ * trip in flight per answer. Each read goes to the worker with the fewest reads in progress; the workers
  * start with the first read, and one that dies fails its reads and is started again by the next.
  */
 export class ReadPool {
@@ -99,7 +99,10 @@ export class ReadPool {
         post({ kind: 'pull', call })
         const message = await piece
         roundTrip((performance.now() - asked) / 1000)
-        if (message.kind === 'piece') return controller.enqueue(message.bytes)
+        if (message.kind === 'piece') {
+          for (const bytes of message.bytes) controller.enqueue(bytes)
+          return
+        }
         worker.calls.delete(call)
         if (message.kind === 'end') controller.close()
         else if (message.kind === 'failed') controller.error(rebuildFailure(message.failure))

@@ -8,7 +8,7 @@ import { ResourceRegistry } from '../../resources/registry'
 import { openStore, parseDatabaseUrl } from '../../store/open'
 import { encodeStream, negotiateCoding } from '../compression'
 import { ResourceController } from '../resource-controller'
-import { crossFailure, type MainMessage, type ReadWorkerData, type WorkerMessage } from './read-calls'
+import { crossFailure, type MainMessage, type ReadWorkerData, ROUND_TRIP_BYTES, type WorkerMessage } from './read-calls'
 
 declare const self: Worker
 
@@ -63,15 +63,30 @@ async function start(call: number, read: Extract<MainMessage, { kind: 'start' }>
   }
 }
 
+/** Sends the next pieces of a streamed answer, about ROUND_TRIP_BYTES, or its end. */
 async function pull(call: number): Promise<void> {
   const reader = streams.get(call)
   if (!reader) return
   try {
-    const { done, value } = await reader.read()
-    if (done || !value) {
-      streams.delete(call)
-      post({ kind: 'end', call })
-    } else post({ kind: 'piece', call, bytes: value }, [value.buffer as ArrayBuffer])
+    const bytes: Uint8Array[] = []
+    let size = 0
+    while (size < ROUND_TRIP_BYTES) {
+      const { done, value } = await reader.read()
+      if (done || !value) break
+      bytes.push(value)
+      size += value.byteLength
+      if (value.byteLength >= ROUND_TRIP_BYTES / 2) break
+    }
+    if (bytes.length > 0) {
+      // A stream that ended meanwhile says so at the next pull: a reader read again stays done.
+      post(
+        { kind: 'piece', call, bytes },
+        bytes.map((piece) => piece.buffer as ArrayBuffer),
+      )
+      return
+    }
+    streams.delete(call)
+    post({ kind: 'end', call })
   } catch (error) {
     streams.delete(call)
     post({ kind: 'failed', call, failure: crossFailure(error) })

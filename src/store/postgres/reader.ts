@@ -282,12 +282,14 @@ export class PostgresReader {
     const column = quote(inverse.column)
     const members: Members = new Map()
     if (owners.length === 0) return members
+    // Each owner's ids as one JSON array, which arrives as numbers: an array of bigints arrives as
+    // a string per id, 100,000 strings and their copies as numbers for 100 authors' books.
     const rows = await this.rows(
       q,
-      `SELECT ${column} AS owner, array_agg("id" ORDER BY "id") AS ids FROM ${target.name} WHERE ${column} = ANY($1::bigint[]) GROUP BY ${column}`,
+      `SELECT ${column} AS owner, json_agg("id" ORDER BY "id") AS ids FROM ${target.name} WHERE ${column} = ANY($1::bigint[]) GROUP BY ${column}`,
       [owners],
     )
-    for (const row of rows) members.set(Number(row.owner), (row.ids as unknown as (string | number)[]).map(Number))
+    for (const row of rows) members.set(Number(row.owner), row.ids as unknown as Id[])
     return members
   }
 
