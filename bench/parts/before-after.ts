@@ -1,6 +1,6 @@
 /**
  * The service against an earlier build of itself, in the same run: `bun run bench -- before-after
- * --tree DIR [--backends sqlite,postgres] [--rounds N]`. DIR is a checkout of the earlier commit
+ * --tree DIR [--backends sqlite,postgres] [--rounds N] [--cases NAME,...]`. DIR is a checkout of the earlier commit
  * with its packages installed (`git worktree add DIR <commit> && (cd DIR && bun install)`). Both
  * builds serve copies of the same data, one process each, pinned to core 0 in turn; every scenario
  * runs on the earlier build, then on this one, `--rounds` times (default 3), alternating, so that a
@@ -71,6 +71,12 @@ const median = (values: readonly number[]): number => {
   return sorted.length % 2 === 1 ? at(middle) : (at(middle - 1) + at(middle)) / 2
 }
 
+/** `--cases a,b`: only the scenarios whose names contain one of these (all by default). */
+function chosenCases(): readonly Case[] {
+  const wanted = option('--cases')?.split(',')
+  return wanted === undefined ? cases : cases.filter(({ name }) => wanted.some((part) => name.includes(part)))
+}
+
 async function serve(name: string, tree: string, env: Record<string, string>): Promise<RunningServer> {
   const server = startServer(
     name,
@@ -88,7 +94,7 @@ async function measure(builds: Record<'before' | 'after', RunningServer>, rounds
   // DELETE takes ids in turn from the stock: both builds walk the same ids, each in its own copy.
   const sent = { before: 0, after: 0 }
   for (let round = 0; round < rounds; round++) {
-    for (const { name, plan, concurrency } of cases) {
+    for (const { name, plan, concurrency } of chosenCases()) {
       const row = perSecond.get(name) ?? { before: [], after: [] }
       perSecond.set(name, row)
       for (const build of ['before', 'after'] as const) {

@@ -2,13 +2,8 @@ import type { Server } from 'bun'
 import { resourceObject, unlinkedResource } from '../jsonapi/document'
 import { httpError, recordNotFound } from '../jsonapi/errors'
 import { requireId } from '../jsonapi/ids'
-import {
-  type FetchLimits,
-  type FetchQuery,
-  type IncludeTree,
-  parseFetchQuery,
-  rejectQueryParameters,
-} from '../jsonapi/query'
+import { type FetchLimits, type FetchQuery, parseFetchQuery, rejectQueryParameters } from '../jsonapi/query'
+import type { IncludeTree } from '../jsonapi/query-selection'
 import { parseWriteDocument } from '../jsonapi/request-document'
 import type { ResourceDescription } from '../model/description'
 import type { IncludeNode, IncludePlan, StoreFilter } from '../model/query'

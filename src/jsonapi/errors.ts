@@ -51,6 +51,11 @@ export function httpError(
   return new JsonApiError(status, [source ? { ...error, source } : error], headers)
 }
 
+/** A 400 naming the query parameter it is about. */
+export function invalidParameter(parameter: string, detail: string): JsonApiError {
+  return httpError(400, detail, { parameter })
+}
+
 /** An unknown record id: `{"errors": []}` exactly, as the interface document shows. */
 export function recordNotFound(): JsonApiError {
   return new JsonApiError(404, [])

@@ -162,7 +162,7 @@ export function fetchParameters(
       parameters.push(parameter(key, filter.description, { type: 'string' }, example, true))
     } else if (filter.kind === 'search') {
       const max = limits.maxSearchWords
-      // A word is a run of letters and digits, as query.ts counts them.
+      // A word is a run of letters and digits, as query-selection.ts counts them.
       const words = `^${other}*(${letterOrDigit}+(${other}+|$)){1,${max}}$`
       const example = Object.values(resource.attributes)[0]?.example.split(' ').at(-1)?.toLowerCase()
       parameters.push(

@@ -21,13 +21,16 @@ export interface TransactionWriter {
   create(resource: ResourceDescription, input: RecordInput): Promise<WriteResult>
   update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null>
   delete(resource: ResourceDescription, id: Id): Promise<DeleteResult>
-  changeToMany(
-    resource: ResourceDescription,
-    id: Id,
-    relationship: string,
-    ids: readonly Id[],
-    change: ToManyChange,
-  ): Promise<ToManyResult>
+  changeToMany(request: ToManyRequest): Promise<ToManyResult>
+}
+
+/** A change of the members of a to-many relationship (Store.changeToMany's arguments, as one). */
+export interface ToManyRequest {
+  readonly resource: ResourceDescription
+  readonly id: Id
+  readonly relationship: string
+  readonly ids: readonly Id[]
+  readonly change: ToManyChange
 }
 
 /**
@@ -55,14 +58,7 @@ type Step =
   | { readonly kind: 'create'; readonly resource: ResourceDescription; readonly input: RecordInput }
   | { readonly kind: 'update'; readonly resource: ResourceDescription; readonly id: Id; readonly input: RecordInput }
   | { readonly kind: 'delete'; readonly resource: ResourceDescription; readonly id: Id }
-  | {
-      readonly kind: 'to-many'
-      readonly resource: ResourceDescription
-      readonly id: Id
-      readonly relationship: string
-      readonly ids: readonly Id[]
-      readonly change: ToManyChange
-    }
+  | ({ readonly kind: 'to-many' } & ToManyRequest)
 type StepResult = WriteResult | null | DeleteResult | ToManyResult
 
 /**
@@ -133,7 +129,7 @@ function answer<R>(step: Step, writer: SyncWriter | TransactionWriter): R {
   if (step.kind === 'create') return writer.create(step.resource, step.input) as R
   if (step.kind === 'update') return writer.update(step.resource, step.id, step.input) as R
   if (step.kind === 'delete') return writer.delete(step.resource, step.id) as R
-  return writer.changeToMany(step.resource, step.id, step.relationship, step.ids, step.change) as R
+  return writer.changeToMany(step) as R
 }
 
 /**

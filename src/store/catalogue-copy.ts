@@ -92,3 +92,21 @@ export function compareStored(
   }
   return { present, conflicts, free }
 }
+
+/**
+ * A type's records in id order, `size` at a time (CatalogueSnapshot.records): `page` reads at most
+ * `size` records with ids above `after`; a page shorter than `size` is the last.
+ */
+export async function* pagesById(
+  size: number,
+  page: (after: Id, size: number) => Promise<readonly StoredRecord[]>,
+): AsyncGenerator<readonly StoredRecord[]> {
+  let after = 0
+  for (;;) {
+    const batch = await page(after, size)
+    if (batch.length > 0) yield batch
+    const last = batch.at(-1)
+    if (!last || batch.length < size) return
+    after = last.id
+  }
+}

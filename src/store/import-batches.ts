@@ -1,4 +1,9 @@
+import type { ImportCounts, NamedBook } from '../model/imports'
+
 /**
+ * The batches of an import of books: the counts they add to and the names they look up (both
+ * backends, at the end), and their size.
+ *
  * How many books the next batch of a SQLite import holds (BookImport.batchSize): the first batches
  * hold IMPORT_BATCH_SIZE; as the table grows, so do they, up to MAX_IMPORT_BATCH_SIZE and to what
  * the last batch's pace fits in LOCK_BUDGET_MS. (PostgreSQL's batches stay at IMPORT_BATCH_SIZE: a
@@ -56,4 +61,18 @@ export class BatchSizer {
     this.last = { books, ms }
     if (this.stored !== null) this.stored += added
   }
+}
+
+/** An import's counts while its batches add to them. */
+export type Counts = { -readonly [K in keyof ImportCounts]: ImportCounts[K] }
+
+/** The names of the authors and of the collections a batch's books name, each once: what both backends look up. */
+export function namesOf(batch: readonly NamedBook[]): { authors: Set<string>; collections: Set<string> } {
+  const authors = new Set<string>()
+  const collections = new Set<string>()
+  for (const book of batch) {
+    authors.add(book.author)
+    if (book.collection !== null) collections.add(book.collection)
+  }
+  return { authors, collections }
 }

@@ -40,7 +40,7 @@ function writerOver(store: Store): TransactionWriter {
     create: (resource, input) => store.create(resource, input),
     update: (resource, id, input) => store.update(resource, id, input),
     delete: (resource, id) => store.delete(resource, id),
-    changeToMany: (resource, id, relationship, ids, change) =>
+    changeToMany: ({ resource, id, relationship, ids, change }) =>
       store.changeToMany(resource, id, relationship, ids, change),
   }
 }

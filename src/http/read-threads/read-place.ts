@@ -9,7 +9,8 @@
  * unpaginated list whose length an index counts: it stays here when it turns out short.
  * docs/performance.md has the measurements behind each bound below.
  */
-import type { FetchQuery, IncludeTree } from '../../jsonapi/query'
+import type { FetchQuery } from '../../jsonapi/query'
+import type { IncludeTree } from '../../jsonapi/query-selection'
 import type { ResourceDescription } from '../../model/description'
 import type { StoreFilter } from '../../model/query'
 import type { StoredRecord } from '../../model/record'

@@ -1,5 +1,5 @@
 import { pushResource, pushUnlinkedResource, pushUnlinkedResources } from '../../jsonapi/document'
-import type { IncludeTree } from '../../jsonapi/query'
+import type { IncludeTree } from '../../jsonapi/query-selection'
 import type { ResourceDescription } from '../../model/description'
 import type { Members } from '../../model/query'
 import type { Id, StoredRecord } from '../../model/record'

@@ -1,6 +1,7 @@
 import { type CursorValues, cursorEncoder } from '../../jsonapi/cursor'
 import { profiledContentType } from '../../jsonapi/media-type'
-import type { IncludeTree, Page } from '../../jsonapi/query'
+import type { Page } from '../../jsonapi/query-paging'
+import type { IncludeTree } from '../../jsonapi/query-selection'
 import type { ResourceDescription } from '../../model/description'
 import { type SortKey, type StoreFilter, sortValuesOf } from '../../model/query'
 import type { StoredRecord } from '../../model/record'

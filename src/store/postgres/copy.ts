@@ -2,14 +2,8 @@ import type { ReservedSQL, SQL } from 'bun'
 import type { ResourceDescription } from '../../model/description'
 import type { Id, StoredRecord } from '../../model/record'
 import type { ResourceRegistry } from '../../resources/registry'
-import {
-  type CatalogueRestore,
-  type CatalogueSnapshot,
-  compareStored,
-  type Holdings,
-  type RestoreOutcome,
-  type TypeTally,
-} from '../catalogue-copy'
+import type { Holdings, RestoreOutcome, TypeTally } from '../catalogue-copy'
+import { type CatalogueRestore, type CatalogueSnapshot, compareStored, pagesById } from '../catalogue-copy'
 import { quote, type Row } from '../sql/table'
 import { storeError } from './faults'
 import type { PostgresReader, PostgresTable, Queryable } from './reader'
@@ -71,18 +65,13 @@ export class PostgresSnapshot implements CatalogueSnapshot {
     return { records: Number(row?.records), lastId: Math.max(Number(row?.last), handedOut) }
   }
 
-  async *records(resource: ResourceDescription, size: number): AsyncGenerator<readonly StoredRecord[]> {
+  records(resource: ResourceDescription, size: number): AsyncGenerator<readonly StoredRecord[]> {
     const table = this.reader.table(resource.type)
     const sql = `SELECT ${table.columns} FROM ${table.name} WHERE "id" > $1 ORDER BY "id" LIMIT $2`
-    let after = 0
-    for (;;) {
-      const rows = (await faulting(() => this.connection.unsafe(sql, [after, size]))) as Row[]
-      const batch = rows.map((row) => table.toRecord(row))
-      if (batch.length > 0) yield batch
-      const last = batch.at(-1)
-      if (!last || batch.length < size) return
-      after = last.id
-    }
+    return pagesById(size, async (after, limit) => {
+      const rows = (await faulting(() => this.connection.unsafe(sql, [after, limit]))) as Row[]
+      return rows.map((row) => table.toRecord(row))
+    })
   }
 
   async close(): Promise<void> {

@@ -1,13 +1,12 @@
 import type { ReservedSQL } from 'bun'
 import type { ImportCounts, NamedBook } from '../../model/imports'
 import type { Id } from '../../model/record'
+import { type Counts, namesOf } from '../import-batches'
 import type { Queryable } from './reader'
 import { encodeText } from './text'
 
 /** The fewest books added before the statistics are made again. */
 const ANALYZE_AFTER_BOOKS = 5000
-
-type Counts = { -readonly [K in keyof ImportCounts]: ImportCounts[K] }
 
 /** Where the names of each kind live, and where a dry run records those it would create. */
 const tables = {
@@ -132,14 +131,9 @@ export class PostgresBookImport {
       collection: book.collection === null ? null : encodeText(book.collection),
     }))
     const counts: Counts = { books: 0, present: 0, authors: 0, collections: 0 }
-    const authorNames = new Set<string>()
-    const collectionNames = new Set<string>()
-    for (const book of batch) {
-      authorNames.add(book.author)
-      if (book.collection !== null) collectionNames.add(book.collection)
-    }
-    const authors = await this.resolve(tx, 'authors', authorNames, counts)
-    const collections = (await this.resolve(tx, 'collections', collectionNames, counts)).ids
+    const names = namesOf(batch)
+    const authors = await this.resolve(tx, 'authors', names.authors, counts)
+    const collections = (await this.resolve(tx, 'collections', names.collections, counts)).ids
     // This batch's repeats count as present; the others are looked up all at once.
     const seen = new Set<string>()
     const unique: NamedBook[] = []

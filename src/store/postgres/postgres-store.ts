@@ -158,7 +158,9 @@ export class PostgresStore implements Store {
     asConditional(this.committed(this.writes.update(resource, id, input, options?.expect)))
 
   readonly changeToMany: Store['changeToMany'] = (resource, id, relationship, ids, change, options) =>
-    asConditional(this.committed(this.writes.changeToMany(resource, id, relationship, ids, change, options?.expect)))
+    asConditional(
+      this.committed(this.writes.changeToMany({ resource, id, relationship, ids, change }, options?.expect)),
+    )
 
   readonly delete: Store['delete'] = (resource, id, options) =>
     asConditional(this.committed(this.writes.delete(resource, id, options?.expect)))

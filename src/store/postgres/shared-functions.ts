@@ -1,19 +1,43 @@
 /**
  * The SQL of PostgreSQL's migrations 1 to 5 that no description says: the functions every type's
  * triggers and the searches share, as they were written then (migrations.ts runs them in order).
- * Released SQL: never edited.
+ * Released SQL: the text these build is never edited (the schema history tests compare it).
  */
 
-/** Migration 1: search_words(), search_vector() and search_prefix(), and the id counters of that time. */
-export const searchFunctionsSql = `
-      CREATE EXTENSION IF NOT EXISTS unaccent;
-      DO $migration$
+/** The start of a DO block that finds the schema unaccent() lives in (into `ext`): migrations 1 and 3. */
+const unaccentSchema = `      DO $migration$
       DECLARE
         ext text;
       BEGIN
         SELECT quote_ident(n.nspname) INTO ext FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
           WHERE e.extname = 'unaccent';
-        -- The words as the SQLite index splits them: runs of letters and digits (ICU's classes,
+`
+
+/** Migration 3's row trigger function adding a row's words (`added` for NEW, `removed` for OLD) to search_totals. */
+function countWordsFunction(name: string, added: string, removed: string): string {
+  return `      CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $count$
+      DECLARE
+        d_records int := 0;
+        d_words bigint := 0;
+      BEGIN
+        IF TG_OP <> 'DELETE' THEN
+          d_records := 1;
+          d_words := ${added};
+        END IF;
+        IF TG_OP <> 'INSERT' THEN
+          d_records := d_records - 1;
+          d_words := d_words - ${removed};
+        END IF;
+        IF d_records <> 0 OR d_words <> 0 THEN PERFORM add_search_totals(TG_TABLE_NAME, d_records, d_words); END IF;
+        RETURN NULL;
+      END
+      $count$;`
+}
+
+/** Migration 1: search_words(), search_vector() and search_prefix(), and the id counters of that time. */
+export const searchFunctionsSql = `
+      CREATE EXTENSION IF NOT EXISTS unaccent;
+${unaccentSchema}        -- The words as the SQLite index splits them: runs of letters and digits (ICU's classes,
         -- whatever the database's own locale), accents removed, lower-cased; each word as it is, not
         -- run through the text search parser (which keeps "foo.bar" or an e-mail address whole).
         EXECUTE format(
@@ -67,40 +91,12 @@ export const searchTotalsSql = `
         UPDATE search_totals SET records = records + d_records, words = words + d_words
           WHERE table_name = tbl AND slot = pg_catalog.pg_backend_pid() % 8
       $add$;
-      CREATE FUNCTION count_name_words() RETURNS trigger LANGUAGE plpgsql AS $count$
-      DECLARE
-        d_records int := 0;
-        d_words bigint := 0;
-      BEGIN
-        IF TG_OP <> 'DELETE' THEN
-          d_records := 1;
-          d_words := cardinality(search_words(NEW.name));
-        END IF;
-        IF TG_OP <> 'INSERT' THEN
-          d_records := d_records - 1;
-          d_words := d_words - cardinality(search_words(OLD.name));
-        END IF;
-        IF d_records <> 0 OR d_words <> 0 THEN PERFORM add_search_totals(TG_TABLE_NAME, d_records, d_words); END IF;
-        RETURN NULL;
-      END
-      $count$;
-      CREATE FUNCTION count_book_words() RETURNS trigger LANGUAGE plpgsql AS $count$
-      DECLARE
-        d_records int := 0;
-        d_words bigint := 0;
-      BEGIN
-        IF TG_OP <> 'DELETE' THEN
-          d_records := 1;
-          d_words := cardinality(search_words(NEW.name)) + 1 + (NEW.book_collection_id IS NOT NULL)::int;
-        END IF;
-        IF TG_OP <> 'INSERT' THEN
-          d_records := d_records - 1;
-          d_words := d_words - cardinality(search_words(OLD.name)) - 1 - (OLD.book_collection_id IS NOT NULL)::int;
-        END IF;
-        IF d_records <> 0 OR d_words <> 0 THEN PERFORM add_search_totals(TG_TABLE_NAME, d_records, d_words); END IF;
-        RETURN NULL;
-      END
-      $count$;
+${countWordsFunction('count_name_words', 'cardinality(search_words(NEW.name))', 'cardinality(search_words(OLD.name))')}
+${countWordsFunction(
+  'count_book_words',
+  'cardinality(search_words(NEW.name)) + 1 + (NEW.book_collection_id IS NOT NULL)::int',
+  'cardinality(search_words(OLD.name)) - 1 - (OLD.book_collection_id IS NOT NULL)::int',
+)}
       CREATE FUNCTION clear_search_totals() RETURNS trigger LANGUAGE plpgsql AS $clear$
       BEGIN
         UPDATE search_totals SET records = 0, words = 0 WHERE table_name = TG_TABLE_NAME;
@@ -118,13 +114,7 @@ export const searchTotalsSql = `
         EXECUTE FUNCTION clear_search_totals();
       CREATE TRIGGER books_search_truncate AFTER TRUNCATE ON books EXECUTE FUNCTION clear_search_totals();
 
-      DO $migration$
-      DECLARE
-        ext text;
-      BEGIN
-        SELECT quote_ident(n.nspname) INTO ext FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-          WHERE e.extname = 'unaccent';
-        EXECUTE format(
+${unaccentSchema}        EXECUTE format(
           'CREATE FUNCTION search_fold(text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS %L',
           format($fold$SELECT pg_catalog.lower(%s.unaccent('%s.unaccent'::regdictionary, $1) COLLATE "und-x-icu") COLLATE "C"$fold$, ext, ext));
       END

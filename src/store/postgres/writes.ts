@@ -8,12 +8,11 @@ import type {
   Expectation,
   RecordInput,
   Stale,
-  ToManyChange,
   ToManyResult,
   WriteResult,
 } from '../../model/writes'
 import type { ResourceRegistry } from '../../resources/registry'
-import { AtomicAbort, runAtomicAsync, type TransactionWriter } from '../atomic'
+import { AtomicAbort, runAtomicAsync, type ToManyRequest, type TransactionWriter } from '../atomic'
 import { quote } from '../sql/table'
 import { sqlState, storeError } from './faults'
 import type { PostgresReader, Queryable } from './reader'
@@ -69,14 +68,8 @@ export class PostgresWrites {
     })
   }
 
-  changeToMany(
-    resource: ResourceDescription,
-    id: Id,
-    relationship: string,
-    ids: readonly Id[],
-    change: ToManyChange,
-    expect?: Expectation<readonly Id[]>,
-  ): Promise<ToManyResult | Stale> {
+  changeToMany(request: ToManyRequest, expect?: Expectation<readonly Id[]>): Promise<ToManyResult | Stale> {
+    const { resource, id, relationship } = request
     return this.write(async (tx) => {
       // The owner locked: two changes of its members run one after the other, and a record added
       // to it meanwhile (its foreign key's FOR KEY SHARE) waits, so the members answered are the change's.
@@ -85,7 +78,7 @@ export class PostgresWrites {
         const members = (await this.reader.members(tx, resource.type, relationship, [id])).get(id) ?? []
         if (!expect(members)) return 'stale'
       }
-      return this.changeToManyNow(tx, resource, id, relationship, ids, change)
+      return this.changeToManyNow(tx, request)
     })
   }
 
@@ -120,21 +113,15 @@ export class PostgresWrites {
       create: (resource, input) => this.statements.create(tx, resource, input),
       update: (resource, id, input) => this.statements.update(tx, resource, id, input),
       delete: (resource, id) => this.statements.delete(tx, resource, id),
-      changeToMany: async (resource, id, relationship, ids, change) =>
-        (await this.reader.exists(tx, resource.type, id, ' FOR UPDATE'))
-          ? this.changeToManyNow(tx, resource, id, relationship, ids, change)
+      changeToMany: async (request) =>
+        (await this.reader.exists(tx, request.resource.type, request.id, ' FOR UPDATE'))
+          ? this.changeToManyNow(tx, request)
           : { status: 'not-found' },
     }
   }
 
-  private async changeToManyNow(
-    tx: Queryable,
-    resource: ResourceDescription,
-    id: Id,
-    relationship: string,
-    ids: readonly Id[],
-    change: ToManyChange,
-  ): Promise<ToManyResult> {
+  private async changeToManyNow(tx: Queryable, request: ToManyRequest): Promise<ToManyResult> {
+    const { resource, id, relationship, ids, change } = request
     const inverse = this.registry.inverseOf(resource, relationship)
     const target = this.reader.table(resource.relationships[relationship]?.target ?? '')
     const column = quote(inverse.column)

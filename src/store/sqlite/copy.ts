@@ -2,14 +2,8 @@ import type { Database } from 'bun:sqlite'
 import type { ResourceDescription } from '../../model/description'
 import type { Id, StoredRecord } from '../../model/record'
 import type { ResourceRegistry } from '../../resources/registry'
-import {
-  type CatalogueRestore,
-  type CatalogueSnapshot,
-  compareStored,
-  type Holdings,
-  type RestoreOutcome,
-  type TypeTally,
-} from '../catalogue-copy'
+import type { Holdings, RestoreOutcome, TypeTally } from '../catalogue-copy'
+import { type CatalogueRestore, type CatalogueSnapshot, compareStored, pagesById } from '../catalogue-copy'
 import { quote, type Row, type Table } from '../sql/table'
 
 /** What the SQLite store lends the snapshot and the restore: its connection and its way to read and write on it. */
@@ -62,20 +56,15 @@ export class SqliteSnapshot implements CatalogueSnapshot {
     })
   }
 
-  async *records(resource: ResourceDescription, size: number): AsyncGenerator<readonly StoredRecord[]> {
+  records(resource: ResourceDescription, size: number): AsyncGenerator<readonly StoredRecord[]> {
     const table = this.access.table(resource.type)
     const page = this.access.db.query<Row, [number, number]>(
       `SELECT ${table.columns} FROM ${table.name} WHERE "id" > ? ORDER BY "id" LIMIT ?`,
     )
-    let after = 0
-    for (;;) {
-      const rows = await this.access.read(() => page.all(after, size))
-      const batch = rows.map((row) => table.toRecord(row))
-      if (batch.length > 0) yield batch
-      const last = batch.at(-1)
-      if (!last || batch.length < size) return
-      after = last.id
-    }
+    return pagesById(size, async (after, limit) => {
+      const rows = await this.access.read(() => page.all(after, limit))
+      return rows.map((row) => table.toRecord(row))
+    })
   }
 
   async close(): Promise<void> {

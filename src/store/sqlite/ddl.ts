@@ -1,7 +1,8 @@
 import type { ResourceDescription, ToOneRelationship } from '../../model/description'
 import { type ResourceRegistry, searchOf } from '../../resources/registry'
-import { relatedSortIndexSql, sortIndexSql, toOnes } from '../sql/sort-indexes'
+import { sortIndexSql, toOnes } from '../sql/sort-indexes'
 import { Table } from '../sql/table'
+import { addToOneColumnSql, type ToOneDialect, toOneColumnSql } from '../sql/to-one-columns'
 import { indexColumns, searchIndexName } from './search'
 
 /**
@@ -13,13 +14,6 @@ import { indexColumns, searchIndexName } from './search'
 
 type Lookup = Pick<ResourceRegistry, 'get'>
 
-function columnDefinition(relationship: ToOneRelationship, lookup: Lookup): string {
-  const target = lookup.get(relationship.target).table
-  const onDelete = relationship.onTargetDelete === 'restrict' ? 'RESTRICT' : 'SET NULL'
-  const notNull = relationship.required ? ' NOT NULL' : ''
-  return `${relationship.column} INTEGER${notNull} REFERENCES ${target} (id) ON DELETE ${onDelete}`
-}
-
 /**
  * The table (AUTOINCREMENT, so that the id of a deleted record is never handed out again) and an
  * index on each to-one column, for the foreign key's checks and the related records of one record.
@@ -28,7 +22,7 @@ export function tableSql(resource: ResourceDescription, lookup: Lookup): string[
   const columns = [
     'id INTEGER PRIMARY KEY AUTOINCREMENT',
     ...Object.values(resource.attributes).map((a) => `${a.column} TEXT${a.required ? ' NOT NULL' : ''}`),
-    ...toOnes(resource).map(([, r]) => columnDefinition(r, lookup)),
+    ...toOnes(resource).map(([, r]) => toOneColumnSql(r, lookup, toOneDialect)),
   ]
   return [
     `CREATE TABLE ${resource.table} (\n  ${columns.join(',\n  ')}\n);`,
@@ -39,6 +33,8 @@ export function tableSql(resource: ResourceDescription, lookup: Lookup): string[
 function foreignKeyIndexSql(resource: ResourceDescription, relationship: ToOneRelationship): string {
   return `CREATE INDEX ${resource.table}_${relationship.column} ON ${resource.table} (${relationship.column});`
 }
+
+const toOneDialect: ToOneDialect = { idType: 'INTEGER', foreignKeyIndexSql }
 
 /** The columns of a type's search index, or none when it has no search. */
 function searchColumns(resource: ResourceDescription, lookup: Lookup): string[] {
@@ -145,13 +141,7 @@ export function typeSql(resource: ResourceDescription, lookup: Lookup): string[]
  * foreign key when its default is NULL), the index on it and the sort indexes of the related records.
  */
 export function addToOneSql(resource: ResourceDescription, name: string, lookup: Lookup): string[] {
-  const relationship = resource.relationships[name]
-  if (relationship?.kind !== 'to-one') throw new Error(`${resource.type}.${name} is no to-one relationship`)
-  return [
-    `ALTER TABLE ${resource.table} ADD COLUMN ${columnDefinition(relationship, lookup)};`,
-    foreignKeyIndexSql(resource, relationship),
-    ...relatedSortIndexSql(resource, name, relationship),
-  ]
+  return addToOneColumnSql(resource, name, lookup, toOneDialect)
 }
 
 /** The whole schema the descriptions of `registry` say: the shared tables, then every type. */

@@ -1,7 +1,7 @@
 import type { Database, SQLQueryBindings, Statement } from 'bun:sqlite'
 import type { ImportCounts, NamedBook } from '../../model/imports'
 import type { Id } from '../../model/record'
-import { BatchSizer } from '../import-batches'
+import { BatchSizer, type Counts, namesOf } from '../import-batches'
 import type { BookImport } from '../store'
 import { searchIndexName } from './search'
 
@@ -12,8 +12,6 @@ const IMPORT_CHECKPOINT_PAGES = 16_384
 /** Segments of the books' search index that FTS5 lets pile up on a level while importing (its default: 4). */
 const IMPORT_AUTOMERGE = 16
 const BOOKS_SEARCH = searchIndexName('books')
-
-type Counts = { -readonly [K in keyof ImportCounts]: ImportCounts[K] }
 
 /**
  * The SQL of an import of books by name (Store.openImport) over the tables of migration 1; the
@@ -152,14 +150,9 @@ export class SqliteBookImport {
   add(batch: readonly NamedBook[]): ImportCounts {
     this.storedAtStart ??= this.countBooks.get()?.books ?? 0
     const counts: Counts = { books: 0, present: 0, authors: 0, collections: 0 }
-    const authorNames = new Set<string>()
-    const collectionNames = new Set<string>()
-    for (const book of batch) {
-      authorNames.add(book.author)
-      if (book.collection !== null) collectionNames.add(book.collection)
-    }
-    const authors = this.resolve('authors', authorNames, counts)
-    const collections = this.resolve('collections', collectionNames, counts).ids
+    const names = namesOf(batch)
+    const authors = this.resolve('authors', names.authors, counts)
+    const collections = this.resolve('collections', names.collections, counts).ids
     const seen = new Set<string>()
     const rows: [string, Id | null, Id | null][] = []
     for (const book of batch) {

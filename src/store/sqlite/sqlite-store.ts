@@ -147,7 +147,7 @@ export class SqliteStore implements Store {
       this.write(
         () =>
           this.writes.refusedMembers(resource, id, relationship, options?.expect) ??
-          this.writes.changeToMany(resource, id, relationship, ids, change),
+          this.writes.changeToMany({ resource, id, relationship, ids, change }),
       ),
     )
 

@@ -48,7 +48,7 @@ export class SqliteWrites implements SyncWriter {
     return row ? { ok: true, record: table.toRecord(row) } : null
   }
 
-  readonly changeToMany: SyncWriter['changeToMany'] = (resource, id, relationship, ids, change) => {
+  readonly changeToMany: SyncWriter['changeToMany'] = ({ resource, id, relationship, ids, change }) => {
     const inverse = this.registry.inverseOf(resource, relationship)
     const target = this.local.table(resource.relationships[relationship]?.target ?? '')
     const column = quote(inverse.column)
