@@ -38,7 +38,11 @@ interface Case {
 
 const get = (path: string, randomMax = 1): Plan => ({ method: 'GET', path, randomMax, expectStatus: 200 })
 
-/** The reads and writes users run most, at the concurrency the comparison uses. */
+/**
+ * The reads and writes users run most, at the concurrency the comparison uses, on the write runs'
+ * data (10,000 books and the 250,000 DELETE takes): the whole list is left to the main bench,
+ * whose 10,000 books answer within a round.
+ */
 const cases: readonly Case[] = [
   { name: 'GET one book', plan: getBook(SEED), concurrency: 32 },
   { name: 'page of 20', plan: get(pageOfBooks('{n}'), 50), concurrency: 32 },
@@ -53,7 +57,6 @@ const cases: readonly Case[] = [
     plan: get(`/api/v1/books?filter[search]=${MATRIX_SEARCH}&page[size]=20`),
     concurrency: 32,
   },
-  { name: `GET all ${SEED.books.toLocaleString('en-US')} books`, plan: get('/api/v1/books'), concurrency: 8 },
   { name: 'POST a book', plan: postBook, concurrency: 32 },
   { name: 'PATCH a book', plan: patchBook, concurrency: 32 },
   { name: 'DELETE a book', plan: deleteBook, concurrency: 32 },
