@@ -1,13 +1,16 @@
+import { Database } from 'bun:sqlite'
 import { expect, setDefaultTimeout, describe as sqliteDescribe, it as sqliteIt } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { SQL } from 'bun'
 import { createApp } from '../../src/http/app'
 import { createLogger } from '../../src/logger'
 import { type DatabaseLocation, openStore } from '../../src/store/open'
+import { addIndex, handSql, type SharedMigration } from '../../src/store/sql/schema-changes'
 import { JSON_API } from '../support/harness'
 import { afterAll, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
-import { publishersMigration, registryWithPublishers } from '../support/publishers'
+import { publishers, publishersMigration, registryWithPublishers } from '../support/publishers'
 import { scratchDatabases } from '../support/test-database'
 
 // Databases made and migrated: more than Bun's 5 s default on a busy machine.
@@ -130,5 +133,72 @@ afterAll(() => databases.dropAll())
 describe('a fourth type over PostgreSQL', () => {
   it('is created by its migration (10) and served: create, read, include, filter, search', async () => {
     await served({ kind: 'postgres', url: await databases.fresh() }, 10, publishersServed)
+  })
+})
+
+/** A migration after the type's: an index of its own, and SQL the descriptions cannot say. */
+const indexAndView: SharedMigration = {
+  name: 'an index on the publishers, and a view of their names',
+  changes: [
+    addIndex(publishers, 'publishers_by_name_and_id', ['name', 'id']),
+    handSql({
+      sqlite: 'CREATE VIEW publisher_names AS SELECT name FROM publishers;',
+      postgres: 'CREATE VIEW publisher_names AS SELECT name FROM publishers;',
+    }),
+  ],
+}
+
+/** Opens `location` with both migrations, ending with those two, then again with nothing left to apply. */
+async function migratedWithIndexAndView(location: DatabaseLocation, first: number): Promise<void> {
+  const open = async () => {
+    const applied: number[] = []
+    const store = await openStore(location, registryWithPublishers, {
+      sharedMigrations: [publishersMigration, indexAndView],
+      onMigration: (m) => applied.push(m.version),
+    })
+    await store.close()
+    return applied
+  }
+  expect((await open()).slice(-2)).toEqual([first, first + 1])
+  expect(await open()).toEqual([])
+}
+
+sqliteDescribe('a migration of an index and of hand-written SQL, over SQLite', () => {
+  sqliteIt('adds the index and runs the SQL once, and the start-up check accepts the result', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'catalogue-fourth-'))
+    try {
+      const path = join(dir, 'catalogue.db')
+      await migratedWithIndexAndView({ kind: 'sqlite', path }, 8)
+      const db = new Database(path, { readonly: true })
+      try {
+        const index = db
+          .query<{ name: string }, []>("SELECT name FROM pragma_index_info('publishers_by_name_and_id') ORDER BY seqno")
+          .all()
+        expect(index.map((c) => c.name)).toEqual(['name', 'id'])
+        expect(db.query("SELECT type FROM sqlite_master WHERE name = 'publisher_names'").get()).toEqual({
+          type: 'view',
+        })
+      } finally {
+        db.close()
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('a migration of an index and of hand-written SQL, over PostgreSQL', () => {
+  it('adds the index and runs the SQL once, and the start-up check accepts the result', async () => {
+    const url = await databases.fresh()
+    await migratedWithIndexAndView({ kind: 'postgres', url }, 10)
+    const sql = new SQL(url)
+    try {
+      const [index] = await sql`SELECT indexdef FROM pg_indexes WHERE indexname = 'publishers_by_name_and_id'`
+      expect(index?.indexdef).toContain('(name, id)')
+      const [view] = await sql`SELECT count(*)::int AS n FROM pg_views WHERE viewname = 'publisher_names'`
+      expect(view?.n).toBe(1)
+    } finally {
+      await sql.close()
+    }
   })
 })
