@@ -132,6 +132,21 @@ export class PostgresChangeLog implements ChangeLog {
     }
   }
 
+  async startOver(): Promise<void> {
+    try {
+      await this.sql.begin(async (tx) => {
+        const [newest] = (await tx.unsafe(
+          `SELECT xid::text AS xid, seq::text AS seq FROM changes WHERE ${FINAL} ORDER BY xid DESC, seq DESC LIMIT 1`,
+        )) as { xid: string; seq: string }[]
+        if (!newest) return
+        await tx.unsafe('DELETE FROM changes WHERE (xid, seq) <= ($1::xid8, $2::bigint)', [newest.xid, newest.seq])
+        await tx.unsafe('UPDATE change_horizon SET xid = $1::xid8, seq = $2::bigint', [newest.xid, newest.seq])
+      })
+    } catch (error) {
+      throw storeError(error)
+    }
+  }
+
   watch(wake: () => void): () => void {
     const local = this.signal.listen(wake)
     this.wakes.add(wake)
