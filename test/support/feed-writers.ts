@@ -212,10 +212,10 @@ export class Writer {
       await this.send('remove a book from a collection', 'DELETE', path, linkage([book]), updates([book]))
       this.moveInto(book, null)
     } else {
-      const leaving = [...members].filter((b) => b !== book)
-      const moving = members.has(book) ? leaving : [...leaving, book]
-      if (moving.length === 0) return false
-      await this.send("replace a collection's books", 'PATCH', path, linkage([book]), updates(moving))
+      // Its books replaced by one that was not among them (one that was would be left unchanged).
+      if (members.has(book)) return false
+      const leaving = [...members]
+      await this.send("replace a collection's books", 'PATCH', path, linkage([book]), updates([...leaving, book]))
       for (const b of leaving) this.moveInto(b, null)
       this.moveInto(book, collection)
     }
