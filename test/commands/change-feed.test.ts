@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bu
 import { type Service, startService, tempDatabase } from '../support/commands'
 import {
   expectedOpsByRecord,
+  expectResumedWithoutGap,
   expectStreamFromOpening,
   opsByRecord,
   orderViolations,
@@ -39,12 +40,13 @@ describe('GET /api/v1/changes with catalogue --workers 2 on SQLite, eight writer
       followerApis: [service.api],
       streamApi: service.api,
       writers: 8,
-      writesEach: 45,
+      writesEach: 60,
     })
   }, SCENARIO_MS)
 
   afterAll(async () => {
     run?.stream.close()
+    run?.resumed.after.close()
     await stopChildren()
     removeTempDirs()
   })
@@ -80,5 +82,9 @@ describe('GET /api/v1/changes with catalogue --workers 2 on SQLite, eight writer
   it('sends the stream exactly the changes of the feed from the moment it opened, through either worker', () => {
     const first = expectStreamFromOpening(run.stream, run.feeds[0] ?? [], run.writes)
     expect(first).toBeGreaterThan(0)
+  })
+
+  it('resumes a stream closed midway by Last-Event-ID with exactly the changes it missed', () => {
+    expectResumedWithoutGap(run.resumed, run.feeds[0] ?? [])
   })
 })

@@ -3,6 +3,7 @@ import { SQL } from 'bun'
 import { type Service, startService } from '../support/commands'
 import {
   expectedOpsByRecord,
+  expectResumedWithoutGap,
   expectStreamFromOpening,
   opsByRecord,
   orderViolations,
@@ -60,11 +61,14 @@ describe('GET /api/v1/changes with two instances on one PostgreSQL database, eig
       followerApis: [a.api, b.api],
       streamApi: a.api,
       writers: 8,
-      writesEach: 45,
+      writesEach: 60,
     })
   }, SCENARIO_MS)
 
-  afterAll(() => run?.stream.close())
+  afterAll(() => {
+    run?.stream.close()
+    run?.resumed.after.close()
+  })
 
   it('took writes of every kind on both instances, some refused', () => {
     expect(new Set(run.writes.map((write) => write.what)).size).toBeGreaterThanOrEqual(15)
@@ -95,6 +99,10 @@ describe('GET /api/v1/changes with two instances on one PostgreSQL database, eig
 
   it('sends the stream on one instance exactly the changes of the feed from the moment it opened', () => {
     expect(expectStreamFromOpening(run.stream, run.feeds[0] ?? [], run.writes)).toBeGreaterThan(0)
+  })
+
+  it('resumes a stream closed midway by Last-Event-ID with exactly the changes it missed', () => {
+    expectResumedWithoutGap(run.resumed, run.feeds[0] ?? [])
   })
 
   it('brings the stream on one instance the changes the other acknowledged within a second', () => {

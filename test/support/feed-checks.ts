@@ -15,6 +15,8 @@ export interface Scenario {
   /** What each follower read, in its order. */
   readonly feeds: ChangeRecord[][]
   readonly stream: ChangeStream
+  /** A second stream, opened with the first, closed after 30 events and resumed by Last-Event-ID. */
+  readonly resumed: { readonly before: ChangeStream; readonly after: ChangeStream }
 }
 
 /**
@@ -41,14 +43,23 @@ export async function writeWhileFollowing(options: {
     const running = Promise.all(writers.map((writer) => writer.run(options.writesEach))).catch((error) => {
       failure = error
     })
-    while (writes.length < 40 && failure === undefined) await Bun.sleep(5)
+    let written = false
+    running.then(() => {
+      written = true
+    })
+    while (writes.length < 40 && !written) await Bun.sleep(5)
     const stream = await ChangeStream.open(options.streamApi)
+    const before = await ChangeStream.open(options.streamApi)
+    await before.waitForEvents(30, () => written)
+    before.close()
+    const seen = before.events.at(-1)?.id
+    const after = await ChangeStream.open(options.streamApi, seen === undefined ? {} : { 'last-event-id': seen })
     await running
     if (failure !== undefined) throw failure
     await Promise.all(followers.map((follower) => follower.finish()))
     const last = followers[0]?.changes.at(-1)
-    if (last) await stream.waitFor(last.id)
-    return { writes, feeds: followers.map((follower) => follower.changes), stream }
+    if (last) await Promise.all([stream.waitFor(last.id), after.waitFor(last.id)])
+    return { writes, feeds: followers.map((follower) => follower.changes), stream, resumed: { before, after } }
   } finally {
     for (const follower of followers) follower.stop()
   }
@@ -163,6 +174,19 @@ export function expectStreamFromOpening(stream: ChangeStream, feed: readonly Cha
   )
   expect({ missed: missed.map(described), extra: extra.map(described) }).toEqual({ missed: [], extra: [] })
   return first
+}
+
+/** The events of a stream closed and resumed by Last-Event-ID: together, the feed from the first on, once each. */
+export function expectResumedWithoutGap(
+  resumed: { readonly before: ChangeStream; readonly after: ChangeStream },
+  feed: readonly ChangeRecord[],
+) {
+  const events = [...resumed.before.events, ...resumed.after.events]
+  expect(resumed.before.events.length).toBeGreaterThan(0)
+  expect(resumed.after.events.length).toBeGreaterThan(0)
+  const first = feed.findIndex((change) => change.id === events[0]?.id)
+  expect(first).toBeGreaterThanOrEqual(0)
+  expect(events.map((event) => event.data)).toEqual(feed.slice(first))
 }
 
 /** For each write sent to `instance` after the stream opened: ms from its acknowledgement to its last change's arrival. */

@@ -174,17 +174,26 @@ export class ChangeStream {
   }
 
   /** Waits until the change `id` has arrived (fails after `timeoutMs`, or when the stream ends). */
-  async waitFor(id: string, timeoutMs = 30_000): Promise<void> {
+  waitFor(id: string, timeoutMs = 30_000): Promise<void> {
+    return this.until(() => this.events.some((event) => event.id === id), `change ${id}`, timeoutMs)
+  }
+
+  /** Waits until `count` events have arrived, or `stop` holds. */
+  waitForEvents(count: number, stop: () => boolean, timeoutMs = 60_000): Promise<void> {
+    return this.until(() => this.events.length >= count || stop(), `${count} events`, timeoutMs)
+  }
+
+  private async until(condition: () => boolean, what: string, timeoutMs: number): Promise<void> {
     const deadline = performance.now() + timeoutMs
     for (;;) {
-      if (this.events.some((event) => event.id === id)) return
-      if (this.ended) throw new Error(`the stream ended before change ${id}: ${String(this.failure)}`)
+      if (condition()) return
+      if (this.ended) throw new Error(`the stream ended before ${what}: ${String(this.failure)}`)
       const left = deadline - performance.now()
-      if (left <= 0) {
-        throw new Error(`change ${id} did not reach the stream in ${timeoutMs} ms (${this.events.length} events)`)
-      }
+      if (left <= 0)
+        throw new Error(`${what} did not reach the stream in ${timeoutMs} ms (${this.events.length} events)`)
+      // Woken by the next chunk; a short sleep also sees a `stop` that is not the stream's.
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left)
+        const timer = setTimeout(resolve, Math.min(left, 100))
         this.wake = () => {
           clearTimeout(timer)
           resolve()
