@@ -98,7 +98,9 @@ describe('GET /api/v1/changes with two instances on one PostgreSQL database, eig
   })
 
   it('sends the stream on one instance exactly the changes of the feed from the moment it opened', () => {
-    expect(expectStreamFromOpening(run.stream, run.feeds[0] ?? [], run.writes)).toBeGreaterThan(0)
+    expect(expectStreamFromOpening(run.stream, run.feeds[0] ?? [], run.writes, { commitOrder: false })).toBeGreaterThan(
+      0,
+    )
   })
 
   it('resumes a stream closed midway by Last-Event-ID with exactly the changes it missed', () => {
