@@ -63,7 +63,13 @@ describe('GET /api/v1/changes with catalogue --workers 2 on SQLite, eight writer
 
   it('gives the follower each change once: no change id twice', () => {
     expect(run.feeds[0]?.length).toBeGreaterThan(300)
+    // It walked while the writers wrote, not only after them.
+    expect(run.readWhileWriting[0]).toBeGreaterThan(40)
     expect(repeatedIds(run.feeds[0] ?? [])).toEqual([])
+  })
+
+  it('names the newest change in meta.latest once the writes are acknowledged: a follower that reaches it has them all', () => {
+    expect(run.latestAtFinish).toEqual(run.feeds.map((feed) => feed.at(-1)?.id))
   })
 
   it("holds exactly the acknowledged writes' changes, per record in its writer's order, and none of a refused write", () => {

@@ -13,7 +13,7 @@ import {
   streamDelays,
   writeWhileFollowing,
 } from '../support/feed-checks'
-import { Follower } from '../support/feed-follower'
+import { ChangeStream, Follower } from '../support/feed-follower'
 import type { Write } from '../support/feed-ledger'
 import { Writer } from '../support/feed-writers'
 import { afterAll, beforeAll, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
@@ -79,9 +79,15 @@ describe('GET /api/v1/changes with two instances on one PostgreSQL database, eig
   it('gives the followers on both instances the same changes in the same order, each once', () => {
     const [first, second] = run.feeds as [Scenario['feeds'][0], Scenario['feeds'][0]]
     expect(first.length).toBeGreaterThan(300)
+    // Both walked while the writers wrote, not only after them.
+    for (const read of run.readWhileWriting) expect(read).toBeGreaterThan(40)
     expect(repeatedIds(first)).toEqual([])
     expect(second.map((change) => change.id)).toEqual(first.map((change) => change.id))
     expect(second).toEqual(first)
+  })
+
+  it('names on both instances the newest change in meta.latest once the writes are acknowledged: a follower that reaches it has them all', () => {
+    expect(run.latestAtFinish).toEqual(run.feeds.map((feed) => feed.at(-1)?.id))
   })
 
   it("holds exactly the acknowledged writes' changes, per record in its writer's order, and none of a refused write", () => {
@@ -135,7 +141,7 @@ describe('GET /api/v1/changes with two instances on one PostgreSQL database, eig
       await Bun.sleep(1_000)
       const readBeforeCommit = follower.changes.length
       await connection`COMMIT`
-      await follower.finish()
+      await follower.finish(writes.flatMap((write) => write.changes).length + 1)
       console.log(
         `long transaction: the follower had read ${readBeforeCommit} of ${follower.changes.length} changes before it committed`,
       )
@@ -153,6 +159,28 @@ describe('GET /api/v1/changes with two instances on one PostgreSQL database, eig
       await connection`ROLLBACK`.catch(() => {})
       connection.release()
       await direct.close()
+    }
+  })
+
+  it('brings a stream a change within a second while a transaction is open in another database of the server', async () => {
+    // Unrelated to the catalogue: another application's transaction, with a transaction id of its own.
+    const elsewhere = new SQL(await scratch.fresh(), { max: 1 })
+    const connection = await elsewhere.reserve()
+    const stream = await ChangeStream.open(a.api)
+    try {
+      await connection`BEGIN`
+      await connection`SELECT pg_current_xact_id()`
+      const writes: Write[] = []
+      const author = await new Writer(10, [b.api], [], writes).createAuthor()
+      const acknowledged = performance.now()
+      // Fails with "... did not reach the stream in 5000 ms" when it is held back until the other ends.
+      const arrived = await stream.arrivalOf('authors', author, 5_000)
+      expect(arrived - acknowledged).toBeLessThan(STREAM_DELAY_MS)
+    } finally {
+      stream.close()
+      await connection`ROLLBACK`.catch(() => {})
+      connection.release()
+      await elsewhere.close()
     }
   })
 })

@@ -14,6 +14,10 @@ export interface Scenario {
   readonly writes: Write[]
   /** What each follower read, in its order. */
   readonly feeds: ChangeRecord[][]
+  /** How many changes each follower had read when the last write was acknowledged. */
+  readonly readWhileWriting: number[]
+  /** Each follower's meta.latest on the first page it asked for once every write was acknowledged. */
+  readonly latestAtFinish: (string | null | undefined)[]
   readonly stream: ChangeStream
   /** A second stream, opened with the first, closed after 30 events and resumed by Last-Event-ID. */
   readonly resumed: { readonly before: ChangeStream; readonly after: ChangeStream }
@@ -22,8 +26,9 @@ export interface Scenario {
 /**
  * Seeds four shared authors, then `writers` loops of `writesEach` writes each, sent to `apis` in turn,
  * while a follower walks the feed on each of `followerApis`; once 40 writes are acknowledged a stream
- * opens on `streamApi`. When the writers are done, the followers walk on to meta.latest and the
- * stream is waited for until it has the last change.
+ * opens on `streamApi`, and another that is closed after 30 events and resumed. When the writers are
+ * done, the followers walk on to meta.latest (and for a while to as many changes as the acknowledged
+ * writes made), and the streams are waited for until they have the last change.
  */
 export async function writeWhileFollowing(options: {
   readonly apis: readonly string[]
@@ -56,10 +61,19 @@ export async function writeWhileFollowing(options: {
     const after = await ChangeStream.open(options.streamApi, seen === undefined ? {} : { 'last-event-id': seen })
     await running
     if (failure !== undefined) throw failure
-    await Promise.all(followers.map((follower) => follower.finish()))
+    const readWhileWriting = followers.map((follower) => follower.changes.length)
+    const expected = acknowledged(writes).flatMap((write) => write.changes).length
+    await Promise.all(followers.map((follower) => follower.finish(expected)))
     const last = followers[0]?.changes.at(-1)
     if (last) await Promise.all([stream.waitFor(last.id), after.waitFor(last.id)])
-    return { writes, feeds: followers.map((follower) => follower.changes), stream, resumed: { before, after } }
+    return {
+      writes,
+      feeds: followers.map((follower) => follower.changes),
+      readWhileWriting,
+      latestAtFinish: followers.map((follower) => follower.latestAtFinish),
+      stream,
+      resumed: { before, after },
+    }
   } finally {
     for (const follower of followers) follower.stop()
   }

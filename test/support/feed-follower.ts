@@ -27,12 +27,16 @@ const originOf = (api: string) => new URL(api).origin
 
 /**
  * Walks the feed of `api` from `start` (a links.next-style path) by links.next, keeping every
- * change, until told to finish and its cursor has reached meta.latest.
+ * change, until told to finish and its cursor has reached meta.latest. Told how many changes to
+ * expect, it also waits (a while) for that many, so that a meta.latest behind the acknowledged
+ * writes shows as such (`latestAtFinish`), not as changes missing.
  */
 export class Follower {
   readonly changes: ChangeRecord[] = []
   pages = 0
-  private finishing = false
+  private finishing: { readonly expected: number; readonly until: number } | null = null
+  /** meta.latest of the first page asked for after `finish`: every acknowledged write was before it. */
+  latestAtFinish: string | null | undefined
   private stopped = false
   private last: Page | undefined
   readonly done: Promise<void>
@@ -52,9 +56,12 @@ export class Follower {
     this.stopped = true
   }
 
-  /** Walks on until the cursor reaches meta.latest (as it stands from now on), then stops. */
-  finish(): Promise<void> {
-    this.finishing = true
+  /**
+   * Walks on until the cursor reaches meta.latest (as it stands from now on) with at least
+   * `expected` changes read, or, after `graceMs`, with fewer; then stops.
+   */
+  finish(expected = 0, graceMs = 20_000): Promise<void> {
+    this.finishing = { expected, until: performance.now() + graceMs }
     return this.done
   }
 
@@ -77,7 +84,9 @@ export class Follower {
       expect(typeof page.links.next).toBe('string')
       next = page.links.next
       const cursor = this.changes.at(-1)?.id ?? null
-      if (finishing && cursor === page.meta.latest) return
+      if (finishing && this.latestAtFinish === undefined) this.latestAtFinish = page.meta.latest
+      const enough = finishing && (this.changes.length >= finishing.expected || performance.now() > finishing.until)
+      if (finishing && enough && cursor === page.meta.latest) return
       if (performance.now() > deadline) {
         throw new Error(
           `the follower did not reach meta.latest in ${this.timeoutMs} ms: ${this.changes.length} changes read, the last page ${JSON.stringify(this.last)}`,
@@ -176,6 +185,16 @@ export class ChangeStream {
   /** Waits until the change `id` has arrived (fails after `timeoutMs`, or when the stream ends). */
   waitFor(id: string, timeoutMs = 30_000): Promise<void> {
     return this.until(() => this.events.some((event) => event.id === id), `change ${id}`, timeoutMs)
+  }
+
+  /** When a change of the record arrived (performance.now()), waiting for it up to `timeoutMs`. */
+  async arrivalOf(type: FeedType, id: string, timeoutMs: number): Promise<number> {
+    const of = () =>
+      this.events.find(
+        (e) => e.data.relationships.resource.data.type === type && e.data.relationships.resource.data.id === id,
+      )
+    await this.until(() => of() !== undefined, `a change of ${type}/${id}`, timeoutMs)
+    return (of() as StreamEvent).at
   }
 
   /** Waits until `count` events have arrived, or `stop` holds. */
