@@ -19,8 +19,21 @@ const PRUNE_BATCH = 5000
 /** The advisory lock one instance prunes under (others skip that round): no write ever takes it. */
 const PRUNE_LOCK = 'catalogue change pruning'
 
-/** Rows below this are final: every transaction with an older id has ended (committed or not). */
-const FINAL = 'xid < pg_snapshot_xmin(pg_current_snapshot())'
+/**
+ * The bound below which rows are final: every transaction with an older id has ended (committed or
+ * not), as of the statement's snapshot. That is the snapshot's oldest running transaction, less
+ * those another database's sessions still run (xids are the whole server's, and such a transaction
+ * writes no change here): a long transaction elsewhere on a shared server does not hold the feed
+ * back. A running transaction not found in pg_stat_activity (ended meanwhile, prepared, or not
+ * shown to this user) counts, so the bound is never too high.
+ */
+const BOUND = `(SELECT COALESCE(MIN(x), pg_snapshot_xmax(pg_current_snapshot()))
+  FROM pg_snapshot_xip(pg_current_snapshot()) AS x
+  WHERE NOT EXISTS (
+    SELECT 1 FROM pg_stat_activity a WHERE a.backend_xid = x::xid AND a.datname IS DISTINCT FROM current_database()))`
+
+/** Rows below the bound: final. */
+const FINAL = `xid < ${BOUND}`
 
 interface ChangeRow {
   readonly xid: string
