@@ -68,6 +68,11 @@ describe('GET /api/v1/changes with two instances on one PostgreSQL database, eig
   afterAll(() => {
     run?.stream.close()
     run?.resumed.after.close()
+    // An instance that died midway shows in the tests as ECONNRESET: say which, and how it ended.
+    for (const { child } of [a, b].filter(Boolean)) {
+      const { pid, exitCode, signalCode } = child.proc
+      if (exitCode !== null || signalCode !== null) console.error({ pid, exitCode, signalCode, stderr: child.stderr })
+    }
   })
 
   it('took writes of every kind on both instances, some refused', () => {
