@@ -79,10 +79,11 @@ export class PostgresChangeLog implements ChangeLog {
 
   async read(window: ChangeWindow): Promise<ChangeRead> {
     const [xid, seq] = window.after === null ? [null, null] : parts(window.after)
-    // One statement, one snapshot: the horizon, the rows after the position (or after the
-    // horizon) and the bound below which they are final.
+    // One statement, one snapshot: the horizon, the newest final change, the rows after the
+    // position (or after the horizon) and the bound below which they are final.
     const rows = (await this.query(
-      `SELECT h.xid::text AS hxid, h.seq::text AS hseq, c.xid::text AS xid, c.seq::text AS seq, c.type, c.record_id::text AS record_id, c.op
+      `SELECT h.xid::text AS hxid, h.seq::text AS hseq, c.xid::text AS xid, c.seq::text AS seq, c.type, c.record_id::text AS record_id, c.op,
+          (SELECT xid::text || '.' || seq FROM changes WHERE ${FINAL} ORDER BY xid DESC, seq DESC LIMIT 1) AS newest
          FROM change_horizon h
          LEFT JOIN LATERAL (
            SELECT xid, seq, type, record_id, op FROM changes
@@ -90,10 +91,14 @@ export class PostgresChangeLog implements ChangeLog {
              ORDER BY xid, seq LIMIT $3
          ) c ON true`,
       [xid, seq, window.size],
-    )) as (ChangeRow & { hxid: string; hseq: string })[]
+    )) as (ChangeRow & { hxid: string; hseq: string; newest: string | null })[]
     const first = rows[0]
     const horizon = first ? positionOf(first.hxid, first.hseq) : '0'
-    if (window.after !== null && first && before(window.after, [first.hxid, first.hseq])) return { kind: 'gone' }
+    if (window.after !== null) {
+      // Pruned past it, or ahead of every change (a position from before a restore): read the lists again.
+      const newest = first?.newest ?? horizon
+      if (compare(window.after, horizon) < 0 || compare(window.after, newest) > 0) return { kind: 'gone' }
+    }
     const types = window.types && new Set(window.types)
     const changes: Change[] = []
     let last: string | null = null
@@ -207,10 +212,10 @@ export class PostgresChangeLog implements ChangeLog {
   }
 }
 
-/** Whether `position` comes before the horizon (xid, seq): changes after it were pruned. */
-function before(position: string, [hxid, hseq]: [string, string]): boolean {
-  const [xid, seq] = parts(position)
-  const a = BigInt(xid)
-  const b = BigInt(hxid)
-  return a < b || (a === b && BigInt(seq) < BigInt(hseq))
+/** The order of two positions: negative when `a` comes first. */
+function compare(a: string, b: string): number {
+  const [ax, as] = parts(a).map(BigInt) as [bigint, bigint]
+  const [bx, bs] = parts(b).map(BigInt) as [bigint, bigint]
+  if (ax !== bx) return ax < bx ? -1 : 1
+  return as === bs ? 0 : as < bs ? -1 : 1
 }

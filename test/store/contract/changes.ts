@@ -144,6 +144,16 @@ export function describeChangeLogContract(t: ContractContext): void {
       ])
     })
 
+    it('says gone to a position ahead of every change, as a client of a database restored from an older backup has', async () => {
+      await author('A')
+      const latest = (await log().latest()) as string
+      // Both backends' positions end in a sequence number: a larger one is ahead of every change.
+      const ahead = latest.replace(/\d+$/, (n) => String(Number(n) + 1000))
+      expect(log().isPosition(ahead)).toBe(true)
+      expect(await log().read({ after: ahead, types: null, size: 10 })).toEqual({ kind: 'gone' })
+      expect(page(await log().read({ after: latest, types: null, size: 10 })).changes).toEqual([])
+    })
+
     it('wakes a watcher after a write this store commits', async () => {
       let woken = 0
       const stop = log().watch(() => woken++)
