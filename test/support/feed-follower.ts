@@ -206,7 +206,11 @@ export class ChangeStream {
     const deadline = performance.now() + timeoutMs
     for (;;) {
       if (condition()) return
-      if (this.ended) throw new Error(`the stream ended before ${what}: ${String(this.failure)}`)
+      if (this.ended) {
+        const last = this.events.at(-1)
+        const said = last ? `its last event: ${last.event} ${JSON.stringify(last.data)}` : 'no event'
+        throw new Error(`the stream ended before ${what} (${said}): ${String(this.failure)}`)
+      }
       const left = deadline - performance.now()
       if (left <= 0)
         throw new Error(`${what} did not reach the stream in ${timeoutMs} ms (${this.events.length} events)`)
