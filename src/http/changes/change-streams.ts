@@ -79,12 +79,13 @@ export class ChangeStreams {
   start(position: string, types: ReadonlySet<string> | null): ReadableStream<Uint8Array> {
     this.admit()
     let stream: OpenStream | undefined
-    const close = (why?: Error) => {
+    /** `unread`: the client lets too much wait; its connection is dropped, not drained. */
+    const close = (why?: 'unread') => {
       if (!stream || !this.open.delete(stream)) return
       stream.stop()
       this.stopHeartbeat()
       try {
-        if (why) stream.controller.error(why)
+        if (why) stream.controller.error()
         else stream.controller.close()
       } catch {
         // Already closed by the client.
@@ -92,7 +93,8 @@ export class ChangeStreams {
     }
     const send = (controller: ReadableStreamDefaultController<Uint8Array>, bytes: Uint8Array) => {
       controller.enqueue(bytes)
-      if ((controller.desiredSize ?? 0) < 0) close(new Error('the client let more than the limit wait unread'))
+      // Errored without a reason: Bun then drops the connection without printing a stack to stderr.
+      if ((controller.desiredSize ?? 0) < 0) close('unread')
     }
     return new ReadableStream<Uint8Array>(
       {
