@@ -105,6 +105,8 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     if (stopping) return
     stopping = true
     logger.log('info', 'stopping', { signal })
+    // Change streams never finish by themselves: they end now, and their clients resume elsewhere.
+    app.decorator.changeFeed.close()
     // Stop accepting and let the requests in flight finish, but no longer than SHUTDOWN_TIMEOUT.
     if (app.server) {
       const outcome = await stopServer(app.server, config.shutdownTimeout * 1000)
