@@ -191,7 +191,7 @@ describe('an atomic batch', () => {
     const [answer, ...others] = await Promise.all([batch, ...singles])
     expect(answer.status).toBe(200)
     for (const other of others) expect(other.status).toBe(200)
-    const [author, book] = answer.json['atomic:results'].map((result: { data: { id: string } }) => result.data.id)
+    const [author, book] = answer.json['atomic:results'].map((result: { data?: { id: string } }) => result.data?.id)
     const inOrder = [
       `create authors/${author}`,
       `create books/${book}`,

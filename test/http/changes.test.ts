@@ -232,7 +232,7 @@ describe('GET /api/v1/changes: page[size]', () => {
 
 describe('GET /api/v1/changes after old changes were pruned (CHANGES_RETENTION)', () => {
   it('answers 410 Gone for a cursor pruned past, on the page and the stream, and 200 from where the feed now starts', async () => {
-    const t = await openTestApp({ app: { changesRetention: 1 } })
+    const t = await openTestApp({ app: { changes: { retentionSeconds: 1 } } })
     try {
       const author = await t.create('authors', { name: 'Pruned' })
       await t.request('PATCH', `/api/v1/authors/${author}`, {

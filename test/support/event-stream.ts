@@ -24,7 +24,7 @@ export class EventStreamReader {
   private buffer = ''
   private pending: Promise<ReadResult> | undefined
   private ended = false
-  /** Every comment block read so far (heartbeats). */
+  /** Every block without data read so far by `event` (comments, heartbeats, retry). */
   readonly comments: string[] = []
 
   constructor(response: Response) {
@@ -69,7 +69,8 @@ export class EventStreamReader {
     for (;;) {
       const lines = await this.block(Math.max(1, deadline - Date.now()))
       if (lines === null) throw new Error('the event stream ended')
-      if (lines.every((line) => line.startsWith(':'))) {
+      // A block without data is no event (SSE): the opening's comment and retry, a heartbeat.
+      if (!lines.some((line) => line.startsWith('data:'))) {
         this.comments.push(lines.join('\n'))
         continue
       }
