@@ -1,5 +1,13 @@
 import { afterEach, describe, expect, it } from 'bun:test'
-import { atomic, CHANGES, type ChangeRecord, changesAfter, described, latestChange } from '../support/change-feed'
+import {
+  atomic,
+  CHANGES,
+  type ChangeRecord,
+  described,
+  idAt,
+  latestChange,
+  waitForChanges,
+} from '../support/change-feed'
 import { EventStreamReader, type StreamedEvent } from '../support/event-stream'
 import { expectOneError } from '../support/expectations'
 import { openTestApp, type TestApp, type TestAppOptions } from '../support/harness'
@@ -66,12 +74,12 @@ describe('GET /api/v1/changes as an event stream', () => {
   it('sends each change made after it opened, as id, event and data lines, and none from before', async () => {
     await serve()
     const author = await t.create('authors', { name: 'Before the stream' })
-    const mark = await latestChange(t)
+    const mark = idAt(await waitForChanges(t, null, 1), -1)
     const stream = await open()
     const book = await t.create('books', { name: 'Kindred', author_id: author })
     expect((await rename('authors', author, 'Octavia E. Butler')).status).toBe(200)
     expect((await t.request('DELETE', `/api/v1/books/${book}`)).status).toBe(204)
-    const made = await changesAfter(t, mark)
+    const made = await waitForChanges(t, mark, 3)
     expect(made.map(described)).toEqual([`create books/${book}`, `update authors/${author}`, `delete books/${book}`])
     const events = await stream.events(3)
     for (const [i, event] of events.entries()) expectEventOf(event, made[i])
@@ -99,7 +107,7 @@ describe('a stream resumed', () => {
     for (const name of ['Missed once', 'Missed twice', 'Missed thrice']) {
       expect((await rename('authors', author, name)).status).toBe(200)
     }
-    const changes = await changesAfter(t, seen)
+    const changes = await waitForChanges(t, seen, 3)
     expect(changes.map(described)).toEqual(Array(3).fill(`update authors/${author}`))
     return changes
   }
@@ -109,7 +117,7 @@ describe('a stream resumed', () => {
     const events = await stream.events(expected.length)
     for (const [i, event] of events.entries()) expectEventOf(event, expected[i])
     expect((await rename('authors', author, 'Written after the resume')).status).toBe(200)
-    const [after] = await changesAfter(t, expected.at(-1)?.id ?? null)
+    const [after] = await waitForChanges(t, expected.at(-1)?.id ?? null, 1)
     expectEventOf(await stream.event(), after)
   }
 
@@ -188,15 +196,18 @@ describe('a client that does not read', () => {
     }
     let made = 0
     let bytes = 0
+    let cursor: string | null = null
     async function write(count: number): Promise<void> {
-      const mark = await latestChange(t)
       const operations = Array.from({ length: count }, (_, i) => ({
         op: 'add',
         data: { type: 'authors', attributes: { name: `Author ${made + i}` } },
       }))
       expect((await atomic(t, operations)).status).toBe(200)
       made += count
-      for (const change of await changesAfter(t, mark, '&page[size]=100')) {
+      const changes = await waitForChanges(t, cursor, count, '&page[size]=100')
+      expect(changes).toHaveLength(count)
+      cursor = idAt(changes, -1)
+      for (const change of changes) {
         bytes += `id: ${change.id}\nevent: change\ndata: ${JSON.stringify(change)}\n\n`.length
       }
     }

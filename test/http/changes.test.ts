@@ -7,7 +7,10 @@ import {
   changesAfter,
   described,
   follow,
+  idAt,
   linkParameters,
+  waitForChanges,
+  waitForPage,
 } from '../support/change-feed'
 import { expectOneError, RESPONSE_CONTENT_TYPE } from '../support/expectations'
 import { type Answer, openTestApp, type TestApp } from '../support/harness'
@@ -15,13 +18,6 @@ import { type Answer, openTestApp, type TestApp } from '../support/harness'
 // GET /api/v1/changes: the change feed as pages (FEED-SPEC: the page, its links and its errors).
 
 const ids = (changes: ChangeRecord[]) => changes.map((change) => change.id)
-/** The id of the change at `index` of `changes` (negative: from the end). */
-function idAt(changes: ChangeRecord[], index: number): string {
-  const change = changes.at(index)
-  if (!change) throw new Error(`no change at ${index} of ${changes.length}`)
-  return change.id
-}
-
 describe('GET /api/v1/changes on a catalogue without changes', () => {
   it('answers data [], meta.latest null, and links.next from the start of the feed', async () => {
     const t = await openTestApp()
@@ -69,7 +65,7 @@ describe('GET /api/v1/changes', () => {
       `update books/${kept}`,
       `delete books/${deleted}`,
     ]
-    feed = (await t.get(CHANGES)).json.data
+    feed = await waitForChanges(t, null, made.length)
   })
   afterAll(() => t.close())
 
@@ -110,13 +106,13 @@ describe('GET /api/v1/changes', () => {
     expect(linkParameters(end.json.links.next)).toEqual({ 'page[after]': idOf(5), 'page[size]': '4' })
     const newer = await t.create('authors', { name: 'Nalo Hopkinson' })
     try {
-      const after = await t.get(follow(end.json.links.next))
+      const after = await waitForPage(t, follow(end.json.links.next))
       expect(after.json.data.map(described)).toEqual([`create authors/${newer}`])
       expect(after.json.meta).toEqual({ latest: after.json.data[0].id })
     } finally {
       expect((await t.request('DELETE', `/api/v1/authors/${newer}`)).status).toBe(204)
-      feed = await changesAfter(t, null)
       made.push(`create authors/${newer}`, `delete authors/${newer}`)
+      feed = await waitForChanges(t, null, made.length)
       expect(feed.map(described)).toEqual(made)
     }
   })
@@ -212,6 +208,7 @@ describe('GET /api/v1/changes: page[size]', () => {
       expect(answer.status).toBe(200)
       created.push(...answer.json['atomic:results'].map((result: { data: { id: string } }) => result.data.id))
     }
+    await waitForChanges(t, null, created.length)
     const first = await t.get(CHANGES)
     expect(first.json.data).toHaveLength(100)
     expect(linkParameters(first.json.links.next)).toEqual({ 'page[after]': first.json.data[99].id })
@@ -225,6 +222,7 @@ describe('GET /api/v1/changes: page[size]', () => {
   it('is at most MAX_PAGE_SIZE', async () => {
     t = await openTestApp({ maxPageSize: 3 })
     for (const name of ['A', 'B', 'C', 'D']) await t.create('authors', { name })
+    await waitForChanges(t, null, 4)
     expect((await t.get(`${CHANGES}?page[size]=3`)).json.data).toHaveLength(3)
     expectOneError(await t.get(`${CHANGES}?page[size]=4`), 400, { parameter: 'page[size]' })
   })
@@ -238,7 +236,7 @@ describe('GET /api/v1/changes after old changes were pruned (CHANGES_RETENTION)'
       await t.request('PATCH', `/api/v1/authors/${author}`, {
         body: { data: { type: 'authors', id: author, attributes: { name: 'Pruned twice' } } },
       })
-      const changes = (await t.get(CHANGES)).json.data as ChangeRecord[]
+      const changes = await waitForChanges(t, null, 2)
       const first = idAt(changes, 0)
       expect(changes.map(described)).toEqual([`create authors/${author}`, `update authors/${author}`])
       // Pruned in the background, every min(retention, 60) seconds: within a few seconds at 1 s.
@@ -262,7 +260,7 @@ describe('GET /api/v1/changes after old changes were pruned (CHANGES_RETENTION)'
         body: { data: { type: 'authors', id: author, attributes: { name: 'After the pruning' } } },
       })
       expect(renamed.status).toBe(200)
-      expect((await t.get(follow(restart.json.links.next))).json.data.map(described)).toEqual([
+      expect((await waitForPage(t, follow(restart.json.links.next))).json.data.map(described)).toEqual([
         `update authors/${author}`,
       ])
     } finally {

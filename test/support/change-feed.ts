@@ -65,6 +65,44 @@ export async function changesAfter(t: TestApp, cursor: string | null, query = ''
   throw new Error(`the feed after ${cursor} did not end within 1000 pages`)
 }
 
+/**
+ * The changes after `cursor` once `count` of them can be read, or all there are after `ms`. On
+ * PostgreSQL a page shows a commit only once every transaction older than it has ended
+ * (pg_snapshot_xmin), on the whole server: a write acknowledged may take a moment to be read.
+ * Callers compare what this returns with exactly what they wrote: a change too many still shows.
+ */
+export async function waitForChanges(
+  t: TestApp,
+  cursor: string | null,
+  count: number,
+  query = '',
+  ms = 10_000,
+): Promise<ChangeRecord[]> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const changes = await changesAfter(t, cursor, query)
+    if (changes.length >= count || Date.now() > deadline) return changes
+    await Bun.sleep(50)
+  }
+}
+
+/** GET `path` until its page holds a change (see waitForChanges), or after `ms`: that page. */
+export async function waitForPage(t: TestApp, path: string, ms = 10_000): Promise<Answer> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const answer = await t.get(path)
+    if (answer.status !== 200 || answer.json.data.length > 0 || Date.now() > deadline) return answer
+    await Bun.sleep(50)
+  }
+}
+
+/** The id of the change at `index` of `changes` (negative: from the end). */
+export function idAt(changes: readonly ChangeRecord[], index: number): string {
+  const change = changes.at(index)
+  if (!change) throw new Error(`no change at ${index} of ${changes.length}`)
+  return change.id
+}
+
 /** POST /api/v1/operations with the atomic media type. */
 export function atomic(t: TestApp, operations: unknown[]): Promise<Answer> {
   return t.request('POST', '/api/v1/operations', {
