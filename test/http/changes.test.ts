@@ -269,6 +269,23 @@ describe('GET /api/v1/changes after old changes were pruned (CHANGES_RETENTION)'
   })
 })
 
+describe('GET /api/v1/changes after a position ahead of every change', () => {
+  it('answers 410 Gone: a cursor of another catalogue, or of this one before a restore from an older backup', async () => {
+    const older = await openTestApp()
+    const newer = await openTestApp()
+    try {
+      await older.create('authors', { name: 'Only change' })
+      await waitForChanges(older, null, 1)
+      for (const name of ['One', 'Two']) await newer.create('authors', { name })
+      const ahead = idAt(await waitForChanges(newer, null, 2), -1)
+      expectGone(await older.get(`${CHANGES}?page[after]=${encodeURIComponent(ahead)}`))
+    } finally {
+      await newer.close()
+      await older.close()
+    }
+  })
+})
+
 /** 410 Gone, one JSON:API error telling the client to re-read the lists. */
 function expectGone(answer: Answer): void {
   expect(answer.status).toBe(410)
