@@ -25,7 +25,9 @@ const PRUNE_LOCK = 'catalogue change pruning'
  * those another database's sessions still run (xids are the whole server's, and such a transaction
  * writes no change here): a long transaction elsewhere on a shared server does not hold the feed
  * back. A running transaction not found in pg_stat_activity (ended meanwhile, prepared, or not
- * shown to this user) counts, so the bound is never too high.
+ * shown to this user) counts, so the bound is never too high; it may be lower in one read than in
+ * the one before (another database's transaction that ended between the snapshot and the read of
+ * pg_stat_activity), which only delays what a read returns.
  */
 const BOUND = `(SELECT COALESCE(MIN(x), pg_snapshot_xmax(pg_current_snapshot()))
   FROM pg_snapshot_xip(pg_current_snapshot()) AS x
@@ -79,11 +81,12 @@ export class PostgresChangeLog implements ChangeLog {
 
   async read(window: ChangeWindow): Promise<ChangeRead> {
     const [xid, seq] = window.after === null ? [null, null] : parts(window.after)
-    // One statement, one snapshot: the horizon, the newest final change, the rows after the
+    // One statement, one snapshot: the horizon, the newest change committed (final or not: a
+    // position once handed out is never above it, however the bound moves), the rows after the
     // position (or after the horizon) and the bound below which they are final.
     const rows = (await this.query(
       `SELECT h.xid::text AS hxid, h.seq::text AS hseq, c.xid::text AS xid, c.seq::text AS seq, c.type, c.record_id::text AS record_id, c.op,
-          (SELECT xid::text || '.' || seq FROM changes WHERE ${FINAL} ORDER BY xid DESC, seq DESC LIMIT 1) AS newest
+          (SELECT xid::text || '.' || seq FROM changes ORDER BY xid DESC, seq DESC LIMIT 1) AS newest
          FROM change_horizon h
          LEFT JOIN LATERAL (
            SELECT xid, seq, type, record_id, op FROM changes
@@ -129,6 +132,21 @@ export class PostgresChangeLog implements ChangeLog {
       const count = await this.pruneBatch(seconds)
       removed += count ?? 0
       if (count !== PRUNE_BATCH) return removed
+    }
+  }
+
+  async startOver(): Promise<void> {
+    try {
+      await this.sql.begin(async (tx) => {
+        const [newest] = (await tx.unsafe(
+          `SELECT xid::text AS xid, seq::text AS seq FROM changes WHERE ${FINAL} ORDER BY xid DESC, seq DESC LIMIT 1`,
+        )) as { xid: string; seq: string }[]
+        if (!newest) return
+        await tx.unsafe('DELETE FROM changes WHERE (xid, seq) <= ($1::xid8, $2::bigint)', [newest.xid, newest.seq])
+        await tx.unsafe('UPDATE change_horizon SET xid = $1::xid8, seq = $2::bigint', [newest.xid, newest.seq])
+      })
+    } catch (error) {
+      throw storeError(error)
     }
   }
 

@@ -106,6 +106,14 @@ export class SqliteChangeLog implements ChangeLog {
     }
   }
 
+  startOver(): Promise<void> {
+    return this.access.write(() => {
+      const newest = this.newest.get()?.id ?? 0
+      this.remove.run(newest)
+      this.moveHorizon.run(newest)
+    })
+  }
+
   watch(wake: () => void): () => void {
     return this.access.signal.listen(wake)
   }

@@ -154,6 +154,26 @@ export function describeChangeLogContract(t: ContractContext): void {
       expect(page(await log().read({ after: latest, types: null, size: 10 })).changes).toEqual([])
     })
 
+    it('starts over after a restore: every position before is gone, and the feed goes on from the newest', async () => {
+      await author('A')
+      const mid = (await log().latest()) as string
+      await author('B')
+      const latest = (await log().latest()) as string
+      await log().startOver()
+      for (const before of [START_OF_FEED, mid]) {
+        expect(await log().read({ after: before, types: null, size: 10 })).toEqual({ kind: 'gone' })
+      }
+      expect(page(await log().read({ after: null, types: null, size: 10 }))).toEqual({
+        kind: 'page',
+        changes: [],
+        next: latest,
+      })
+      const c = await author('C')
+      expect(seen(page(await log().read({ after: latest, types: null, size: 10 })).changes)).toEqual([
+        `create authors/${c.id}`,
+      ])
+    })
+
     it('wakes a watcher after a write this store commits', async () => {
       let woken = 0
       const stop = log().watch(() => woken++)
