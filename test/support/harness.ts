@@ -180,6 +180,8 @@ export async function openTestApp(options: TestAppOptions = {}): Promise<TestApp
     stored: (type) => storedRows(store, resources.get(type)),
     openStore: () => openStore(database, resources, { poolSize: 2 }),
     async close() {
+      // The change feed's streams and its pruning timer, which would otherwise go on over a closed store.
+      app.decorator.changeFeed.close()
       await app.decorator.reads?.close()
       await store.close()
       if (dir) rmSync(dir, { recursive: true, force: true })

@@ -64,11 +64,16 @@ export async function borrowDatabase(serverUrl: string): Promise<LentDatabase> {
     all.push(database)
   } else {
     // Empty, and ids from 1 again: RESTART IDENTITY puts the tables' identity sequences back at
-    // their start (postgres/migrations.ts, migration 7). The tables are there unless the last app's
-    // store failed to open (and so to migrate).
+    // their start (postgres/migrations.ts, migration 7); the change feed empty too, nothing pruned
+    // (TRUNCATE fires no row trigger, so it records no change). The tables are there unless the
+    // last app's store failed to open (and so to migrate).
     await database.admin.unsafe(`DO $reset$ BEGIN
       IF to_regclass('books') IS NOT NULL THEN
         TRUNCATE books, authors, book_collections RESTART IDENTITY;
+      END IF;
+      IF to_regclass('changes') IS NOT NULL THEN
+        TRUNCATE changes RESTART IDENTITY;
+        UPDATE change_horizon SET xid = '0', seq = 0;
       END IF;
     END $reset$`)
   }
