@@ -11,6 +11,11 @@ export interface ChangeSubscriber {
 
 /** How often the feed is read while streams are open: what other processes commit shows within it. */
 export const POLL_MS = 100
+/**
+ * After a wake-up, one more round this much later: on PostgreSQL a change just committed is final
+ * only once every older transaction has ended, which under load is a few milliseconds later.
+ */
+export const SETTLE_MS = 20
 /** Changes read at once for one position: a stream far behind catches up this many a round. */
 const BATCH = 1000
 
@@ -28,6 +33,7 @@ export class ChangeHub {
   private unwatch: (() => void) | null = null
   private reading = false
   private again = false
+  private settle: ReturnType<typeof setTimeout> | null = null
 
   constructor(
     private readonly log: ChangeLog,
@@ -45,7 +51,7 @@ export class ChangeHub {
     this.join(position, subscriber)
     if (!this.timer) {
       this.timer = setInterval(() => this.round(), POLL_MS)
-      this.unwatch = this.log.watch(() => this.round())
+      this.unwatch = this.log.watch(() => this.woken())
     }
     this.round()
     return () => this.remove(subscriber)
@@ -64,9 +70,20 @@ export class ChangeHub {
     if (this.groups.size === 0 && this.timer) {
       clearInterval(this.timer)
       this.timer = null
+      if (this.settle) clearTimeout(this.settle)
+      this.settle = null
       this.unwatch?.()
       this.unwatch = null
     }
+  }
+
+  /** A write may have committed: a round now, and one a little later. */
+  private woken(): void {
+    this.round()
+    this.settle ??= setTimeout(() => {
+      this.settle = null
+      this.round()
+    }, SETTLE_MS)
   }
 
   /** Reads on from each position; one round at a time, and one more if asked meanwhile. */

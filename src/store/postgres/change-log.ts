@@ -64,6 +64,8 @@ export class PostgresChangeLog implements ChangeLog {
   private listening: Promise<void> | null = null
   private readonly wakes = new Set<() => void>()
   private notifyTimer: ReturnType<typeof setTimeout> | null = null
+  /** When the last NOTIFY went (performance.now()). */
+  private lastNotify = Number.NEGATIVE_INFINITY
 
   constructor(
     private readonly sql: SQL,
@@ -208,12 +210,23 @@ export class PostgresChangeLog implements ChangeLog {
   /** One NOTIFY for the writes of the last few milliseconds, outside every write's transaction. */
   private notifySoon(): void {
     if (this.notifyTimer) return
+    // At once after a quiet spell; within a busy one, once per NOTIFY_EVERY_MS for all its writes.
+    const wait = this.lastNotify + NOTIFY_EVERY_MS - performance.now()
+    if (wait <= 0) {
+      this.notifyNow()
+      return
+    }
     this.notifyTimer = setTimeout(() => {
       this.notifyTimer = null
-      this.sql`SELECT pg_notify(${CHANNEL}, '')`.catch(() => {
-        // Other instances poll as well: a lost wake-up only delays them.
-      })
-    }, NOTIFY_EVERY_MS)
+      this.notifyNow()
+    }, wait)
+  }
+
+  private notifyNow(): void {
+    this.lastNotify = performance.now()
+    this.sql`SELECT pg_notify(${CHANNEL}, '')`.catch(() => {
+      // Other instances poll as well: a lost wake-up only delays them.
+    })
   }
 
   /** LISTEN on a connection of its own; on failure the streams rely on polling. */
