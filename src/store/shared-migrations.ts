@@ -1,4 +1,4 @@
-import type { SharedMigration } from './sql/schema-changes'
+import { changeFeed, type SharedMigration } from './sql/schema-changes'
 
 /**
  * The migrations written once for both backends, in the descriptions' terms (see
@@ -6,4 +6,7 @@ import type { SharedMigration } from './sql/schema-changes'
  * (SQLite 8, PostgreSQL 10, ...). A fourth type is one entry here, such as
  * `{ name: 'publishers', changes: [createType(publishers), addToOne(books, 'publisher')] }`.
  */
-export const sharedMigrations: readonly SharedMigration[] = []
+export const sharedMigrations: readonly SharedMigration[] = [
+  // GET /api/v1/changes (docs/changes.md): every write records its changes in its transaction.
+  { name: 'the change feed: a row for each record a write creates, updates or deletes', changes: [changeFeed()] },
+]

@@ -7,6 +7,7 @@ import { SQL } from 'bun'
 import { createApp } from '../../src/http/app'
 import { createLogger } from '../../src/logger'
 import { type DatabaseLocation, openStore } from '../../src/store/open'
+import { sharedMigrations } from '../../src/store/shared-migrations'
 import { addIndex, handSql, type SharedMigration } from '../../src/store/sql/schema-changes'
 import { JSON_API } from '../support/harness'
 import { afterAll, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
@@ -24,7 +25,7 @@ setDefaultTimeout(60_000)
 async function served(location: DatabaseLocation, version: number, use: (send: Send) => Promise<void>): Promise<void> {
   const migrated: { version: number; name: string }[] = []
   const store = await openStore(location, registryWithPublishers, {
-    sharedMigrations: [publishersMigration],
+    sharedMigrations: [...sharedMigrations, publishersMigration],
     poolSize: 2,
     onMigration: ({ version, name }) => migrated.push({ version, name }),
   })
@@ -50,7 +51,7 @@ async function served(location: DatabaseLocation, version: number, use: (send: S
   // Opened again: the migrated database passes the start-up check, with nothing left to apply.
   const applied: number[] = []
   const again = await openStore(location, registryWithPublishers, {
-    sharedMigrations: [publishersMigration],
+    sharedMigrations: [...sharedMigrations, publishersMigration],
     onMigration: (m) => applied.push(m.version),
   })
   await again.close()
@@ -117,10 +118,10 @@ async function publishersServed(send: Send): Promise<void> {
 }
 
 sqliteDescribe('a fourth type over SQLite', () => {
-  sqliteIt('is created by its migration (8) and served: create, read, include, filter, search', async () => {
+  sqliteIt('is created by its migration (9) and served: create, read, include, filter, search', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'catalogue-fourth-'))
     try {
-      await served({ kind: 'sqlite', path: join(dir, 'catalogue.db') }, 8, publishersServed)
+      await served({ kind: 'sqlite', path: join(dir, 'catalogue.db') }, 9, publishersServed)
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
@@ -131,8 +132,8 @@ const databases = scratchDatabases(POSTGRES_SERVER)
 afterAll(() => databases.dropAll())
 
 describe('a fourth type over PostgreSQL', () => {
-  it('is created by its migration (10) and served: create, read, include, filter, search', async () => {
-    await served({ kind: 'postgres', url: await databases.fresh() }, 10, publishersServed)
+  it('is created by its migration (11) and served: create, read, include, filter, search', async () => {
+    await served({ kind: 'postgres', url: await databases.fresh() }, 11, publishersServed)
   })
 })
 
@@ -153,7 +154,7 @@ async function migratedWithIndexAndView(location: DatabaseLocation, first: numbe
   const open = async () => {
     const applied: number[] = []
     const store = await openStore(location, registryWithPublishers, {
-      sharedMigrations: [publishersMigration, indexAndView],
+      sharedMigrations: [...sharedMigrations, publishersMigration, indexAndView],
       onMigration: (m) => applied.push(m.version),
     })
     await store.close()
@@ -168,7 +169,7 @@ sqliteDescribe('a migration of an index and of hand-written SQL, over SQLite', (
     const dir = mkdtempSync(join(tmpdir(), 'catalogue-fourth-'))
     try {
       const path = join(dir, 'catalogue.db')
-      await migratedWithIndexAndView({ kind: 'sqlite', path }, 8)
+      await migratedWithIndexAndView({ kind: 'sqlite', path }, 9)
       const db = new Database(path, { readonly: true })
       try {
         const index = db
@@ -190,7 +191,7 @@ sqliteDescribe('a migration of an index and of hand-written SQL, over SQLite', (
 describe('a migration of an index and of hand-written SQL, over PostgreSQL', () => {
   it('adds the index and runs the SQL once, and the start-up check accepts the result', async () => {
     const url = await databases.fresh()
-    await migratedWithIndexAndView({ kind: 'postgres', url }, 10)
+    await migratedWithIndexAndView({ kind: 'postgres', url }, 11)
     const sql = new SQL(url)
     try {
       const [index] = await sql`SELECT indexdef FROM pg_indexes WHERE indexname = 'publishers_by_name_and_id'`

@@ -2,6 +2,7 @@ import type { ResourceDescription, ToOneRelationship } from '../../model/descrip
 import { type ResourceRegistry, searchOf } from '../../resources/registry'
 import { sortIndexSql, toOnes } from '../sql/sort-indexes'
 import { addToOneColumnSql, type ToOneDialect, toOneColumnSql } from '../sql/to-one-columns'
+import { feedFunction, feedTrigger } from './feed-ddl'
 import { searchColumnName, searchedColumns } from './search-columns'
 import { flushFunction, type PostgresFunction, wordChanges, wordFunctions, wordsKind } from './search-totals-ddl'
 
@@ -119,16 +120,19 @@ export function searchTotalTriggers(resource: ResourceDescription): PostgresTrig
   ]
 }
 
-/** Every trigger the generator writes for a type. */
-export function typeTriggers(resource: ResourceDescription): PostgresTrigger[] {
-  return [...commitTriggers(resource), ...searchTotalTriggers(resource)]
+/** Every trigger the generator writes for a type; `feed`: the change feed's too (once it exists). */
+export function typeTriggers(resource: ResourceDescription, feed: boolean): PostgresTrigger[] {
+  return [...commitTriggers(resource), ...searchTotalTriggers(resource), ...(feed ? [feedTrigger(resource)] : [])]
 }
 
-/** Every function the generator writes for the types: each kind's word functions once, and the flush. */
-export function typeFunctions(resources: readonly ResourceDescription[]): PostgresFunction[] {
+/**
+ * Every function the generator writes for the types: each kind's word functions once, the flush,
+ * and with `feed` each type's change feed function.
+ */
+export function typeFunctions(resources: readonly ResourceDescription[], feed: boolean): PostgresFunction[] {
   const byName = new Map<string, PostgresFunction>()
   for (const fn of resources.flatMap(wordFunctions)) byName.set(fn.name, fn)
-  return [...byName.values(), flushFunction(resources)]
+  return [...byName.values(), flushFunction(resources), ...(feed ? resources.map(feedFunction) : [])]
 }
 
 /** A searched type's 8 slots of search_totals (one per backend pid modulo 8), counted from the table. */
@@ -143,9 +147,15 @@ export function searchTotalRowsSql(resource: ResourceDescription, words: string)
 
 /**
  * Everything `createType` writes: the table, its indexes, search words, counters and their
- * triggers, and the word and flush functions again for the types there are then (`all`).
+ * triggers, and the word and flush functions again for the types there are then (`all`); with
+ * `feed` (the change feed exists), the function and trigger that record its changes.
  */
-export function typeSql(resource: ResourceDescription, lookup: Lookup, all: readonly ResourceDescription[]): string[] {
+export function typeSql(
+  resource: ResourceDescription,
+  lookup: Lookup,
+  all: readonly ResourceDescription[],
+  feed: boolean,
+): string[] {
   const words = wordFunctions(resource)
   return [
     tableSql(resource, lookup, 'identity'),
@@ -155,7 +165,8 @@ export function typeSql(resource: ResourceDescription, lookup: Lookup, all: read
     ...words.map((fn) => fn.sql),
     flushFunction(all).sql,
     ...searchTotalRowsSql(resource, '0'),
-    ...typeTriggers(resource).map((t) => t.sql),
+    ...(feed ? [feedFunction(resource).sql] : []),
+    ...typeTriggers(resource, feed).map((t) => t.sql),
   ]
 }
 

@@ -14,6 +14,7 @@ import {
   tableSql,
   typeSql,
 } from './ddl'
+import { feedTablesSql, feedTypeSql } from './feed-ddl'
 import type { PostgresMigration } from './migrate'
 import { flushFunction, wordFunctions } from './search-totals-ddl'
 import {
@@ -248,13 +249,15 @@ function changeSql(change: SchemaChange, state: SchemaState): string[] {
   const resource = state.apply(change)
   switch (change.kind) {
     case 'create-type':
-      return typeSql(resource ?? change.resource, state, state.all)
+      return typeSql(resource ?? change.resource, state, state.all, state.feed)
     case 'add-to-one':
       return addToOneSql(resource ?? change.resource, change.relationship, state)
     case 'add-index':
       return [`CREATE INDEX ${change.name} ON ${change.resource.table} (${change.columns.join(', ')});`]
     case 'sql':
       return [change.postgres]
+    case 'change-feed':
+      return [...feedTablesSql, ...state.all.flatMap(feedTypeSql)]
   }
 }
 

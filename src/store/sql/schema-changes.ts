@@ -19,6 +19,11 @@ export type SchemaChange =
     }
   /** Hand-written SQL, for what the descriptions cannot say (moving data, a one-off fix). */
   | { readonly kind: 'sql'; readonly sqlite: string; readonly postgres: string }
+  /**
+   * The change feed: its tables, and on every type there is then the triggers that record each
+   * write; every type created after it gets them with its table (src/store/change-log.ts).
+   */
+  | { readonly kind: 'change-feed' }
 
 export function createType(resource: ResourceDescription): SchemaChange {
   return { kind: 'create-type', resource }
@@ -30,6 +35,10 @@ export function addToOne(resource: ResourceDescription, relationship: string): S
 
 export function addIndex(resource: ResourceDescription, name: string, columns: readonly string[]): SchemaChange {
   return { kind: 'add-index', resource, name, columns }
+}
+
+export function changeFeed(): SchemaChange {
+  return { kind: 'change-feed' }
 }
 
 export function handSql(sql: { readonly sqlite: string; readonly postgres: string }): SchemaChange {
@@ -59,6 +68,8 @@ function toOneKey(type: string, relationship: string): string {
 export class SchemaState {
   private readonly types = new Map<string, ResourceDescription>()
   private readonly later: Set<string>
+  /** Whether the change feed's tables exist: a type created from then on records its changes. */
+  feed = false
 
   /** `changes`: every change of the migrations to come, to know which to-ones are added later. */
   constructor(changes: readonly SchemaChange[]) {
@@ -85,6 +96,11 @@ export class SchemaState {
   /** Applies a change; returns the type as it stands after it (for the dialect to write). */
   apply(change: SchemaChange): ResourceDescription | undefined {
     if (change.kind === 'sql') return undefined
+    if (change.kind === 'change-feed') {
+      if (this.feed) throw new Error('the change feed is created twice')
+      this.feed = true
+      return undefined
+    }
     const type = change.resource.type
     if (change.kind === 'create-type') {
       if (this.types.has(type)) throw new Error(`${type} is created twice`)

@@ -3,6 +3,7 @@ import { type ResourceRegistry, searchOf } from '../../resources/registry'
 import { sortIndexSql, toOnes } from '../sql/sort-indexes'
 import { Table } from '../sql/table'
 import { addToOneColumnSql, type ToOneDialect, toOneColumnSql } from '../sql/to-one-columns'
+import { feedTablesSql, feedTriggerSql } from './feed-ddl'
 import { indexColumns, searchIndexName } from './search'
 
 /**
@@ -123,8 +124,11 @@ export const sharedTablesSql = [
   'CREATE TABLE record_counts (table_name TEXT PRIMARY KEY, records INTEGER NOT NULL) WITHOUT ROWID;',
 ]
 
-/** Everything a type has: what `createType` runs, and what the check compares the file with. */
-export function typeSql(resource: ResourceDescription, lookup: Lookup): string[] {
+/**
+ * Everything a type has: what `createType` runs, and what the check compares the file with.
+ * `feed`: the change feed exists (a migration made it), so the type records its changes.
+ */
+export function typeSql(resource: ResourceDescription, lookup: Lookup, feed: boolean): string[] {
   return [
     ...tableSql(resource, lookup),
     ...sortIndexSql(resource),
@@ -133,6 +137,7 @@ export function typeSql(resource: ResourceDescription, lookup: Lookup): string[]
     ...changeCountSql(resource),
     ...recordCountTriggerSql(resource),
     recordCountRowSql(resource),
+    ...(feed ? feedTriggerSql(resource) : []),
   ]
 }
 
@@ -144,7 +149,9 @@ export function addToOneSql(resource: ResourceDescription, name: string, lookup:
   return addToOneColumnSql(resource, name, lookup, toOneDialect)
 }
 
-/** The whole schema the descriptions of `registry` say: the shared tables, then every type. */
+/** The whole schema the descriptions of `registry` say: the shared tables, the feed's, then every type. */
 export function schemaSql(registry: ResourceRegistry): string {
-  return [...sharedTablesSql, ...registry.all.flatMap((r) => typeSql(r, registry))].join('\n')
+  return [...sharedTablesSql, ...feedTablesSql, ...registry.all.flatMap((r) => typeSql(r, registry, true))].join(
+    '\n',
+  )
 }

@@ -16,6 +16,7 @@ import {
   tableSql,
   typeSql,
 } from './ddl'
+import { feedTablesSql, feedTriggerSql } from './feed-ddl'
 import { searchIndexName } from './search'
 
 /**
@@ -250,13 +251,15 @@ function changeSql(change: SchemaChange, state: SchemaState): string[] {
   const resource = state.apply(change)
   switch (change.kind) {
     case 'create-type':
-      return typeSql(change.resource, state)
+      return typeSql(change.resource, state, state.feed)
     case 'add-to-one':
       return addToOneSql(resource ?? change.resource, change.relationship, state)
     case 'add-index':
       return [`CREATE INDEX ${change.name} ON ${change.resource.table} (${change.columns.join(', ')});`]
     case 'sql':
       return [change.sqlite]
+    case 'change-feed':
+      return [...feedTablesSql, ...state.all.flatMap(feedTriggerSql)]
   }
 }
 

@@ -1,0 +1,31 @@
+import type { ChangeRead, ChangeWindow } from '../model/changes'
+
+/**
+ * The change feed's storage: every write records its changes in its own transaction (triggers the
+ * schema generators write for every type, src/store/sqlite/feed-ddl.ts and postgres/feed-ddl.ts),
+ * so a change is stored exactly when its write commits, on every path (REST, relationship
+ * endpoints, atomic batches, a foreign key's ON DELETE SET NULL, imports). Each backend reads them
+ * in an order that never lets a later commit appear before a position already handed out:
+ * - SQLite: one writer at a time, so the AUTOINCREMENT id of the changes row is commit order.
+ * - PostgreSQL: (transaction id, sequence), read only below the oldest transaction still running
+ *   (pg_snapshot_xmin): positions below it can no longer be filled in. No lock any write takes.
+ */
+export interface ChangeLog {
+  /** Whether `text` is a position this backend writes (START_OF_FEED included). */
+  isPosition(text: string): boolean
+  /** The changes after a position, oldest first; `gone` when changes after it were pruned. */
+  read(window: ChangeWindow): Promise<ChangeRead>
+  /** The newest change that can be read, or null when there is none. */
+  latest(): Promise<string | null>
+  /**
+   * Deletes the oldest changes while they are older than `seconds`, a batch at a time, and
+   * remembers the newest position deleted (reads after an older one are `gone`). Returns how many.
+   */
+  prune(seconds: number): Promise<number>
+  /**
+   * Calls `wake` when changes may have been committed: at once after this process's writes, and
+   * after other processes' where the backend can be told (PostgreSQL's LISTEN). Returns a function
+   * that stops it. Other processes' changes are also found by polling (src/service/change-hub.ts).
+   */
+  watch(wake: () => void): () => void
+}

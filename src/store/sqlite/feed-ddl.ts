@@ -1,0 +1,39 @@
+import type { ResourceDescription } from '../../model/description'
+
+/**
+ * The change feed's schema on SQLite (src/store/change-log.ts): a row in `changes` for every row a
+ * write inserts, updates or deletes, by triggers in the writing transaction (and savepoint), so a
+ * write rolled back leaves none. One writer at a time: the AUTOINCREMENT id is the order of the
+ * commits, and is never handed out again once pruned. `change_horizon` holds the newest position
+ * pruned: a read after an older one has missed changes (410).
+ */
+export const feedTablesSql = [
+  `CREATE TABLE changes (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  type TEXT NOT NULL,
+  record_id INTEGER NOT NULL,
+  op TEXT NOT NULL,
+  at INTEGER NOT NULL
+);`,
+  `CREATE TABLE change_horizon (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  pruned INTEGER NOT NULL
+);`,
+  'INSERT INTO change_horizon (id, pruned) VALUES (1, 0);',
+]
+
+/** The triggers that record a type's changes (a foreign key's SET NULL is an update: it fires too). */
+export function feedTriggerSql(resource: ResourceDescription): string[] {
+  const table = resource.table
+  return (
+    [
+      ['insert', 'create', 'new'],
+      ['update', 'update', 'new'],
+      ['delete', 'delete', 'old'],
+    ] as const
+  ).map(
+    ([event, op, row]) => `CREATE TRIGGER ${table}_feed_${event} AFTER ${event.toUpperCase()} ON ${table} BEGIN
+  INSERT INTO changes (type, record_id, op, at) VALUES ('${resource.type}', ${row}.id, '${op}', unixepoch());
+END;`,
+  )
+}
