@@ -62,6 +62,13 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     preparedStatements: config.databasePreparedStatements,
     replicaUrls: config.databaseReplicaUrl,
     replicaMaxLagMs: config.replicaMaxLag * 1000,
+    // The change feed's wake-ups from other instances: a direct connection, or polling alone.
+    listenUrl:
+      config.databaseListenUrl === 'off'
+        ? null
+        : config.databaseListenUrl === ''
+          ? undefined
+          : config.databaseListenUrl,
     onReplicaState: (replica, previous) => {
       const level = replica.state === 'streaming' ? 'info' : 'warn'
       logger.log(level, `read replica ${replica.state}`, {
@@ -98,6 +105,11 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     rateLimit: config.rateLimit > 0 ? { perMinute: config.rateLimit } : undefined,
     corsOrigins: config.corsOrigins ?? undefined,
     longAnswers: { total: config.maxLongAnswers, perClient: config.maxLongAnswersPerClient },
+    changes: {
+      retentionSeconds: config.changesRetention,
+      maxStreams: config.maxChangeStreams,
+      heartbeatMs: config.changeStreamHeartbeat * 1000,
+    },
   })
 
   const { promise: stopped, resolve: exit } = Promise.withResolvers<number>()
@@ -105,6 +117,8 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     if (stopping) return
     stopping = true
     logger.log('info', 'stopping', { signal })
+    // Change streams never finish by themselves: they end now, and their clients resume elsewhere.
+    app.decorator.changeFeed.close()
     // Stop accepting and let the requests in flight finish, but no longer than SHUTDOWN_TIMEOUT.
     if (app.server) {
       const outcome = await stopServer(app.server, config.shutdownTimeout * 1000)

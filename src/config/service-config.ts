@@ -29,6 +29,8 @@ export interface Config extends RequestLimits {
   readonly statementTimeoutMs: number
   /** PostgreSQL: false sends no named prepared statements (behind PgBouncer in transaction pooling). */
   readonly databasePreparedStatements: boolean
+  /** PostgreSQL: where the change feed LISTENs: '' (DATABASE_URL), a URL, or 'off' (polling alone). */
+  readonly databaseListenUrl: string
   readonly shutdownTimeout: number
   readonly readWorkers: number
   /** Processes that share the port (1: this process alone serves). */
@@ -46,6 +48,10 @@ export interface Config extends RequestLimits {
   /** Long answers (whole lists) in flight at once, in all and per client (src/http/streaming/long-answers.ts). */
   readonly maxLongAnswers: number
   readonly maxLongAnswersPerClient: number
+  /** The change feed: seconds a change is kept, live streams per process, seconds between heartbeats (docs/changes.md). */
+  readonly changesRetention: number
+  readonly maxChangeStreams: number
+  readonly changeStreamHeartbeat: number
 }
 
 /** Every setting's name: each is one entry of the table (table.ts). */

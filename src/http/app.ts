@@ -4,6 +4,8 @@ import packageJson from '../../package.json'
 import { DEFAULT_LIMITS, type RequestLimits } from '../jsonapi/limits'
 import type { Logger } from '../logger'
 import { type ResourceRegistry, resources } from '../resources/registry'
+import { ChangeHub } from '../service/change-hub'
+import { DEFAULT_CHANGES_RETENTION_SECONDS, startPruning } from '../service/change-pruning'
 import type { Store } from '../store/store'
 import { timedStore } from '../store/timed-store'
 import { accessControl } from './access/access-control'
@@ -13,6 +15,8 @@ import { RateLimiter, type RateLimitOptions } from './access/rate-limiter'
 import { securityHeaders } from './access/security-headers'
 import { apiIndex } from './api-index'
 import { jsonApiBodyParser } from './body-parser'
+import { changeRoutes } from './changes/change-routes'
+import { type ChangeStreamLimits, ChangeStreams, DEFAULT_CHANGE_STREAM_LIMITS } from './changes/change-streams'
 import { errorAnswers } from './error-handler'
 import { acceptNegotiation } from './negotiation'
 import { healthRoutes } from './observability/health'
@@ -77,6 +81,11 @@ export interface AppOptions {
    * per client (MAX_LONG_ANSWERS, MAX_LONG_ANSWERS_PER_CLIENT); see long-answers.ts.
    */
   readonly longAnswers?: LongAnswerLimits
+  /**
+   * The change feed (docs/changes.md): how long changes are kept (CHANGES_RETENTION, seconds) and
+   * the limits of its live streams (MAX_CHANGE_STREAMS, CHANGE_STREAM_HEARTBEAT).
+   */
+  readonly changes?: { readonly retentionSeconds?: number } & Partial<ChangeStreamLimits>
 }
 
 /** Two read workers: the machines this service is sized for have two cores. */
@@ -101,6 +110,7 @@ export function createApp({
   metrics: metricsOn = true,
   cores = availableParallelism(),
   longAnswers: longAnswerLimits = DEFAULT_LONG_ANSWERS,
+  changes = {},
 }: AppOptions) {
   // Read replicas (PostgreSQL): each API request is run as its client's; none, no cost.
   const routing = store.routing ?? null
@@ -164,6 +174,18 @@ export function createApp({
       detail: operationsDocs(registry, atomicLimits),
     },
   )
+  // The change feed's live side: one hub and its streams per process, and the pruning of old changes.
+  const onFeedError = (error: unknown) =>
+    logger.log('warn', 'change feed read failed; trying again', { error: (error as Error).message })
+  const changeStreams = new ChangeStreams(new ChangeHub(store.changes, onFeedError), {
+    ...DEFAULT_CHANGE_STREAM_LIMITS,
+    ...Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)),
+  })
+  const stopPruning = startPruning(
+    store.changes,
+    changes.retentionSeconds ?? DEFAULT_CHANGES_RETENTION_SECONDS,
+    onFeedError,
+  )
   const rateLimiter = rateLimit && rateLimit.perMinute > 0 ? new RateLimiter(rateLimit) : undefined
   // Every route, read once all are in place: a 405 names the methods of any path the app serves
   // (the API's, the probes', /, /docs), and a request refused before routing is counted under its own.
@@ -196,7 +218,16 @@ export function createApp({
     .use(docsPage(viewerScript))
     .use(apiIndex(registry, API_PREFIX, packageJson.version))
     .use(api)
+    .use(changeRoutes({ registry, store: timed, prefix: API_PREFIX, maxPageSize, streams: changeStreams }))
     .decorate('reads', reads)
+    .decorate('changeFeed', {
+      streams: changeStreams,
+      /** Ends the streams and the pruning: the service is stopping. */
+      close: () => {
+        stopPruning()
+        changeStreams.closeAll()
+      },
+    })
     .decorate('longAnswers', longAnswers)
     .decorate('viewerScript', viewerScript)
 }

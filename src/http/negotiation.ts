@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
 import { checkAccept } from '../jsonapi/media-type'
+import { CHANGES_PATH, wantsEventStream } from './changes/change-routes'
 import { HEALTH_PATH, READY_PATH } from './observability/health'
 import { METRICS_PATH } from './observability/metrics'
 
@@ -10,5 +11,10 @@ const unnegotiated: ReadonlySet<string> = new Set([HEALTH_PATH, READY_PATH, METR
 export const acceptNegotiation = new Elysia({ name: 'jsonapi-accept' }).onRequest(({ request }) => {
   const refused = checkAccept(request.headers.get('accept'))
   // The path is looked at only for a refusal, so an ordinary request pays nothing for it.
-  if (refused && !unnegotiated.has(new URL(request.url).pathname)) throw refused
+  if (!refused) return
+  const path = new URL(request.url).pathname
+  if (unnegotiated.has(path)) return
+  // The change feed is also a stream of Server-Sent Events.
+  if (path.endsWith(CHANGES_PATH) && wantsEventStream(request.headers.get('accept'))) return
+  throw refused
 })

@@ -30,6 +30,7 @@ const titles: Readonly<Record<number, string>> = {
   405: 'Method Not Allowed',
   406: 'Not Acceptable',
   409: 'Conflict',
+  410: 'Gone',
   412: 'Precondition Failed',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',

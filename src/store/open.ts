@@ -173,6 +173,8 @@ export interface StoreOptions {
   readonly replicaMaxLagMs?: number
   /** PostgreSQL: told each time a replica changes state (the service logs it). */
   readonly onReplicaState?: ReplicaStateListener
+  /** PostgreSQL: where the change feed LISTENs (DATABASE_LISTEN_URL); null: polling alone; default the URL. */
+  readonly listenUrl?: string | null
   /**
    * This opening is a start of the service (one process, or a --workers supervisor), not a worker
    * or an operator's command: it draws a new generation for version(), so that a database put back
@@ -224,6 +226,7 @@ export async function openStore(
         replicaUrls: options.replicaUrls,
         replicaMaxLagMs: options.replicaMaxLagMs,
         onReplicaState: options.onReplicaState,
+        listenUrl: options.listenUrl,
         newGeneration: options.newGeneration,
         migrate: options.migrate,
         onMigration: options.onMigration,

@@ -15,6 +15,7 @@ import type {
   WriteResult,
 } from '../model/writes'
 import type { CatalogueRestore, CatalogueSnapshot } from './catalogue-copy'
+import type { ChangeLog } from './change-log'
 import type { ReadRouting } from './read-routing'
 
 /** An import in progress: batches of books added one after another, each in one transaction. */
@@ -40,6 +41,8 @@ export interface Store {
    * runs each request inside `routing.forClient`, and /ready and /metrics report the replicas.
    */
   readonly routing?: ReadRouting
+  /** The change feed: every write's changes, in commit order (change-log.ts). */
+  readonly changes: ChangeLog
   /** A window of a list. */
   list(resource: ResourceDescription, query: ListQuery): Promise<StoredRecord[]>
   /** A window of a list and the number of records in the whole list, from one snapshot: they agree. */

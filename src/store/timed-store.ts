@@ -3,7 +3,7 @@ import type { Store } from './store'
 /** The store calls that are timed: every one a request makes. */
 export type StoreOperation = Exclude<
   keyof Store,
-  'ready' | 'close' | 'openImport' | 'openSnapshot' | 'openRestore' | 'routing'
+  'ready' | 'close' | 'openImport' | 'openSnapshot' | 'openRestore' | 'routing' | 'changes'
 >
 
 /** Told how long one store call took, in seconds, whether it succeeded or failed. */
@@ -58,6 +58,8 @@ export function timedStore(store: Store, observe: StoreTimer): Store {
   }
   return {
     routing: store.routing,
+    // The feed's reads are its own (a poll every 100 ms while streams are open): not a request's time.
+    changes: store.changes,
     ...(calls as Pick<Store, Promised>),
     stream: (resource, query, size) => timedBatches(store.stream(resource, query, size), timed),
     openImport: (options) => store.openImport(options),

@@ -95,6 +95,19 @@ export const databaseSettings = {
     help: 'PostgreSQL: milliseconds one statement may run before it is cancelled (503; 0: no limit)',
     doc: 'PostgreSQL: milliseconds one statement may run before it is cancelled (503; `0`: no limit). Behind PgBouncer the server must run with the same value: the service checks it at start ([postgres.md](postgres.md#behind-pgbouncer))',
   },
+  databaseListenUrl: {
+    flag: '--database-listen-url',
+    env: 'DATABASE_LISTEN_URL',
+    kind: checkedBy<string>('a `postgres://` URL, or `off`', (text) =>
+      text === '' || text === 'off' || /^postgres(ql)?:\/\//.test(text)
+        ? text
+        : { error: `DATABASE_LISTEN_URL must be a postgres:// URL or off (got "${text}")` },
+    ),
+    fallback: '',
+    docDefault: '`DATABASE_URL`',
+    help: "PostgreSQL: a direct connection (not through PgBouncer) on which the change feed LISTENs for other instances' writes; off: poll only (default DATABASE_URL)",
+    doc: "PostgreSQL: where the change feed `LISTEN`s for other instances' writes, so their changes reach this instance's streams at once: a direct connection, not through PgBouncer in transaction mode. `off`: streams find them by polling, every 100 ms ([changes.md](changes.md))",
+  },
   databasePreparedStatements: {
     flag: '--database-prepared-statements',
     env: 'DATABASE_PREPARED_STATEMENTS',

@@ -1,6 +1,6 @@
 import { DEFAULT_LONG_ANSWERS } from '../../http/streaming/long-answers'
 import { DEFAULT_LIMITS } from '../../jsonapi/limits'
-import { bytes, integer, type Setting } from '../setting'
+import { bytes, integer, type Setting, seconds } from '../setting'
 
 /** What one request may ask, and how many long answers go out at once (docs/limits.md says why each). */
 export const limitSettings = {
@@ -99,6 +99,30 @@ export const limitSettings = {
     fallback: String(DEFAULT_LIMITS.maxBodyMembers),
     help: 'most object members (name/value pairs) in a request body, counted before parsing (413 above it); unset, at least 2 per identifier MAX_RELATIONSHIP_IDS and MAX_ATOMIC_IDS allow',
     doc: 'Most object members (name/value pairs) in a request body, counted before it is parsed; more get 413. Unset, it is raised to 2 per identifier the id limits allow',
+  },
+  maxChangeStreams: {
+    flag: '--max-change-streams',
+    env: 'MAX_CHANGE_STREAMS',
+    kind: integer(1, 100_000),
+    fallback: '1000',
+    help: 'change streams (GET /api/v1/changes as Server-Sent Events) open at once in this process (503 with Retry-After above it)',
+    doc: 'Live change streams (`GET /api/v1/changes` with `Accept: text/event-stream`) open at once per process; more get 503 with `Retry-After` ([changes.md](changes.md))',
+  },
+  changesRetention: {
+    flag: '--changes-retention',
+    env: 'CHANGES_RETENTION',
+    kind: seconds(1, 10 * 365 * 24 * 3600),
+    fallback: String(7 * 24 * 3600),
+    help: 'seconds the change feed keeps a change; older ones are pruned, and a client behind them gets 410',
+    doc: 'Seconds the change feed keeps each change; older ones are pruned in the background, and `page[after]` before them gets 410 Gone ([changes.md](changes.md))',
+  },
+  changeStreamHeartbeat: {
+    flag: '--change-stream-heartbeat',
+    env: 'CHANGE_STREAM_HEARTBEAT',
+    kind: seconds(1, 15),
+    fallback: '15',
+    help: 'seconds between the comment lines that keep a quiet change stream open, 1 to 15',
+    doc: 'Seconds between the comment lines a quiet change stream gets, so that proxies keep it open',
   },
   maxErrors: {
     flag: '--max-errors',

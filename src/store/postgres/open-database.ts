@@ -31,6 +31,11 @@ export interface PostgresOptions {
   readonly replicaMaxLagMs?: number
   /** Told each time a replica changes state (the service logs it). */
   readonly onReplicaState?: ReplicaStateListener
+  /**
+   * Where the change feed LISTENs for other instances' writes: a direct connection, not through
+   * PgBouncer (DATABASE_LISTEN_URL); by default the store's URL; null: polling alone.
+   */
+  readonly listenUrl?: string | null
 }
 
 /** STATEMENT_TIMEOUT's default (src/config.ts), for a store opened without one. */

@@ -19,6 +19,7 @@ import {
 } from '../../model/writes'
 import type { ResourceRegistry } from '../../resources/registry'
 import type { CatalogueRestore, CatalogueSnapshot } from '../catalogue-copy'
+import { ChangeSignal } from '../change-signal'
 import { StoreUnavailableError } from '../faults'
 import { IMPORT_BATCH_SIZE } from '../import-batches'
 import { streamList } from '../list-stream'
@@ -26,6 +27,7 @@ import type { ReadRouting } from '../read-routing'
 import { JoinedFind } from '../sql/joined-find'
 import type { Row } from '../sql/table'
 import type { BookImport, Store } from '../store'
+import { PostgresChangeLog } from './change-log'
 import { PostgresRestore, PostgresSnapshot } from './copy'
 import { storeError } from './faults'
 import { PostgresBookImport } from './import'
@@ -45,6 +47,9 @@ export class PostgresStore implements Store {
   private readonly registry: ResourceRegistry
   private readonly joinedFinds = new WeakMap<IncludePlan, { resource: ResourceDescription; find: JoinedFind | null }>()
   readonly routing?: ReadRouting
+  /** Told after each write this instance commits: the change feed's streams wake at once. */
+  private readonly signal = new ChangeSignal()
+  readonly changes: PostgresChangeLog
 
   private constructor(
     private readonly sql: SQL,
@@ -52,7 +57,9 @@ export class PostgresStore implements Store {
     private readonly schemaVersion: number,
     /** Null without DATABASE_REPLICA_URL: every read on the pool, at no cost more. */
     private readonly replicas: ReplicaSet | null,
+    listenUrl: string | null,
   ) {
+    this.changes = new PostgresChangeLog(sql, this.signal, listenUrl)
     this.registry = registry
     if (replicas) this.routing = replicas
     this.reader = new PostgresReader(registry)
@@ -62,7 +69,8 @@ export class PostgresStore implements Store {
   /** Connects, migrates (once across instances starting together) and returns the store (open-database.ts). */
   static async open(url: string, registry: ResourceRegistry, options: PostgresOptions = {}): Promise<PostgresStore> {
     const { sql, schemaVersion, replicas } = await openDatabase(url, registry, options)
-    return new PostgresStore(sql, registry, schemaVersion, replicas)
+    const listenUrl = options.listenUrl === undefined ? url : options.listenUrl
+    return new PostgresStore(sql, registry, schemaVersion, replicas, listenUrl)
   }
 
   /**
@@ -223,12 +231,14 @@ export class PostgresStore implements Store {
 
   async close(): Promise<void> {
     await this.replicas?.close()
+    await this.changes.close()
     await this.sql.close({ timeout: 5 })
   }
 
   /** A write, whose client (with replicas) reads the primary until a replica has replayed it. */
   private committed<T>(write: Promise<T>): Promise<T> {
-    return this.replicas ? this.replicas.afterWrite(write) : write
+    const done = this.replicas ? this.replicas.afterWrite(write) : write
+    return this.signal.listened ? done.finally(() => this.signal.committed()) : done
   }
 
   /**

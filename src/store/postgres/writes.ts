@@ -22,9 +22,11 @@ import { PostgresWriteStatements } from './write-statements'
  * Why a write runs again from the start: a foreign key its own checks did not see coming (another
  * transaction changed a reference between the statement's snapshot and its write), or a deadlock
  * (two atomic batches, or a collection's delete and a book's move into it, locking rows in other
- * orders); PostgreSQL rolled the statement or the whole transaction back.
+ * orders), or the change feed's order check (a younger transaction committed a change to a row
+ * this one then changed: postgres/feed-ddl.ts); PostgreSQL rolled the statement or the whole
+ * transaction back.
  */
-const retried = new Set(['23503', '40P01'])
+const retried = new Set(['23503', '40P01', '40001'])
 
 /**
  * The PostgreSQL store's writes (PostgresStore delegates them here). A create, an update and a

@@ -151,7 +151,5 @@ export function addToOneSql(resource: ResourceDescription, name: string, lookup:
 
 /** The whole schema the descriptions of `registry` say: the shared tables, the feed's, then every type. */
 export function schemaSql(registry: ResourceRegistry): string {
-  return [...sharedTablesSql, ...feedTablesSql, ...registry.all.flatMap((r) => typeSql(r, registry, true))].join(
-    '\n',
-  )
+  return [...sharedTablesSql, ...feedTablesSql, ...registry.all.flatMap((r) => typeSql(r, registry, true))].join('\n')
 }

@@ -12,10 +12,12 @@ import {
 import type { ResourceRegistry } from '../../resources/registry'
 import { AtomicAbort, runAtomic } from '../atomic'
 import type { CatalogueRestore, CatalogueSnapshot } from '../catalogue-copy'
+import { ChangeSignal } from '../change-signal'
 import { StoreUnavailableError } from '../faults'
 import { streamList } from '../list-stream'
 import type { Row } from '../sql/table'
 import type { BookImport, Store } from '../store'
+import { SqliteChangeLog } from './change-log'
 import { GroupCommit } from './commits/group-commit'
 import { type SqliteAccess, SqliteRestore, SqliteSnapshot } from './copy'
 import { sqliteImport } from './import'
@@ -35,6 +37,9 @@ export class SqliteStore implements Store {
   private readonly dataVersion: Statement<{ generation: string; changes: number }>
   private readonly writes: SqliteWrites
   private readonly commits: GroupCommit
+  /** Told after each write this process commits: the change feed's streams wake at once. */
+  private readonly signal = new ChangeSignal()
+  readonly changes: SqliteChangeLog
 
   private constructor(
     private readonly db: Database,
@@ -49,6 +54,12 @@ export class SqliteStore implements Store {
     this.dataVersion = db.prepare('SELECT generation, changes FROM data_version')
     this.writes = new SqliteWrites(local, this.registry)
     this.commits = new GroupCommit(db, busyTimeoutMs)
+    this.changes = new SqliteChangeLog({
+      db,
+      read: (work) => this.read(work),
+      write: (work) => this.write(work),
+      signal: this.signal,
+    })
   }
 
   /**
@@ -248,6 +259,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     await this.commits.close()
     this.dataVersion.finalize()
+    this.changes.close()
     this.local.close()
     this.db.close(true)
   }
@@ -258,7 +270,8 @@ export class SqliteStore implements Store {
     if (this.snapshotOpen && !this.commits.closing) {
       return Promise.reject(new Error('a snapshot is open on this connection: a write would end it'))
     }
-    return this.commits.write(work)
+    const written = this.commits.write(work)
+    return this.signal.listened ? written.finally(() => this.signal.committed()) : written
   }
 
   /** A read on this connection, tried again on a timer while another process holds a lock (lock-wait.ts). */

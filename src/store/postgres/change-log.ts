@@ -1,0 +1,203 @@
+import { SQL } from 'bun'
+import type { Change, ChangeOp, ChangeRead, ChangeWindow } from '../../model/changes'
+import type { ChangeLog } from '../change-log'
+import type { ChangeSignal } from '../change-signal'
+import { storeError } from './faults'
+
+/**
+ * A position on PostgreSQL: `<xid>.<seq>`, the writing transaction's id and the changes row's
+ * sequence number (0: before every change). Both below 2^63.
+ */
+const POSITION = /^(0|[1-9][0-9]{0,17}\.[1-9][0-9]{0,17})$/
+
+/** The channel other instances are woken on (LISTEN/NOTIFY, on a direct connection). */
+const CHANNEL = 'catalogue_changes'
+/** At most one NOTIFY per this many milliseconds: its queue lock is one every notifier takes. */
+const NOTIFY_EVERY_MS = 50
+/** How many changes a batch of pruning deletes: one short transaction each. */
+const PRUNE_BATCH = 5000
+/** The advisory lock one instance prunes under (others skip that round): no write ever takes it. */
+const PRUNE_LOCK = 'catalogue change pruning'
+
+/** Rows below this are final: every transaction with an older id has ended (committed or not). */
+const FINAL = 'xid < pg_snapshot_xmin(pg_current_snapshot())'
+
+interface ChangeRow {
+  readonly xid: string
+  readonly seq: string
+  readonly type: string
+  readonly record_id: string
+  readonly op: ChangeOp
+}
+
+function positionOf(xid: string, seq: string | number): string {
+  return xid === '0' ? '0' : `${xid}.${seq}`
+}
+
+function parts(position: string): [string, string] {
+  const [xid, seq] = position.split('.')
+  return [xid ?? '0', seq ?? '0']
+}
+
+/**
+ * The change feed on PostgreSQL (src/store/change-log.ts, postgres/feed-ddl.ts). Reads go to the
+ * primary: a replica's snapshot horizon is the primary's as it replays, and a follower must not see
+ * the feed go back when its next request lands elsewhere.
+ */
+export class PostgresChangeLog implements ChangeLog {
+  private listener: { sql: SQL; unlisten: () => Promise<void> } | null = null
+  private listening: Promise<void> | null = null
+  private readonly wakes = new Set<() => void>()
+  private notifyTimer: ReturnType<typeof setTimeout> | null = null
+
+  constructor(
+    private readonly sql: SQL,
+    private readonly signal: ChangeSignal,
+    /** A direct connection's URL for LISTEN (not through PgBouncer); null: polling alone. */
+    private readonly listenUrl: string | null,
+  ) {
+    // Other instances' streams wake on this one's writes.
+    signal.listen(() => this.notifySoon())
+  }
+
+  isPosition(text: string): boolean {
+    return POSITION.test(text)
+  }
+
+  async read(window: ChangeWindow): Promise<ChangeRead> {
+    const [xid, seq] = window.after === null ? [null, null] : parts(window.after)
+    // One statement, one snapshot: the horizon, the rows after the position (or after the
+    // horizon) and the bound below which they are final.
+    const rows = (await this.query(
+      `SELECT h.xid::text AS hxid, h.seq::text AS hseq, c.xid::text AS xid, c.seq::text AS seq, c.type, c.record_id::text AS record_id, c.op
+         FROM change_horizon h
+         LEFT JOIN LATERAL (
+           SELECT xid, seq, type, record_id, op FROM changes
+             WHERE (xid, seq) > (COALESCE($1::xid8, h.xid), COALESCE($2::bigint, h.seq)) AND ${FINAL}
+             ORDER BY xid, seq LIMIT $3
+         ) c ON true`,
+      [xid, seq, window.size],
+    )) as (ChangeRow & { hxid: string; hseq: string })[]
+    const first = rows[0]
+    const horizon = first ? positionOf(first.hxid, first.hseq) : '0'
+    if (window.after !== null && first && before(window.after, [first.hxid, first.hseq])) return { kind: 'gone' }
+    const types = window.types && new Set(window.types)
+    const changes: Change[] = []
+    let last: string | null = null
+    for (const row of rows) {
+      if (row.xid === null) continue
+      last = positionOf(row.xid, row.seq)
+      if (!types || types.has(row.type)) {
+        changes.push({ id: last, type: row.type, recordId: Number(row.record_id), op: row.op })
+      }
+    }
+    return { kind: 'page', changes, next: last ?? window.after ?? horizon }
+  }
+
+  async latest(): Promise<string | null> {
+    const [row] = (await this.query(
+      `SELECT COALESCE(
+          (SELECT xid::text || '.' || seq FROM changes WHERE ${FINAL} ORDER BY xid DESC, seq DESC LIMIT 1),
+          (SELECT CASE WHEN xid = '0' THEN NULL ELSE xid::text || '.' || seq END FROM change_horizon)
+        ) AS id`,
+      [],
+    )) as { id: string | null }[]
+    return row?.id ?? null
+  }
+
+  async prune(seconds: number): Promise<number> {
+    let removed = 0
+    for (;;) {
+      const count = await this.pruneBatch(seconds)
+      removed += count ?? 0
+      if (count !== PRUNE_BATCH) return removed
+    }
+  }
+
+  watch(wake: () => void): () => void {
+    const local = this.signal.listen(wake)
+    this.wakes.add(wake)
+    if (this.listenUrl && !this.listening) this.listening = this.listen(this.listenUrl)
+    return () => {
+      local()
+      this.wakes.delete(wake)
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.notifyTimer) clearTimeout(this.notifyTimer)
+    const listener = this.listener
+    this.listener = null
+    if (listener) {
+      await listener.unlisten().catch(() => {})
+      await listener.sql.close({ timeout: 1 }).catch(() => {})
+    }
+  }
+
+  /**
+   * The oldest final changes while older than `seconds`, deleted and the horizon moved past them,
+   * in one transaction; null when another instance is pruning.
+   */
+  private async pruneBatch(seconds: number): Promise<number | null> {
+    try {
+      return await this.sql.begin(async (tx) => {
+        const [lock] = await tx`SELECT pg_try_advisory_xact_lock(hashtext(${PRUNE_LOCK})) AS locked`
+        if (!lock?.locked) return null
+        const rows = (await tx.unsafe(
+          `SELECT xid::text AS xid, seq::text AS seq, at < now() - make_interval(secs => $1) AS old
+             FROM changes WHERE ${FINAL} ORDER BY xid, seq LIMIT ${PRUNE_BATCH}`,
+          [seconds],
+        )) as { xid: string; seq: string; old: boolean }[]
+        const end = rows.findIndex((row) => !row.old)
+        const count = end === -1 ? rows.length : end
+        const last = rows[count - 1]
+        if (!last) return 0
+        await tx.unsafe('DELETE FROM changes WHERE (xid, seq) <= ($1::xid8, $2::bigint)', [last.xid, last.seq])
+        await tx.unsafe('UPDATE change_horizon SET xid = $1::xid8, seq = $2::bigint', [last.xid, last.seq])
+        return count
+      })
+    } catch (error) {
+      throw storeError(error)
+    }
+  }
+
+  private async query(text: string, values: unknown[]): Promise<unknown[]> {
+    try {
+      return await this.sql.unsafe(text, values)
+    } catch (error) {
+      throw storeError(error)
+    }
+  }
+
+  /** One NOTIFY for the writes of the last few milliseconds, outside every write's transaction. */
+  private notifySoon(): void {
+    if (this.notifyTimer) return
+    this.notifyTimer = setTimeout(() => {
+      this.notifyTimer = null
+      this.sql`SELECT pg_notify(${CHANNEL}, '')`.catch(() => {
+        // Other instances poll as well: a lost wake-up only delays them.
+      })
+    }, NOTIFY_EVERY_MS)
+  }
+
+  /** LISTEN on a connection of its own; on failure the streams rely on polling. */
+  private async listen(url: string): Promise<void> {
+    const sql = new SQL(url, { max: 1 })
+    try {
+      const subscription = await sql.listen(CHANNEL, () => {
+        for (const wake of this.wakes) wake()
+      })
+      this.listener = { sql, unlisten: () => subscription.unlisten() }
+    } catch {
+      await sql.close({ timeout: 1 }).catch(() => {})
+    }
+  }
+}
+
+/** Whether `position` comes before the horizon (xid, seq): changes after it were pruned. */
+function before(position: string, [hxid, hseq]: [string, string]): boolean {
+  const [xid, seq] = parts(position)
+  const a = BigInt(xid)
+  const b = BigInt(hxid)
+  return a < b || (a === b && BigInt(seq) < BigInt(hseq))
+}

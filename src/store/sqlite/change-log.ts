@@ -1,0 +1,119 @@
+import type { Database, Statement } from 'bun:sqlite'
+import type { Change, ChangeOp, ChangeRead, ChangeWindow } from '../../model/changes'
+import type { ChangeLog } from '../change-log'
+import type { ChangeSignal } from '../change-signal'
+
+/** A position on SQLite: the AUTOINCREMENT id of the changes row (0: before every change). */
+const POSITION = /^(0|[1-9][0-9]{0,15})$/
+
+/** How many changes a batch of pruning reads and deletes: one short write each. */
+const PRUNE_BATCH = 5000
+
+interface ChangeRow {
+  readonly id: number
+  readonly type: string
+  readonly record_id: number
+  readonly op: ChangeOp
+}
+
+/** What the change log needs of the store: reads and writes on its connection, as its own go. */
+export interface SqliteChangeAccess {
+  readonly db: Database
+  read<T>(work: () => T): Promise<T>
+  write<T>(work: () => T): Promise<T>
+  readonly signal: ChangeSignal
+}
+
+/**
+ * The change feed on SQLite (src/store/change-log.ts). One writer at a time, and the id handed out
+ * in the writing transaction: a reader's snapshot holds every change up to the newest it sees,
+ * so the id is a position no later commit can come before.
+ */
+export class SqliteChangeLog implements ChangeLog {
+  private readonly after: Statement<ChangeRow, [number, number]>
+  private readonly newest: Statement<{ id: number | null }, []>
+  private readonly horizon: Statement<{ pruned: number }, []>
+  private readonly oldest: Statement<{ id: number; at: number }, [number]>
+  private readonly remove: Statement<unknown, [number]>
+  private readonly moveHorizon: Statement<unknown, [number]>
+
+  constructor(private readonly access: SqliteChangeAccess) {
+    const { db } = access
+    this.after = db.prepare('SELECT id, type, record_id, op FROM changes WHERE id > ? ORDER BY id LIMIT ?')
+    this.newest = db.prepare('SELECT MAX(id) AS id FROM changes')
+    this.horizon = db.prepare('SELECT pruned FROM change_horizon')
+    this.oldest = db.prepare('SELECT id, at FROM changes ORDER BY id LIMIT ?')
+    this.remove = db.prepare('DELETE FROM changes WHERE id <= ?')
+    this.moveHorizon = db.prepare('UPDATE change_horizon SET pruned = MAX(pruned, ?)')
+  }
+
+  isPosition(text: string): boolean {
+    return POSITION.test(text)
+  }
+
+  read(window: ChangeWindow): Promise<ChangeRead> {
+    const types = window.types && new Set(window.types)
+    return this.access.read(() => {
+      // The rows first, the horizon after: a prune between the two can only make the answer
+      // `gone` needlessly, never drop changes silently (the horizon only moves forward).
+      const asked = window.after === null ? null : Number(window.after)
+      const start = asked ?? this.prunedUpTo()
+      const rows = this.after.all(start, window.size)
+      if (asked !== null && asked < this.prunedUpTo()) return { kind: 'gone' }
+      const changes: Change[] = []
+      for (const row of rows) {
+        if (!types || types.has(row.type)) {
+          changes.push({ id: String(row.id), type: row.type, recordId: row.record_id, op: row.op })
+        }
+      }
+      const last = rows.at(-1)
+      return { kind: 'page', changes, next: last ? String(last.id) : String(start) }
+    })
+  }
+
+  latest(): Promise<string | null> {
+    return this.access.read(() => {
+      const newest = this.newest.get()?.id ?? this.prunedUpTo()
+      return newest > 0 ? String(newest) : null
+    })
+  }
+
+  async prune(seconds: number): Promise<number> {
+    let removed = 0
+    for (;;) {
+      const cutoff = Math.floor(Date.now() / 1000) - seconds
+      const batch = await this.access.write(() => {
+        const rows = this.oldest.all(PRUNE_BATCH)
+        let last = -1
+        let count = 0
+        for (const row of rows) {
+          if (row.at >= cutoff) break
+          last = row.id
+          count++
+        }
+        if (count > 0) {
+          this.remove.run(last)
+          this.moveHorizon.run(last)
+        }
+        return { count, full: count === PRUNE_BATCH }
+      })
+      removed += batch.count
+      if (!batch.full) return removed
+    }
+  }
+
+  watch(wake: () => void): () => void {
+    return this.access.signal.listen(wake)
+  }
+
+  /** Before the connection closes. */
+  close(): void {
+    for (const statement of [this.after, this.newest, this.horizon, this.oldest, this.remove, this.moveHorizon]) {
+      statement.finalize()
+    }
+  }
+
+  private prunedUpTo(): number {
+    return this.horizon.get()?.pruned ?? 0
+  }
+}
