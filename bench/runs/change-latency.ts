@@ -98,11 +98,12 @@ export async function changeLatencyBench(
               seconds: chosen.seconds,
               warmupSeconds: 1,
               drainMs: 5000,
+              ...(setup.watchOthers === undefined ? {} : { watchOthers: setup.watchOthers }),
             })
             rounds.get(streams)?.push(result)
             const arrived = result.fromAckMs.length
             process.stderr.write(
-              `change-latency: ${setup.name}, ${streams} streams, round ${round + 1}: ${arrived}/${result.expected} arrived, ${result.writeErrors} writes failed\n`,
+              `change-latency: ${setup.name}, ${streams} streams, round ${round + 1}: ${arrived}/${result.expected} arrived, ${result.writeErrors} writes failed${result.longestOtherMs === undefined ? '' : `, longest other transaction on the cluster ${Math.round(result.longestOtherMs)} ms`}${result.firstWriteError === undefined ? '' : ` (${result.firstWriteError})`}\n`,
             )
           }
         }
@@ -116,7 +117,7 @@ export async function changeLatencyBench(
   const intro = [
     '# The change feed: how long a change takes to reach a stream (bun run bench -- change-latency)',
     '',
-    `Bun ${Bun.version}, ${cpus().length} CPU cores (${cpu}), ${new Date().toISOString().slice(0, 10)}; the whole run took ${Math.round((performance.now() - started) / 1000)} s. The service (\`bun src/cli.ts serve\`, LOG_LEVEL=warn) on 10,000 seeded books; ${pinning.note}; \`--workers 2\` on both cores. Each round opens the streams (\`Accept: text/event-stream\` on \`GET /api/v1/changes\`, from now), sends 1 s of unmeasured writes, then ${chosen.rate} writes a second for ${chosen.seconds} s, open loop: POST a book, then PATCH that book, alternately. An event is matched to its write by \`attributes.op\` and \`relationships.resource.data\`. "From answer": from the write's answer received to the event read on a stream (negative where the event came first); "from sending": from the write's request sent. Percentiles over every (write, stream) pair of a round; then the median of ${chosen.rounds} round${chosen.rounds === 1 ? '' : 's'} (lowest-highest). The streams and the writer are one Bun process on core 1: with 50 streams, its own reading is part of the figures.`,
+    `Bun ${Bun.version}, ${cpus().length} CPU cores (${cpu}), ${new Date().toISOString().slice(0, 10)}; the whole run took ${Math.round((performance.now() - started) / 1000)} s. The service (\`bun src/cli.ts serve\`, LOG_LEVEL=warn) on 10,000 seeded books; ${pinning.note}; \`--workers 2\` on both cores. Each round opens the streams (\`Accept: text/event-stream\` on \`GET /api/v1/changes\`, from now), sends 1 s of unmeasured writes, then ${chosen.rate} writes a second for ${chosen.seconds} s, open loop: POST a book, then PATCH that book, alternately. An event is matched to its write by \`attributes.op\` and \`relationships.resource.data\`. "From answer": from the write's answer received to the event read on a stream (negative where the event came first); "from sending": from the write's request sent. Percentiles over every (write, stream) pair of a round; then the median of ${chosen.rounds} round${chosen.rounds === 1 ? '' : 's'} (lowest-highest). The streams and the writer are one Bun process on core 1: with 50 streams, its own reading is part of the figures. On PostgreSQL the last column is the longest time another transaction anywhere on the cluster (in another database too) held a transaction id during the measured writes (pg_stat_activity, every 100 ms): the feed shows a change once every transaction begun before it has ended, so such a transaction holds the streams back.`,
   ].join('\n')
   const text = `${latencySection(cells, intro)}\n`
   console.log(`\n${text}`)

@@ -66,6 +66,7 @@ export const HEADER = [
   'within 1 s of the answer',
   'write answer p99 ms',
   'arrived / expected, missing, twice',
+  'longest other transaction on the cluster ms',
 ]
 
 export function cellRow(cell: Cell): string[] {
@@ -88,6 +89,12 @@ export function cellRow(cell: Cell): string[] {
     of((f) => f.withinSecond, share),
     of((f) => f.answerP99),
     `${sum((r) => r.fromAckMs.length)} / ${sum((r) => r.expected)}, ${sum((r) => r.missing)}, ${sum((r) => r.duplicates)}`,
+    cell.rounds.every((r) => r.longestOtherMs === undefined)
+      ? '—'
+      : spread(
+          cell.rounds.map((r) => r.longestOtherMs ?? Number.NaN),
+          ms,
+        ),
   ]
 }
 

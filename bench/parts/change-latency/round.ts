@@ -22,6 +22,8 @@ export interface RoundPlan {
   readonly warmupSeconds: number
   /** How long after the last answer to wait for the last events. */
   readonly drainMs: number
+  /** Watches what else runs meanwhile (PostgreSQL: other transactions on the cluster); gives the longest, ms. */
+  readonly watchOthers?: () => () => Promise<number>
 }
 
 /** A write as sent: its change's key (once known), when it left, when its answer came. */
@@ -55,6 +57,8 @@ export interface RoundResult {
   readonly malformed: number
   /** A stream that ended early, and why. */
   readonly streamEnded?: string
+  /** PostgreSQL: the longest another transaction on the cluster held an id during the measured writes, ms. */
+  readonly longestOtherMs?: number
 }
 
 let sequence = 0
@@ -150,6 +154,7 @@ export async function measureRound(plan: RoundPlan): Promise<RoundResult> {
   try {
     await Bun.sleep(200)
     if (plan.warmupSeconds > 0) await sendWrites(plan.writeOrigin, plan.rate, plan.warmupSeconds)
+    const stopWatching = plan.watchOthers?.()
     const { writes, ms } = await sendWrites(plan.writeOrigin, plan.rate, plan.seconds)
     const acked = writes.filter((write) => write.key !== undefined && write.ackedAt !== undefined)
     await drain(
@@ -157,6 +162,7 @@ export async function measureRound(plan: RoundPlan): Promise<RoundResult> {
       acked.map((write) => write.key as string),
       plan.drainMs,
     )
+    const longestOtherMs = await stopWatching?.()
     const fromAckMs: number[] = []
     const fromSendMs: number[] = []
     let missing = 0
@@ -188,6 +194,7 @@ export async function measureRound(plan: RoundPlan): Promise<RoundResult> {
       duplicates: streams.reduce((sum, stream) => sum + stream.duplicates(), 0),
       malformed: streams.reduce((sum, stream) => sum + stream.malformed(), 0),
       ...(ended === undefined ? {} : { streamEnded: ended }),
+      ...(longestOtherMs === undefined ? {} : { longestOtherMs }),
     }
   } finally {
     for (const stream of streams) stream.close()

@@ -6,7 +6,8 @@
  * second: a change then reaches a stream only through the database (its wake-up or its polling).
  */
 import { join } from 'node:path'
-import { createDatabase } from '../../data/postgres-databases'
+import { SQL } from 'bun'
+import { createDatabase, postgresAdminUrl } from '../../data/postgres-databases'
 import { SEED, seed } from '../../data/seed'
 import { seedPostgres } from '../../data/seed-postgres'
 import { pinning } from '../../harness/measure'
@@ -30,6 +31,36 @@ export interface Setup {
   readonly writeOrigin: string
   readonly streamOrigin: string
   readonly stop: () => Promise<void>
+  /**
+   * PostgreSQL: starts watching the cluster's other transactions; the returned function stops and
+   * gives the longest time one of them held a transaction id meanwhile (ms). A change becomes
+   * visible to the feed once every transaction begun before it has ended, in any database of the
+   * cluster, so a long one elsewhere (another test run's) holds the streams back.
+   */
+  readonly watchOthers?: () => () => Promise<number>
+}
+
+/** Samples pg_stat_activity every 100 ms for the oldest transaction with an id outside `database`. */
+function watchOthers(database: string): () => Promise<number> {
+  const sql = new SQL(postgresAdminUrl, { max: 1 })
+  let longest = 0
+  let running = true
+  const loop = (async () => {
+    while (running) {
+      const [row] = (await sql`SELECT COALESCE(EXTRACT(EPOCH FROM max(now() - xact_start)) * 1000, 0)::float8 AS ms
+        FROM pg_stat_activity WHERE backend_xid IS NOT NULL AND datname IS DISTINCT FROM ${database}`) as {
+        ms: number
+      }[]
+      longest = Math.max(longest, row?.ms ?? 0)
+      await Bun.sleep(100)
+    }
+  })()
+  return async () => {
+    running = false
+    await loop.catch(() => undefined)
+    await sql.close()
+    return longest
+  }
 }
 
 /** Seeded data for a backend: a pristine SQLite file, or a template database. */
@@ -77,6 +108,7 @@ export async function startSetup(
   const stop = async () => {
     await Promise.all(servers.map(stopServer))
   }
+  let database: string | undefined
   try {
     if (seeded.backend === 'sqlite') {
       const file = copiesFor(seeded.source, dir, `change-latency-${++copies}`, ['service'] as const).service
@@ -84,6 +116,7 @@ export async function startSetup(
       start(shape === 'two' ? 'workers 2' : 'one process', env, shape === 'two' ? pinning.spread : pinning.server)
     } else {
       const copy = await createDatabase(seeded.source)
+      database = copy.name
       start('instance A', { DATABASE_URL: copy.url }, pinning.server)
       if (shape === 'two') start('instance B', { DATABASE_URL: copy.url }, pinning.server)
     }
@@ -103,6 +136,7 @@ export async function startSetup(
       writeOrigin: first.origin,
       streamOrigin: (second ?? first).origin,
       stop,
+      ...(database === undefined ? {} : { watchOthers: () => watchOthers(database as string) }),
     }
   } catch (error) {
     await stop()
