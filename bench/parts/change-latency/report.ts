@@ -47,10 +47,10 @@ export interface Cell {
 
 const ms = (value: number) => (Number.isNaN(value) ? '—' : value >= 100 ? value.toFixed(0) : value.toFixed(1))
 const share = (value: number) => (Number.isNaN(value) ? '—' : value.toFixed(4))
-/** "median (lowest-highest)" of one figure over the rounds, or the figure alone for one round. */
+/** "median (lowest to highest)" of one figure over the rounds, or the figure alone for one round. */
 function spread(values: readonly number[], format: (value: number) => string): string {
   if (values.length === 1) return format(values[0] as number)
-  return `${format(median(values))} (${format(Math.min(...values))}-${format(Math.max(...values))})`
+  return `${format(median(values))} (${format(Math.min(...values))} to ${format(Math.max(...values))})`
 }
 
 export const HEADER = [

@@ -31,6 +31,8 @@ export interface Setup {
   readonly writeOrigin: string
   readonly streamOrigin: string
   readonly stop: () => Promise<void>
+  /** Each server that has exited, with its exit code or signal; empty while all run. */
+  readonly exited: () => string[]
   /**
    * PostgreSQL: starts watching the cluster's other transactions; the returned function stops and
    * gives the longest time one of them held a transaction id meanwhile (ms). A change becomes
@@ -136,6 +138,12 @@ export async function startSetup(
       writeOrigin: first.origin,
       streamOrigin: (second ?? first).origin,
       stop,
+      exited: () =>
+        servers
+          .filter((server) => server.process.exitCode !== null || server.process.signalCode !== null)
+          .map(
+            (server) => `${server.name} exited (code ${server.process.exitCode}, signal ${server.process.signalCode})`,
+          ),
       ...(database === undefined ? {} : { watchOthers: () => watchOthers(database as string) }),
     }
   } catch (error) {
