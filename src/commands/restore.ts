@@ -190,7 +190,8 @@ export async function restoreExport(
   started: number,
 ): Promise<number> {
   // A database still to be created holds nothing, and is created only once the file is found sound.
-  let restore = typeof target === 'function' ? null : target.openRestore()
+  let store = typeof target === 'function' ? null : target
+  let restore = store ? store.openRestore() : null
   try {
     const held = restore ? await restore.holdings() : new Map<ResourceDescription, number>()
     const holds = [...held.values()].some((records) => records > 0)
@@ -211,11 +212,16 @@ export async function restoreExport(
       return 0
     }
 
-    restore ??= (await (target as () => Promise<Store>)()).openRestore()
+    store ??= await (target as () => Promise<Store>)()
+    restore ??= store.openRestore()
     const lastIds = new Map<ResourceDescription, Id>([...file.tallies].map(([resource, t]) => [resource, t.lastId]))
     const refused = await restore.begin(lastIds, !options.merge)
     if (refused) throw new UsageError(refusal(options.where, refused, file.path))
-    return await write(restore, registry, file, options, seconds)
+    const code = await write(restore, registry, file, options, seconds)
+    // Restored into an empty catalogue: the change feed starts here (a follower reads the lists),
+    // and a position from the database the export came from is 410 here, never taken for one of this.
+    if (!options.merge) await store.changes.startOver()
+    return code
   } finally {
     await restore?.close()
   }

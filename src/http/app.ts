@@ -181,6 +181,7 @@ export function createApp({
     ...DEFAULT_CHANGE_STREAM_LIMITS,
     ...Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)),
   })
+  metrics?.countChangeStreams(() => changeStreams.count)
   const stopPruning = startPruning(
     store.changes,
     changes.retentionSeconds ?? DEFAULT_CHANGES_RETENTION_SECONDS,

@@ -23,6 +23,12 @@ export interface ChangeLog {
    */
   prune(seconds: number): Promise<number>
   /**
+   * Forgets every change so far, as if pruned: a position given before is `gone` from now on. For a
+   * catalogue restored into an empty database: its records' creates are no history a client has
+   * followed, and a client's position from the database it came from must not pass for one here.
+   */
+  startOver(): Promise<void>
+  /**
    * Calls `wake` when changes may have been committed: at once after this process's writes, and
    * after other processes' where the backend can be told (PostgreSQL's LISTEN). Returns a function
    * that stops it. Other processes' changes are also found by polling (src/service/change-hub.ts).

@@ -87,6 +87,30 @@ describe('catalogue import of an export', () => {
     expect(again.stdout).toBe(text)
   })
 
+  it("starts the new database's change feed after the restore: a position from the source is 410 there, never taken for one", async () => {
+    const { source, file } = await exported()
+    let sourceLatest: string | null = null
+    await withStore(source.path, async (store) => {
+      sourceLatest = await store.changes.latest()
+    })
+    const target = tempDatabase()
+    expect((await runCli(['import', '--create', file], { env: { DATABASE_URL: target.url } })).code).toBe(0)
+    await withStore(target.path, async (store) => {
+      // The restore's creates are no history to follow: the feed is empty, and goes on after them.
+      const start = await store.changes.read({ after: null, types: null, size: 100 })
+      expect(start).toMatchObject({ kind: 'page', changes: [] })
+      for (const position of ['0', sourceLatest as unknown as string]) {
+        expect(await store.changes.read({ after: position, types: null, size: 100 })).toEqual({ kind: 'gone' })
+      }
+      const made = await store.create(authors, { attributes: { name: 'After the restore' }, toOne: {} })
+      const after = await store.changes.read({ after: null, types: null, size: 100 })
+      expect(after).toMatchObject({
+        kind: 'page',
+        changes: [{ type: 'authors', op: 'create', recordId: made.ok ? made.record.id : 0 }],
+      })
+    })
+  })
+
   it('never hands out again an id the export held or held once: new records take ids after its last ones', async () => {
     const { file } = await exported()
     const target = tempDatabase()

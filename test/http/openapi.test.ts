@@ -58,8 +58,8 @@ describe(`GET ${SPEC_PATH}`, () => {
     ]
     expect(documented).toEqual(served.filter((r) => !refused.includes(r)))
     // 15 operations (PUT and PATCH both serve update), 16 relationship and related-resource
-    // endpoints, and the atomic operations endpoint.
-    expect(served).toHaveLength(35)
+    // endpoints, the atomic operations endpoint and the change feed.
+    expect(served).toHaveLength(36)
     expect(served).toEqual(expect.arrayContaining(refused))
   })
 

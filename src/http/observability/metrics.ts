@@ -189,6 +189,18 @@ export class ServiceMetrics {
     processMetrics()
   }
 
+  /** The change feed's live streams open in this process (docs/changes.md), read at each scrape. */
+  countChangeStreams(open: () => number): void {
+    new Gauge({
+      name: 'catalogue_change_streams',
+      help: 'Change streams (GET /api/v1/changes as Server-Sent Events) open in this process',
+      registers: [this.registry],
+      collect() {
+        this.set(open())
+      },
+    })
+  }
+
   /** For timedStore, and for ReadPool as `read_worker`: one call's time. */
   readonly storeCall = (operation: DatabaseOperation, seconds: number): void => {
     const totals = this.database.get(operation)

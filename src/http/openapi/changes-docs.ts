@@ -11,17 +11,32 @@ interface FeedParameter {
   readonly required: false
   readonly description: string
   readonly schema: { readonly type: 'string' | 'integer'; readonly [key: string]: unknown }
-  readonly example?: string
+  readonly example?: unknown
+  readonly examples?: Readonly<Record<string, { summary: string; value: unknown; 'x-disabled': true }>>
 }
 
+/**
+ * A parameter with its example: sent by the docs page's "Test Request", or for a filter only
+ * offered (unticked), as the lists' filters are (jsonapi/query-parameters.ts).
+ */
 function parameter(
   name: string,
   where: 'query' | 'header',
   schema: FeedParameter['schema'],
   description: string,
-  example?: string,
+  example?: { readonly value: unknown; readonly offered?: boolean },
 ): FeedParameter {
-  return { name, in: where, required: false, schema, description, ...(example ? { example } : {}) }
+  const shown =
+    example === undefined
+      ? {}
+      : example.offered
+        ? {
+            examples: {
+              readme: { summary: 'Changes of books only', value: example.value, 'x-disabled': true as const },
+            },
+          }
+        : { example: example.value }
+  return { name, in: where, required: false, schema, description, ...shown }
 }
 
 const changeSchema = (types: readonly string[]) =>
@@ -72,19 +87,21 @@ export function changesDocs(registry: ResourceRegistry, maxPageSize: number) {
         'query',
         { type: 'integer', minimum: 1, maximum: maxPageSize, default: Math.min(100, maxPageSize) },
         'How many changes a page reads',
+        { value: 10 },
       ),
       parameter(
         'filter[type]',
         'query',
         { type: 'string' },
         `Only changes of these types, comma-separated (${types.join(', ')}); a filtered page may hold fewer than page[size]`,
-        'books',
+        { value: 'books', offered: true },
       ),
       parameter(
         'include',
         'query',
         { type: 'string', enum: ['resource'] },
         '`resource`: the current state of each changed record that still exists, in `included` (not on a stream)',
+        { value: 'resource' },
       ),
       parameter(
         'Last-Event-ID',
@@ -105,6 +122,9 @@ export function changesDocs(registry: ResourceRegistry, maxPageSize: number) {
           },
         },
       },
+      406: failure(
+        'The Accept header lists JSON:API only with parameters or extensions this server does not support, and not text/event-stream',
+      ),
       400: failure('A malformed page[after] or Last-Event-ID, page[size] out of range, an unknown type or parameter'),
       410: failure('The changes after page[after] are no longer kept: read the lists again'),
       503: failure('This process has MAX_CHANGE_STREAMS streams open (Retry-After says when to try again)'),

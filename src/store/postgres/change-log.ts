@@ -19,8 +19,23 @@ const PRUNE_BATCH = 5000
 /** The advisory lock one instance prunes under (others skip that round): no write ever takes it. */
 const PRUNE_LOCK = 'catalogue change pruning'
 
-/** Rows below this are final: every transaction with an older id has ended (committed or not). */
-const FINAL = 'xid < pg_snapshot_xmin(pg_current_snapshot())'
+/**
+ * The bound below which rows are final: every transaction with an older id has ended (committed or
+ * not), as of the statement's snapshot. That is the snapshot's oldest running transaction, less
+ * those another database's sessions still run (xids are the whole server's, and such a transaction
+ * writes no change here): a long transaction elsewhere on a shared server does not hold the feed
+ * back. A running transaction not found in pg_stat_activity (ended meanwhile, prepared, or not
+ * shown to this user) counts, so the bound is never too high; it may be lower in one read than in
+ * the one before (another database's transaction that ended between the snapshot and the read of
+ * pg_stat_activity), which only delays what a read returns.
+ */
+const BOUND = `(SELECT COALESCE(MIN(x), pg_snapshot_xmax(pg_current_snapshot()))
+  FROM pg_snapshot_xip(pg_current_snapshot()) AS x
+  WHERE NOT EXISTS (
+    SELECT 1 FROM pg_stat_activity a WHERE a.backend_xid = x::xid AND a.datname IS DISTINCT FROM current_database()))`
+
+/** Rows below the bound: final. */
+const FINAL = `xid < ${BOUND}`
 
 interface ChangeRow {
   readonly xid: string
@@ -66,10 +81,12 @@ export class PostgresChangeLog implements ChangeLog {
 
   async read(window: ChangeWindow): Promise<ChangeRead> {
     const [xid, seq] = window.after === null ? [null, null] : parts(window.after)
-    // One statement, one snapshot: the horizon, the rows after the position (or after the
-    // horizon) and the bound below which they are final.
+    // One statement, one snapshot: the horizon, the newest change committed (final or not: a
+    // position once handed out is never above it, however the bound moves), the rows after the
+    // position (or after the horizon) and the bound below which they are final.
     const rows = (await this.query(
-      `SELECT h.xid::text AS hxid, h.seq::text AS hseq, c.xid::text AS xid, c.seq::text AS seq, c.type, c.record_id::text AS record_id, c.op
+      `SELECT h.xid::text AS hxid, h.seq::text AS hseq, c.xid::text AS xid, c.seq::text AS seq, c.type, c.record_id::text AS record_id, c.op,
+          (SELECT xid::text || '.' || seq FROM changes ORDER BY xid DESC, seq DESC LIMIT 1) AS newest
          FROM change_horizon h
          LEFT JOIN LATERAL (
            SELECT xid, seq, type, record_id, op FROM changes
@@ -77,10 +94,14 @@ export class PostgresChangeLog implements ChangeLog {
              ORDER BY xid, seq LIMIT $3
          ) c ON true`,
       [xid, seq, window.size],
-    )) as (ChangeRow & { hxid: string; hseq: string })[]
+    )) as (ChangeRow & { hxid: string; hseq: string; newest: string | null })[]
     const first = rows[0]
     const horizon = first ? positionOf(first.hxid, first.hseq) : '0'
-    if (window.after !== null && first && before(window.after, [first.hxid, first.hseq])) return { kind: 'gone' }
+    if (window.after !== null) {
+      // Pruned past it, or ahead of every change (a position from before a restore): read the lists again.
+      const newest = first?.newest ?? horizon
+      if (compare(window.after, horizon) < 0 || compare(window.after, newest) > 0) return { kind: 'gone' }
+    }
     const types = window.types && new Set(window.types)
     const changes: Change[] = []
     let last: string | null = null
@@ -111,6 +132,21 @@ export class PostgresChangeLog implements ChangeLog {
       const count = await this.pruneBatch(seconds)
       removed += count ?? 0
       if (count !== PRUNE_BATCH) return removed
+    }
+  }
+
+  async startOver(): Promise<void> {
+    try {
+      await this.sql.begin(async (tx) => {
+        const [newest] = (await tx.unsafe(
+          `SELECT xid::text AS xid, seq::text AS seq FROM changes WHERE ${FINAL} ORDER BY xid DESC, seq DESC LIMIT 1`,
+        )) as { xid: string; seq: string }[]
+        if (!newest) return
+        await tx.unsafe('DELETE FROM changes WHERE (xid, seq) <= ($1::xid8, $2::bigint)', [newest.xid, newest.seq])
+        await tx.unsafe('UPDATE change_horizon SET xid = $1::xid8, seq = $2::bigint', [newest.xid, newest.seq])
+      })
+    } catch (error) {
+      throw storeError(error)
     }
   }
 
@@ -194,10 +230,10 @@ export class PostgresChangeLog implements ChangeLog {
   }
 }
 
-/** Whether `position` comes before the horizon (xid, seq): changes after it were pruned. */
-function before(position: string, [hxid, hseq]: [string, string]): boolean {
-  const [xid, seq] = parts(position)
-  const a = BigInt(xid)
-  const b = BigInt(hxid)
-  return a < b || (a === b && BigInt(seq) < BigInt(hseq))
+/** The order of two positions: negative when `a` comes first. */
+function compare(a: string, b: string): number {
+  const [ax, as] = parts(a).map(BigInt) as [bigint, bigint]
+  const [bx, bs] = parts(b).map(BigInt) as [bigint, bigint]
+  if (ax !== bx) return ax < bx ? -1 : 1
+  return as === bs ? 0 : as < bs ? -1 : 1
 }

@@ -59,7 +59,11 @@ export class SqliteChangeLog implements ChangeLog {
       const asked = window.after === null ? null : Number(window.after)
       const start = asked ?? this.prunedUpTo()
       const rows = this.after.all(start, window.size)
-      if (asked !== null && asked < this.prunedUpTo()) return { kind: 'gone' }
+      // Pruned past it, or ahead of every change (a position from before a restore): read the lists again.
+      const pruned = this.prunedUpTo()
+      if (asked !== null && (asked < pruned || asked > Math.max(this.newest.get()?.id ?? 0, pruned))) {
+        return { kind: 'gone' }
+      }
       const changes: Change[] = []
       for (const row of rows) {
         if (!types || types.has(row.type)) {
@@ -100,6 +104,14 @@ export class SqliteChangeLog implements ChangeLog {
       removed += batch.count
       if (!batch.full) return removed
     }
+  }
+
+  startOver(): Promise<void> {
+    return this.access.write(() => {
+      const newest = this.newest.get()?.id ?? 0
+      this.remove.run(newest)
+      this.moveHorizon.run(newest)
+    })
   }
 
   watch(wake: () => void): () => void {

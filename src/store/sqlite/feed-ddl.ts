@@ -22,17 +22,21 @@ export const feedTablesSql = [
   'INSERT INTO change_horizon (id, pruned) VALUES (1, 0);',
 ]
 
-/** The triggers that record a type's changes (a foreign key's SET NULL is an update: it fires too). */
+/**
+ * The triggers that record a type's changes (a foreign key's SET NULL is an update: it fires too).
+ * A delete is recorded BEFORE the row goes, so that it comes before the updates its foreign keys'
+ * SET NULL makes, as on PostgreSQL, where those run after the statement's row triggers.
+ */
 export function feedTriggerSql(resource: ResourceDescription): string[] {
   const table = resource.table
   return (
     [
-      ['insert', 'create', 'new'],
-      ['update', 'update', 'new'],
-      ['delete', 'delete', 'old'],
+      ['insert', 'AFTER', 'create', 'new'],
+      ['update', 'AFTER', 'update', 'new'],
+      ['delete', 'BEFORE', 'delete', 'old'],
     ] as const
   ).map(
-    ([event, op, row]) => `CREATE TRIGGER ${table}_feed_${event} AFTER ${event.toUpperCase()} ON ${table} BEGIN
+    ([event, when, op, row]) => `CREATE TRIGGER ${table}_feed_${event} ${when} ${event.toUpperCase()} ON ${table} BEGIN
   INSERT INTO changes (type, record_id, op, at) VALUES ('${resource.type}', ${row}.id, '${op}', unixepoch());
 END;`,
   )

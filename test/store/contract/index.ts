@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe } from 'bun:test'
 import type { Store } from '../../../src/store/store'
+import { describeChangeLogContract } from './changes'
 import type { BackendPromises, ContractContext, OpenStore } from './context'
 import { describeCopyContract } from './copies'
 import { describeImportContract } from './imports'
@@ -41,5 +42,6 @@ export function describeStoreContract(name: string, openStore: OpenStore, promis
     describeCopyContract(context)
     describeImportContract(context)
     describeTotalContract(context)
+    describeChangeLogContract(context)
   })
 }
