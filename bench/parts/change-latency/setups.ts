@@ -5,6 +5,7 @@
  * bench/parts/replicas.ts runs its two), the writes sent to the first and the streams opened on the
  * second: a change then reaches a stream only through the database (its wake-up or its polling).
  */
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SQL } from 'bun'
 import { createDatabase, postgresAdminUrl } from '../../data/postgres-databases'
@@ -89,7 +90,16 @@ export async function seedFor(backend: Backend, dir: string): Promise<Seeded> {
   return { backend, source }
 }
 
-const ENV = { HOST: '127.0.0.1', LOG_LEVEL: 'warn' }
+const ENV = { HOST: '127.0.0.1', LOG_LEVEL: 'info' }
+
+/** The last lines a server logged (its 'stopping' line names the signal that stopped it). */
+function lastLines(server: RunningServer): string {
+  try {
+    return readFileSync(server.logPath, 'utf8').trimEnd().split('\n').slice(-3).join(' | ')
+  } catch {
+    return ''
+  }
+}
 
 let copies = 0
 
@@ -142,7 +152,8 @@ export async function startSetup(
         servers
           .filter((server) => server.process.exitCode !== null || server.process.signalCode !== null)
           .map(
-            (server) => `${server.name} exited (code ${server.process.exitCode}, signal ${server.process.signalCode})`,
+            (server) =>
+              `${server.name} exited (code ${server.process.exitCode}, signal ${server.process.signalCode}; last lines logged: ${lastLines(server)})`,
           ),
       ...(database === undefined ? {} : { watchOthers: () => watchOthers(database as string) }),
     }
