@@ -13,7 +13,7 @@
  * markdown tables and writes them to bench/results/full.md. Options (see chosenBench): --backends,
  * --workers, --load, --quick, --compare-only, --durability-only, --matrix-only,
  * --postgres-writes-only. `bun run bench -- crash` runs the crash rounds of bench/parts/crash.ts
- * instead (other named benches: see chosenBench).
+ * instead (other named benches, among them `change-latency` and `before-after`: see chosenBench).
  */
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -26,6 +26,7 @@ import { machineryBench } from './parts/machinery/machinery'
 import { type MatrixChoice, matrixChoice } from './parts/matrix/matrix'
 import { millionBench } from './parts/million/million'
 import { replicaBench } from './parts/replicas'
+import { changeLatencyBench } from './runs/change-latency'
 import { runFull } from './runs/full'
 import { compareOnly, durabilityOnly, matrixOnly, type PartialRun, postgresWritesOnly } from './runs/partial'
 import { cleanUp, dir, track } from './runs/setup'
@@ -66,7 +67,9 @@ async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
  * alone (bench/parts/replicas.ts, also part of the full run with PostgreSQL), and `bun run bench --
  * million [--sizes 10k,100k,1m] [--backends sqlite,postgres]` issue 24's searches, pages and imports
  * at 10,000 to 1,000,000 books on kept data sets alone (bench/parts/million/million.ts, also the full run's last
- * part, on the backends of `--backends`). Options of `main`:
+ * part, on the backends of `--backends`), and `bun run bench -- change-latency [--backends sqlite,postgres]
+ * [--streams 1,50]` how long a change takes to reach the feed's streams (bench/runs/change-latency.ts).
+ * Options of `main`:
  *
  * - `--backends sqlite,postgres` (BENCH_BACKENDS): the backends of the backend × workers part;
  * - `--workers 1,2` (BENCH_WORKERS): its worker counts (default 1,2 where the service takes
@@ -90,9 +93,10 @@ async function chosenBench(): Promise<number> {
   if (chosen === 'before-after') return beforeAfter()
   if (chosen === 'machinery') return machineryBench(argv.slice(1), dir, track)
   if (chosen === 'million') return millionBench(argv.slice(1), dir, track)
+  if (chosen === 'change-latency') return changeLatencyBench(argv.slice(1), dir, track)
   if (chosen !== undefined && !chosen.startsWith('--')) {
     console.error(
-      `bench: no bench "${chosen}"; run it without an argument, or with "crash", "hostile", "bounds", "replicas", "before-after", "machinery" or "million"`,
+      `bench: no bench "${chosen}"; run it without an argument, or with "crash", "hostile", "bounds", "replicas", "before-after", "machinery", "million" or "change-latency"`,
     )
     return 2
   }

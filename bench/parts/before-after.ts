@@ -2,18 +2,19 @@
  * The service against an earlier build of itself, in the same run: `bun run bench -- before-after
  * --tree DIR [--backends sqlite,postgres] [--rounds N] [--cases NAME,...]`. DIR is a checkout of the earlier commit
  * with its packages installed (`git worktree add DIR <commit> && (cd DIR && bun install)`). Both
- * builds serve copies of the same data, one process each, pinned to core 0 in turn; every scenario
+ * builds serve copies of the same data, seeded by the earlier build's code (the later one migrates
+ * its copy forward as it starts: a build that adds a table, as the change feed does, still runs
+ * beside the one before it), one process each, pinned to core 0 in turn; every scenario
  * runs on the earlier build, then on this one, `--rounds` times (default 3), alternating, so that a
  * noisy neighbour weighs on both. It prints each scenario's median req/s of both and their ratio
  * (this build / the earlier): a restructuring that must not slow the service shows no ratio below
  * 0.95.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createDatabase, dropDatabases } from '../data/postgres-databases'
-import { SEED, seed } from '../data/seed'
-import { seedPostgres } from '../data/seed-postgres'
+import { SEED } from '../data/seed'
 import { type LoadPlan, summarize } from '../harness/load'
 import { runWrk, wrkPath } from '../harness/load-wrk'
 import { pinning } from '../harness/measure'
@@ -78,6 +79,30 @@ const median = (values: readonly number[]): number => {
 function chosenCases(): readonly Case[] {
   const wanted = option('--cases')?.split(',')
   return wanted === undefined ? cases : cases.filter(({ name }) => wanted.some((part) => name.includes(part)))
+}
+
+/**
+ * Seeds WRITE_SET's count of books with the earlier build's own bench/data code, in a process run
+ * from its tree: a build refuses a database whose schema is newer than it knows, while the later
+ * build migrates its copy forward when it starts. Both then serve the same records.
+ */
+async function seedWithEarlier(tree: string, dir: string, target: string): Promise<void> {
+  const data = join(tree, 'bench/data')
+  const postgres = !target.startsWith('sqlite://')
+  const module = join(data, postgres ? 'seed-postgres.ts' : 'seed.ts')
+  if (!existsSync(module)) throw new Error(`before-after: the earlier build has no ${module} to seed with`)
+  const script = join(dir, 'seed-earlier.ts')
+  writeFileSync(
+    script,
+    [
+      `import { SEED${postgres ? '' : ', seed'} } from ${JSON.stringify(join(data, 'seed.ts'))}`,
+      ...(postgres ? [`import { seedPostgres as seed } from ${JSON.stringify(module)}`] : []),
+      `await seed(${JSON.stringify(postgres ? target : target.slice('sqlite://'.length))}, { ...SEED, books: ${WRITE_SET.books} })`,
+      'process.exit(0)',
+    ].join('\n'),
+  )
+  const child = Bun.spawn(['bun', script], { cwd: tree, stdout: 'inherit', stderr: 'inherit' })
+  if ((await child.exited) !== 0) throw new Error(`before-after: seeding with the earlier build failed (${script})`)
 }
 
 async function serve(name: string, tree: string, env: Record<string, string>): Promise<RunningServer> {
@@ -164,13 +189,13 @@ export async function beforeAfter(): Promise<number> {
       try {
         if (backend === 'sqlite') {
           const pristine = join(dir, 'pristine.db')
-          await seed(pristine, WRITE_SET)
+          await seedWithEarlier(trees.before, dir, `sqlite://${pristine}`)
           const files = copiesFor(pristine, dir, 'ab', ['before', 'after'] as const)
           for (const build of ['before', 'after'] as const)
             builds[build] = await serve(build, trees[build], { DATABASE_URL: `sqlite://${files[build]}` })
         } else {
           const pristine = await createDatabase()
-          await seedPostgres(pristine.url, WRITE_SET)
+          await seedWithEarlier(trees.before, dir, pristine.url)
           for (const build of ['before', 'after'] as const) {
             const copy = await createDatabase(pristine.name)
             builds[build] = await serve(build, trees[build], { DATABASE_URL: copy.url })
