@@ -3,7 +3,7 @@ import type { Change, ChangeOp, ChangeRead, ChangeWindow } from '../../model/cha
 import type { ChangeLog } from '../change-log'
 import type { ChangeSignal } from '../change-signal'
 
-/** A position on SQLite: the AUTOINCREMENT id of the changes row (0: before every change). */
+/** A position on SQLite: the id of the changes row (0: before every change). */
 const POSITION = /^(0|[1-9][0-9]{0,15})$/
 
 /** How many changes a batch of pruning reads and deletes: one short write each. */
@@ -43,7 +43,8 @@ export class SqliteChangeLog implements ChangeLog {
     this.newest = db.prepare('SELECT MAX(id) AS id FROM changes')
     this.horizon = db.prepare('SELECT pruned FROM change_horizon')
     this.oldest = db.prepare('SELECT id, at FROM changes ORDER BY id LIMIT ?')
-    this.remove = db.prepare('DELETE FROM changes WHERE id <= ?')
+    // The newest row stays, even pruned (then at the horizon, never read): the next id follows it.
+    this.remove = db.prepare('DELETE FROM changes WHERE id <= ? AND id < (SELECT MAX(id) FROM changes)')
     this.moveHorizon = db.prepare('UPDATE change_horizon SET pruned = MAX(pruned, ?)')
   }
 

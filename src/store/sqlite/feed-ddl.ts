@@ -3,13 +3,15 @@ import type { ResourceDescription } from '../../model/description'
 /**
  * The change feed's schema on SQLite (src/store/change-log.ts): a row in `changes` for every row a
  * write inserts, updates or deletes, by triggers in the writing transaction (and savepoint), so a
- * write rolled back leaves none. One writer at a time: the AUTOINCREMENT id is the order of the
- * commits, and is never handed out again once pruned. `change_horizon` holds the newest position
- * pruned: a read after an older one has missed changes (410).
+ * write rolled back leaves none. One writer at a time: the id, one more than the largest in the
+ * table, is the order of the commits. Pruning always keeps the newest row, so an id is never
+ * handed out again (a plain rowid: AUTOINCREMENT's sqlite_sequence would be one more page written
+ * by every commit). `change_horizon` holds the newest position pruned: a read after an older one
+ * has missed changes (410).
  */
 export const feedTablesSql = [
   `CREATE TABLE changes (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  id INTEGER PRIMARY KEY,
   type TEXT NOT NULL,
   record_id INTEGER NOT NULL,
   op TEXT NOT NULL,
