@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
-import { checkAccept } from '../jsonapi/media-type'
-import { CHANGES_PATH, wantsEventStream } from './changes/change-routes'
+import { checkAccept, prefersEventStream } from '../jsonapi/media-type'
+import { CHANGES_PATH } from './changes/change-routes'
 import { HEALTH_PATH, READY_PATH } from './observability/health'
 import { METRICS_PATH } from './observability/metrics'
 
@@ -15,6 +15,6 @@ export const acceptNegotiation = new Elysia({ name: 'jsonapi-accept' }).onReques
   const path = new URL(request.url).pathname
   if (unnegotiated.has(path)) return
   // The change feed is also a stream of Server-Sent Events.
-  if (path.endsWith(CHANGES_PATH) && wantsEventStream(request.headers.get('accept'))) return
+  if (path.endsWith(CHANGES_PATH) && prefersEventStream(request.headers.get('accept'))) return
   throw refused
 })

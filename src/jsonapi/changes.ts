@@ -42,7 +42,10 @@ export function parseChangesQuery(
   let sizeGiven = false
   let types: string[] | null = null
   let includeResources = false
+  const seen = new Set<string>()
   for (const [name, value] of params) {
+    if (seen.has(name)) throw invalidParameter(name, `Query parameter "${name}" is given more than once`)
+    seen.add(name)
     if (name === 'page[after]') {
       if (!limits.isPosition(value)) {
         throw invalidParameter(name, `page[after] must be the id of a change from this feed (got "${value}")`)

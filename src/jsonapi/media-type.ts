@@ -137,6 +137,38 @@ export function checkAccept(header: string | null): JsonApiError | null {
   )
 }
 
+export const EVENT_STREAM = 'text/event-stream'
+
+/**
+ * Whether an Accept header prefers Server-Sent Events to a JSON:API document: `text/event-stream`
+ * acceptable (q above 0) and weighted above every range a JSON:API document fits, or as high and
+ * listed first. EventSource sends `text/event-stream` alone; a generic client that lists both
+ * (`application/vnd.api+json, text/event-stream`) gets the document.
+ */
+export function prefersEventStream(header: string | null): boolean {
+  if (!header?.includes(EVENT_STREAM)) return false
+  let stream = -1
+  let document = -1
+  let streamFirst = false
+  for (const range of splitOutsideQuotes(header, ',')) {
+    const { essence, params } = parseMediaType(range)
+    const q = params.get('q') === undefined ? 1 : Number(params.get('q'))
+    if (!(q > 0)) continue
+    if (essence === EVENT_STREAM) {
+      if (document < 0) streamFirst = true
+      stream = Math.max(stream, q)
+    } else if (
+      essence === JSON_API ||
+      essence === 'application/json' ||
+      essence === 'application/*' ||
+      essence === '*/*'
+    ) {
+      document = Math.max(document, q)
+    }
+  }
+  return stream > 0 && (stream > document || (stream === document && streamFirst))
+}
+
 /** Whether a Content-Type is JSON:API with `extension` among its ext URIs. */
 export function namesExtension(header: string | null, extension: string): boolean {
   if (!header) return false

@@ -8,6 +8,7 @@ import {
   parseChangesQuery,
 } from '../../jsonapi/changes'
 import { httpError } from '../../jsonapi/errors'
+import { EVENT_STREAM, prefersEventStream } from '../../jsonapi/media-type'
 import type { ResourceRegistry } from '../../resources/registry'
 import { ChangeFeed } from '../../service/change-feed'
 import type { Store } from '../../store/store'
@@ -16,11 +17,6 @@ import { jsonApiResponse, READ_CACHE_CONTROL, type ResponseSettings, send } from
 import type { ChangeStreams } from './change-streams'
 
 export const CHANGES_PATH = '/changes'
-
-/** Whether the client asks for the live stream: Accept names text/event-stream. */
-export function wantsEventStream(accept: string | null): boolean {
-  return accept?.toLowerCase().includes('text/event-stream') ?? false
-}
 
 interface ChangeRouteOptions {
   readonly registry: ResourceRegistry
@@ -55,19 +51,20 @@ export function changeRoutes({ registry, store, prefix, maxPageSize, streams }: 
       }
       after = lastEventId
     }
-    streams.admit()
+    const headers = {
+      'content-type': `${EVENT_STREAM}; charset=utf-8`,
+      'cache-control': 'no-cache',
+      // nginx would otherwise hold events back in its buffer.
+      'x-accel-buffering': 'no',
+    }
     const position = await feed.streamStart(after)
+    // HEAD: the headers a stream would have, and the answer complete.
+    if (request.method === 'HEAD') return new Response(null, { headers })
+    streams.admit()
     // A stream is quiet between changes: no idle timeout ends it (its heartbeat keeps proxies' off).
     server?.timeout(request, 0)
     const body = streams.start(position, query.types ? new Set(query.types) : null)
-    return new Response(body, {
-      headers: {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        // nginx would otherwise hold events back in its buffer.
-        'x-accel-buffering': 'no',
-      },
-    })
+    return new Response(body, { headers })
   }
 
   const page = async (request: Request, set: ResponseSettings) => {
@@ -87,7 +84,7 @@ export function changeRoutes({ registry, store, prefix, maxPageSize, streams }: 
   return new Elysia({ name: 'change-feed' }).get(
     path,
     ({ request, set, server }) =>
-      wantsEventStream(request.headers.get('accept')) ? stream(request, server) : page(request, set),
+      prefersEventStream(request.headers.get('accept')) ? stream(request, server) : page(request, set),
     { detail: changesDocs(registry, maxPageSize) },
   )
 }

@@ -22,9 +22,9 @@ const PRUNE_LOCK = 'catalogue change pruning'
 /**
  * The bound below which rows are final: every transaction with an older id has ended (committed or
  * not), as of the statement's snapshot. That is the snapshot's oldest running transaction, less
- * those another database's sessions still run (xids are the whole server's, and such a transaction
- * writes no change here): a long transaction elsewhere on a shared server does not hold the feed
- * back. A running transaction not found in pg_stat_activity (ended meanwhile, prepared, or not
+ * those that write no change here: another database's sessions (xids are the whole server's) and
+ * the server's own processes (autovacuum's ANALYZE takes an id, for a second on a large table). A
+ * long transaction elsewhere on a shared server does not hold the feed back. A running transaction not found in pg_stat_activity (ended meanwhile, prepared, or not
  * shown to this user) counts, so the bound is never too high; it may be lower in one read than in
  * the one before (another database's transaction that ended between the snapshot and the read of
  * pg_stat_activity), which only delays what a read returns.
@@ -32,7 +32,8 @@ const PRUNE_LOCK = 'catalogue change pruning'
 const BOUND = `(SELECT COALESCE(MIN(x), pg_snapshot_xmax(pg_current_snapshot()))
   FROM pg_snapshot_xip(pg_current_snapshot()) AS x
   WHERE NOT EXISTS (
-    SELECT 1 FROM pg_stat_activity a WHERE a.backend_xid = x::xid AND a.datname IS DISTINCT FROM current_database()))`
+    SELECT 1 FROM pg_stat_activity a WHERE a.backend_xid = x::xid
+      AND (a.datname IS DISTINCT FROM current_database() OR a.backend_type <> 'client backend')))`
 
 /** Rows below the bound: final. */
 const FINAL = `xid < ${BOUND}`
@@ -77,11 +78,13 @@ export class PostgresChangeLog implements ChangeLog {
     signal.listen(() => this.notifySoon())
   }
 
+  /** Also SQLite's (a whole number): a change id, but of another catalogue's feed, so `gone`. */
   isPosition(text: string): boolean {
-    return POSITION.test(text)
+    return POSITION.test(text) || /^[1-9][0-9]{0,15}$/.test(text)
   }
 
   async read(window: ChangeWindow): Promise<ChangeRead> {
+    if (window.after !== null && window.after !== '0' && !window.after.includes('.')) return { kind: 'gone' }
     const [xid, seq] = window.after === null ? [null, null] : parts(window.after)
     // One statement, one snapshot: the horizon, the newest change committed (final or not: a
     // position once handed out is never above it, however the bound moves), the rows after the

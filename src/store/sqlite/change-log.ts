@@ -5,6 +5,8 @@ import type { ChangeSignal } from '../change-signal'
 
 /** A position on SQLite: the id of the changes row (0: before every change). */
 const POSITION = /^(0|[1-9][0-9]{0,15})$/
+/** A position of PostgreSQL's feed (postgres/change-log.ts): a change id, but of another catalogue's feed. */
+const FOREIGN = /^[1-9][0-9]{0,17}\.[1-9][0-9]{0,17}$/
 
 /** How many changes a batch of pruning reads and deletes: one short write each. */
 const PRUNE_BATCH = 5000
@@ -49,11 +51,13 @@ export class SqliteChangeLog implements ChangeLog {
   }
 
   isPosition(text: string): boolean {
-    return POSITION.test(text)
+    return POSITION.test(text) || FOREIGN.test(text)
   }
 
   read(window: ChangeWindow): Promise<ChangeRead> {
     const types = window.types && new Set(window.types)
+    // Another backend's (a catalogue moved from PostgreSQL): no position of this feed.
+    if (window.after !== null && FOREIGN.test(window.after)) return Promise.resolve({ kind: 'gone' })
     return this.access.read(() => {
       // The rows first, the horizon after: a prune between the two can only make the answer
       // `gone` needlessly, never drop changes silently (the horizon only moves forward).
@@ -107,11 +111,19 @@ export class SqliteChangeLog implements ChangeLog {
     }
   }
 
+  /**
+   * The restore's changes go, and the feed goes on past the time of the restore in microseconds: an
+   * id no feed this catalogue came from can have reached (a count of changes, or another restore's
+   * start and fewer than a million changes a second since), so every earlier position is 410 here.
+   */
   startOver(): Promise<void> {
     return this.access.write(() => {
       const newest = this.newest.get()?.id ?? 0
-      this.remove.run(newest)
-      this.moveHorizon.run(newest)
+      const start = Math.max(newest, Math.floor((performance.timeOrigin + performance.now()) * 1000))
+      this.access.db.run('DELETE FROM changes')
+      // The newest row holds the place: the next id follows it.
+      this.access.db.run("INSERT INTO changes (id, type, record_id, op, at) VALUES (?, '', 0, 'start', unixepoch())", [start])
+      this.moveHorizon.run(start)
     })
   }
 
