@@ -140,14 +140,25 @@ async function openClient(page: Page, { method, path }: Listed): Promise<{ clien
   return { client, send }
 }
 
-/** Whether a document's data holds the README's record of its type (for linkage, record 1). */
+interface Shown {
+  readonly type: string
+  readonly id: string
+  readonly attributes?: { readonly name?: string }
+  readonly relationships?: { readonly resource?: { readonly data: { readonly id: string } } }
+}
+
+/**
+ * Whether a document's data holds the README's record of its type (for linkage, record 1; for the
+ * change feed, a change of record 1).
+ */
 function found(document: { data: unknown }): boolean {
-  const data = Array.isArray(document.data) ? document.data : [document.data]
-  return data.some((resource: { type: string; id: string; attributes?: { name?: string } }) =>
-    resource.attributes === undefined
+  const data = (Array.isArray(document.data) ? document.data : [document.data]) as Shown[]
+  return data.some((resource) => {
+    if (resource.type === 'changes') return resource.relationships?.resource?.data.id === '1'
+    return resource.attributes === undefined
       ? resource.id === '1'
-      : resource.attributes.name === README_DATA[resource.type as keyof typeof README_DATA],
-  )
+      : resource.attributes.name === README_DATA[resource.type as keyof typeof README_DATA]
+  })
 }
 
 async function expectClean(watched: Watched): Promise<void> {
