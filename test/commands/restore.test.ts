@@ -103,6 +103,10 @@ describe('catalogue import of an export', () => {
         expect(await store.changes.read({ after: position, types: null, size: 100 })).toEqual({ kind: 'gone' })
       }
       const made = await store.create(authors, { attributes: { name: 'After the restore' }, toOne: {} })
+      // The source's position stays gone once the new feed has changes of its own.
+      expect(await store.changes.read({ after: sourceLatest as unknown as string, types: null, size: 100 })).toEqual({
+        kind: 'gone',
+      })
       const after = await store.changes.read({ after: null, types: null, size: 100 })
       expect(after).toMatchObject({
         kind: 'page',

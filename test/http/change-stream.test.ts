@@ -101,6 +101,48 @@ describe('GET /api/v1/changes as an event stream', () => {
   })
 })
 
+describe('which answer Accept asks for', () => {
+  const ask = (accept: string, method = 'GET') =>
+    withTimeout(fetch(`${base}${CHANGES}`, { method, headers: { accept } }), `${method} with Accept: ${accept}`, 5_000)
+
+  it('streams when text/event-stream is preferred by its q-value, or listed first among equals', async () => {
+    await serve()
+    for (const accept of ['text/event-stream, application/vnd.api+json;q=0.5', 'text/event-stream, */*']) {
+      const response = await ask(accept)
+      readers.push(new EventStreamReader(response))
+      expect({ accept, type: response.headers.get('content-type') }).toEqual({
+        accept,
+        type: `${EVENT_STREAM}; charset=utf-8`,
+      })
+    }
+  })
+
+  it('answers the JSON:API document when the client lists it first, weighs it higher, or refuses the stream', async () => {
+    await serve()
+    const accepts = [
+      'application/vnd.api+json, text/event-stream',
+      'application/vnd.api+json, text/event-stream;q=0.1',
+      'text/event-stream;q=0',
+    ]
+    for (const accept of accepts) {
+      const response = await ask(accept)
+      expect({ accept, status: response.status, body: await response.json() }).toEqual({
+        accept,
+        status: 200,
+        body: { data: [], links: { next: `${CHANGES}?page[after]=0` }, meta: { latest: null } },
+      })
+    }
+  })
+
+  it("answers HEAD of a stream with a stream's headers, and ends", async () => {
+    await serve()
+    const response = await ask(EVENT_STREAM, 'HEAD')
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toStartWith(EVENT_STREAM)
+    expect(await withTimeout(response.text(), 'the end of the HEAD answer', 5_000)).toBe('')
+  })
+})
+
 describe('a stream resumed', () => {
   /** Writes three changes while no stream is open, after `seen`; returns them as the page shows them. */
   async function missed(author: string, seen: string): Promise<ChangeRecord[]> {

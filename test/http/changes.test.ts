@@ -186,6 +186,8 @@ describe('GET /api/v1/changes', () => {
     ['page[size] not a number', 'page[size]=many', 'page[size]'],
     ['filter[type] naming an unknown type', 'filter[type]=shelves', 'filter[type]'],
     ['filter[type] naming an unknown type beside a known one', 'filter[type]=books,shelves', 'filter[type]'],
+    ['page[size] given twice', 'page[size]=1&page[size]=2', 'page[size]'],
+    ['page[after] given twice', 'page[after]=0&page[after]=0', 'page[after]'],
     ['include other than resource', 'include=author', 'include'],
     ['sort, which the feed does not take', 'sort=id', 'sort'],
     ['an unknown parameter', 'since=yesterday', 'since'],
