@@ -2,7 +2,7 @@ import { pushResource, pushUnlinkedResource, pushUnlinkedResources } from '../..
 import type { IncludeTree } from '../../jsonapi/query-selection'
 import type { ResourceDescription } from '../../model/description'
 import type { Members } from '../../model/query'
-import type { Id, StoredRecord } from '../../model/record'
+import type { StoredRecord } from '../../model/record'
 import type { ResourceRegistry } from '../../resources/registry'
 import { GraphBuilder } from '../../store/record-graph'
 import type { Store } from '../../store/store'

@@ -122,7 +122,9 @@ export class SqliteChangeLog implements ChangeLog {
       const start = Math.max(newest, Math.floor((performance.timeOrigin + performance.now()) * 1000))
       this.access.db.run('DELETE FROM changes')
       // The newest row holds the place: the next id follows it.
-      this.access.db.run("INSERT INTO changes (id, type, record_id, op, at) VALUES (?, '', 0, 'start', unixepoch())", [start])
+      this.access.db.run("INSERT INTO changes (id, type, record_id, op, at) VALUES (?, '', 0, 'start', unixepoch())", [
+        start,
+      ])
       this.moveHorizon.run(start)
     })
   }
