@@ -40,8 +40,8 @@ function eventBytes(change: Change): Uint8Array {
 
 interface OpenStream {
   readonly controller: ReadableStreamDefaultController<Uint8Array>
-  /** Stops following the feed. */
-  stop(): void
+  /** Stops following the feed (the hub's, once the stream follows it). */
+  stop: () => void
 }
 
 /**
@@ -113,10 +113,10 @@ export class ChangeStreams {
               close()
             },
           }
-          stream = { controller, stop: () => {} }
-          this.open.add(stream)
-          const stop = this.hub.add(position, subscriber)
-          stream = Object.assign(stream, { stop })
+          const opened: OpenStream = { controller, stop: () => {} }
+          stream = opened
+          this.open.add(opened)
+          opened.stop = this.hub.add(position, subscriber)
           this.startHeartbeat()
         },
         cancel: () => close(),
