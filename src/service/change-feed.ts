@@ -44,11 +44,10 @@ export class ChangeFeed {
   ) {}
 
   async page(window: FeedWindow): Promise<ChangesPage> {
-    const [read, latest] = await Promise.all([
-      this.store.changes.read({ after: window.after, types: window.types, size: window.size }),
-      this.store.changes.latest(),
-    ])
+    const read = await this.store.changes.read({ after: window.after, types: window.types, size: window.size })
     if (read.kind === 'gone') throw feedGone()
+    // Read after the window (not beside it): the newest change is then never older than the page's last.
+    const latest = await this.store.changes.latest()
     const included = window.includeResources ? await this.records(read.changes) : []
     return { changes: read.changes, next: read.next, latest, included }
   }
