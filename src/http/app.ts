@@ -177,16 +177,14 @@ export function createApp({
   // The change feed's live side: one hub and its streams per process, and the pruning of old changes.
   const onFeedError = (error: unknown) =>
     logger.log('warn', 'change feed read failed; trying again', { error: (error as Error).message })
+  const { retentionSeconds = DEFAULT_CHANGES_RETENTION_SECONDS, ...streamLimits } = changes
   const changeStreams = new ChangeStreams(new ChangeHub(store.changes, onFeedError), {
-    ...DEFAULT_CHANGE_STREAM_LIMITS,
-    ...Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)),
+    maxStreams: streamLimits.maxStreams ?? DEFAULT_CHANGE_STREAM_LIMITS.maxStreams,
+    heartbeatMs: streamLimits.heartbeatMs ?? DEFAULT_CHANGE_STREAM_LIMITS.heartbeatMs,
+    maxWaitingBytes: streamLimits.maxWaitingBytes ?? DEFAULT_CHANGE_STREAM_LIMITS.maxWaitingBytes,
   })
   metrics?.countChangeStreams(() => changeStreams.count)
-  const stopPruning = startPruning(
-    store.changes,
-    changes.retentionSeconds ?? DEFAULT_CHANGES_RETENTION_SECONDS,
-    onFeedError,
-  )
+  const stopPruning = startPruning(store.changes, retentionSeconds, onFeedError)
   const rateLimiter = rateLimit && rateLimit.perMinute > 0 ? new RateLimiter(rateLimit) : undefined
   // Every route, read once all are in place: a 405 names the methods of any path the app serves
   // (the API's, the probes', /, /docs), and a request refused before routing is counted under its own.

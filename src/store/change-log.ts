@@ -1,6 +1,22 @@
 import type { ChangeRead, ChangeWindow } from '../model/changes'
 
 /**
+ * The two forms a change id takes, one per backend, written once: each backend takes the other's
+ * as a change id too, of another catalogue's feed (one moved between backends), and answers it gone.
+ */
+export const POSITION_FORMS = {
+  /** SQLite: the id of the changes row. */
+  sqlite: /^[1-9][0-9]{0,15}$/,
+  /** PostgreSQL: `<xid>.<seq>`, both below 2^63. */
+  postgres: /^[1-9][0-9]{0,17}\.[1-9][0-9]{0,17}$/,
+} as const
+
+/** Whether `text` is a change id of either form, or the start of the feed ("0"). */
+export function isChangePosition(text: string): boolean {
+  return text === '0' || POSITION_FORMS.sqlite.test(text) || POSITION_FORMS.postgres.test(text)
+}
+
+/**
  * The change feed's storage: every write records its changes in its own transaction (triggers the
  * schema generators write for every type, src/store/sqlite/feed-ddl.ts and postgres/feed-ddl.ts),
  * so a change is stored exactly when its write commits, on every path (REST, relationship

@@ -1,14 +1,8 @@
 import { SQL } from 'bun'
 import type { Change, ChangeOp, ChangeRead, ChangeWindow } from '../../model/changes'
-import type { ChangeLog } from '../change-log'
+import { type ChangeLog, isChangePosition, POSITION_FORMS } from '../change-log'
 import type { ChangeSignal } from '../change-signal'
 import { storeError } from './faults'
-
-/**
- * A position on PostgreSQL: `<xid>.<seq>`, the writing transaction's id and the changes row's
- * sequence number (0: before every change). Both below 2^63.
- */
-const POSITION = /^(0|[1-9][0-9]{0,17}\.[1-9][0-9]{0,17})$/
 
 /** The channel other instances are woken on (LISTEN/NOTIFY, on a direct connection). */
 const CHANNEL = 'catalogue_changes'
@@ -78,13 +72,13 @@ export class PostgresChangeLog implements ChangeLog {
     signal.listen(() => this.notifySoon())
   }
 
-  /** Also SQLite's (a whole number): a change id, but of another catalogue's feed, so `gone`. */
   isPosition(text: string): boolean {
-    return POSITION.test(text) || /^[1-9][0-9]{0,15}$/.test(text)
+    return isChangePosition(text)
   }
 
   async read(window: ChangeWindow): Promise<ChangeRead> {
-    if (window.after !== null && window.after !== '0' && !window.after.includes('.')) return { kind: 'gone' }
+    // SQLite's form (a catalogue moved from SQLite): no position of this feed.
+    if (window.after !== null && POSITION_FORMS.sqlite.test(window.after)) return { kind: 'gone' }
     const [xid, seq] = window.after === null ? [null, null] : parts(window.after)
     // One statement, one snapshot: the horizon, the newest change committed (final or not: a
     // position once handed out is never above it, however the bound moves), the rows after the

@@ -1,12 +1,7 @@
 import type { Database, Statement } from 'bun:sqlite'
 import type { Change, ChangeOp, ChangeRead, ChangeWindow } from '../../model/changes'
-import type { ChangeLog } from '../change-log'
+import { type ChangeLog, isChangePosition, POSITION_FORMS } from '../change-log'
 import type { ChangeSignal } from '../change-signal'
-
-/** A position on SQLite: the id of the changes row (0: before every change). */
-const POSITION = /^(0|[1-9][0-9]{0,15})$/
-/** A position of PostgreSQL's feed (postgres/change-log.ts): a change id, but of another catalogue's feed. */
-const FOREIGN = /^[1-9][0-9]{0,17}\.[1-9][0-9]{0,17}$/
 
 /** How many changes a batch of pruning reads and deletes: one short write each. */
 const PRUNE_BATCH = 5000
@@ -51,13 +46,13 @@ export class SqliteChangeLog implements ChangeLog {
   }
 
   isPosition(text: string): boolean {
-    return POSITION.test(text) || FOREIGN.test(text)
+    return isChangePosition(text)
   }
 
   read(window: ChangeWindow): Promise<ChangeRead> {
     const types = window.types && new Set(window.types)
     // Another backend's (a catalogue moved from PostgreSQL): no position of this feed.
-    if (window.after !== null && FOREIGN.test(window.after)) return Promise.resolve({ kind: 'gone' })
+    if (window.after !== null && POSITION_FORMS.postgres.test(window.after)) return Promise.resolve({ kind: 'gone' })
     return this.access.read(() => {
       // The rows first, the horizon after: a prune between the two can only make the answer
       // `gone` needlessly, never drop changes silently (the horizon only moves forward).
