@@ -5,6 +5,7 @@ import { resources } from '../resources/registry'
 import { openStore, shownDatabaseUrl } from '../store/open'
 import { isCompiledExecutable, noteDotenvFiles } from './dotenv-files'
 import { listeningFields } from './listening-line'
+import { logMigration } from './migration-log'
 import { NOTHING_TO_RELOAD } from './reload'
 import { fail, listenFailure } from './start-failure'
 
@@ -124,6 +125,7 @@ export async function runSupervisor(
     preparedStatements: config.databasePreparedStatements,
     newGeneration: true,
     durability: config.durability,
+    onMigration: logMigration(logger),
   }).catch((error: Error) =>
     fail(`cannot open the database at ${shownDatabaseUrl(config.databaseUrl)}: ${error.message}`),
   )

@@ -8,6 +8,7 @@ import { openStore, servedByReadWorkers, shownDatabaseUrl } from '../store/open'
 import type { Command } from './command'
 import { noteDotenvFiles } from './dotenv-files'
 import { listeningFields } from './listening-line'
+import { logMigration } from './migration-log'
 import { reloadOnHangup } from './reload'
 import { runSupervisor, workerSlot } from './serve-supervisor'
 import { fail, listenFailure } from './start-failure'
@@ -79,6 +80,8 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     },
     // A worker's supervisor drew it already; a worker started again must not void the tags.
     newGeneration: slot === null,
+    // A worker finds the schema its supervisor migrated: only a process started alone applies any.
+    onMigration: logMigration(logger),
     durability: config.durability,
     // The service writes for every request on its main thread: checkpoints go elsewhere.
     offloadDiskWaits: true,

@@ -2,6 +2,8 @@
 export interface MigrationApplied {
   readonly version: number
   readonly name: string
+  /** Milliseconds from its transaction's start to its commit (the service logs it: an upgrade's long step shows). */
+  readonly durationMs: number
 }
 
 /**

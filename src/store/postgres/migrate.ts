@@ -1,4 +1,5 @@
 import type { SQL } from 'bun'
+import type { MigrationApplied } from '../migration-state'
 
 /**
  * Versioned schema migrations for the PostgreSQL store, the same schema as the SQLite store's in
@@ -22,10 +23,11 @@ const MIGRATION_LOCK = 7_419_233_001
 export async function migratePostgres(
   sql: SQL,
   migrations: readonly PostgresMigration[],
-  onApplied: (migration: PostgresMigration) => void = () => {},
+  onApplied: (migration: MigrationApplied) => void = () => {},
 ): Promise<void> {
   const latest = migrations.at(-1)?.version ?? 0
   for (;;) {
+    const started = performance.now()
     const applied = await sql.begin(async (tx): Promise<PostgresMigration | null> => {
       // STATEMENT_TIMEOUT is for requests: waiting for another instance's migration, or building
       // an index over a large table, may take longer.
@@ -44,7 +46,7 @@ export async function migratePostgres(
       return next
     })
     if (!applied) return
-    onApplied(applied)
+    onApplied({ version: applied.version, name: applied.name, durationMs: performance.now() - started })
   }
 }
 

@@ -1,6 +1,6 @@
 import { SQL } from 'bun'
 import type { ResourceRegistry } from '../../resources/registry'
-import { unmigrated } from '../migration-state'
+import { type MigrationApplied, unmigrated } from '../migration-state'
 import { storeError } from './faults'
 import { migratePostgres, type PostgresMigration, postgresSchemaVersion } from './migrate'
 import { postgresMigrations } from './migrations'
@@ -24,7 +24,7 @@ export interface PostgresOptions {
   /** false: refuse a schema behind this build's rather than migrate it (StoreOptions.migrate). */
   readonly migrate?: boolean
   /** Told of each migration applied (StoreOptions.onMigration). */
-  readonly onMigration?: (migration: PostgresMigration) => void
+  readonly onMigration?: (migration: MigrationApplied) => void
   /** Read replicas of the database (DATABASE_REPLICA_URL): the service's reads go to them (postgres/replicas/replicas.ts). */
   readonly replicaUrls?: readonly string[]
   /** Milliseconds a replica may lag before reads leave it (REPLICA_MAX_LAG). */

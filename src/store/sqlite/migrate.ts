@@ -1,4 +1,5 @@
 import type { Database } from 'bun:sqlite'
+import type { MigrationApplied } from '../migration-state'
 import type { Migration } from './migrations'
 
 /** How often, and how far apart, switching to WAL is tried again while another process holds the file. */
@@ -33,7 +34,7 @@ export function useWal(db: Database): void {
 export function migrate(
   db: Database,
   migrations: readonly Migration[],
-  onApplied: (migration: Migration) => void = () => {},
+  onApplied: (migration: MigrationApplied) => void = () => {},
 ): void {
   const latest = migrations.at(-1)?.version ?? 0
   const step = db.transaction((): Migration | null => {
@@ -57,8 +58,13 @@ export function migrate(
     )
     return next
   })
-  // One migration per transaction, until none is left; each told once committed.
-  for (let applied = step.immediate(); applied; applied = step.immediate()) onApplied(applied)
+  // One migration per transaction, until none is left; each told once committed, with its time.
+  for (;;) {
+    const started = performance.now()
+    const applied = step.immediate()
+    if (!applied) return
+    onApplied({ version: applied.version, name: applied.name, durationMs: performance.now() - started })
+  }
 }
 
 /** The version of the last migration applied to the database: 0 when it has none (a new file). */

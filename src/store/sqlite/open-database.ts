@@ -2,7 +2,7 @@ import { Database } from 'bun:sqlite'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { ResourceRegistry } from '../../resources/registry'
-import { unmigrated } from '../migration-state'
+import { type MigrationApplied, unmigrated } from '../migration-state'
 import { storeError } from './faults'
 import { migrate, schemaVersion, useWal } from './migrate'
 import { type Migration, sqliteMigrations } from './migrations'
@@ -29,7 +29,7 @@ export interface SqliteOptions {
   /** false: open read-only, and refuse a schema behind this build's rather than migrate it (StoreOptions.migrate). */
   readonly migrate?: boolean
   /** Told of each migration applied (StoreOptions.onMigration). */
-  readonly onMigration?: (migration: Migration) => void
+  readonly onMigration?: (migration: MigrationApplied) => void
   /** A start of the service: draw a new generation for version() (StoreOptions.newGeneration in open.ts). */
   readonly newGeneration?: boolean
   /** `full` by default (see Durability). */
