@@ -166,3 +166,57 @@ describe('Dockerfile', () => {
     expect(down.code).toBe(1)
   })
 })
+
+interface ComposeService {
+  readonly image?: string
+  readonly command?: string[]
+  readonly environment?: Record<string, string>
+  readonly deploy?: { readonly replicas?: number }
+}
+
+const compose = Bun.YAML.parse(readFileSync(join(REPO, 'deploy', 'compose.yaml'), 'utf8')) as {
+  services: Record<string, ComposeService>
+}
+const composeService = (name: string): ComposeService => compose.services[name] ?? {}
+
+describe('deploy/compose.yaml', () => {
+  const env = composeService('api').environment ?? {}
+
+  it('gives the instances and the migration only settings the service takes, with values it accepts, and its own database', () => {
+    expect(composeService('migrate').environment).toEqual(env)
+    expect(composeService('migrate').command).toEqual(['migrate'])
+    for (const name of Object.keys(env)) expect(settingVariables).toContain(name)
+    expect(parseConfig([], env)).toMatchObject({ databaseUrl: env.DATABASE_URL })
+    const db = composeService('db').environment ?? {}
+    const url = new URL(env.DATABASE_URL as string)
+    expect({ host: url.hostname, user: url.username, password: url.password, database: url.pathname.slice(1) }).toEqual(
+      {
+        host: 'db',
+        user: db.POSTGRES_USER as string,
+        password: db.POSTGRES_PASSWORD as string,
+        database: db.POSTGRES_DB as string,
+      },
+    )
+  })
+
+  it("keeps the instances' connections within the postgres image's max_connections, with room to spare", () => {
+    const config = parseConfig([], env) as Config
+    // WORKERS=auto would depend on the cores of the host it lands on: the sum below must not.
+    expect(env.WORKERS).toMatch(/^\d+$/)
+    const instances = composeService('api').deploy?.replicas ?? 1
+    // Each process: its pool, and one connection for the change feed's LISTEN (docs/deployment.md).
+    const perProcess = config.databasePoolSize + 1
+    const steady = instances * config.workers * perProcess
+    // For a moment at start: the migration's connection and each supervisor's; then psql, pg_dump, an export.
+    const transient = 1 + instances
+    const room = 5
+    const command = composeService('db').command ?? []
+    const set = command.find((arg) => arg.startsWith('max_connections='))
+    // The image's default is PostgreSQL's; 3 of them are kept for superusers.
+    const maxConnections = set ? Number(set.split('=')[1]) : 100
+    expect(steady + transient + room).toBeLessThanOrEqual(maxConnections - 3)
+    expect(readFileSync(join(REPO, 'deploy', 'compose.yaml'), 'utf8')).toContain(
+      `${instances} instances x ${config.workers} workers x (${config.databasePoolSize} + 1)\n# = ${steady}`,
+    )
+  })
+})
