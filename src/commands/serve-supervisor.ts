@@ -1,6 +1,6 @@
 import type { Subprocess } from 'bun'
 import type { Config } from '../config'
-import { createLogger } from '../logger'
+import { createLogger, withFields } from '../logger'
 import { resources } from '../resources/registry'
 import { openStore, shownDatabaseUrl } from '../store/open'
 import { isCompiledExecutable, noteDotenvFiles } from './dotenv-files'
@@ -125,7 +125,8 @@ export async function runSupervisor(
     preparedStatements: config.databasePreparedStatements,
     newGeneration: true,
     durability: config.durability,
-    onMigration: logMigration(logger),
+    // With its pid, as its listening line: what no worker number marks, a pid marks as the supervisor's.
+    onMigration: logMigration(withFields(logger, { pid: process.pid })),
   }).catch((error: Error) =>
     fail(`cannot open the database at ${shownDatabaseUrl(config.databaseUrl)}: ${error.message}`),
   )

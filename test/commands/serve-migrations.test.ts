@@ -79,7 +79,8 @@ describe('the service started on a SQLite database', () => {
     db.close()
     const { child } = await startService({ DATABASE_URL: url, WORKERS: '2' })
     expect(migrationLines(child)).toEqual(named(sqliteMigrations.slice(-1)))
-    expect(child.logs.find((line) => line.msg === 'migration applied')?.worker).toBeUndefined()
+    const line = child.logs.find((logged) => logged.msg === 'migration applied')
+    expect({ worker: line?.worker, pid: line?.pid }).toEqual({ worker: undefined, pid: child.proc.pid })
   })
 })
 
