@@ -70,7 +70,17 @@ export class PostgresStore implements Store {
   static async open(url: string, registry: ResourceRegistry, options: PostgresOptions = {}): Promise<PostgresStore> {
     const { sql, schemaVersion, replicas } = await openDatabase(url, registry, options)
     const listenUrl = options.listenUrl === undefined ? url : options.listenUrl
-    return new PostgresStore(sql, registry, schemaVersion, replicas, listenUrl)
+    const store = new PostgresStore(sql, registry, schemaVersion, replicas, listenUrl)
+    // A restored or promoted database's feed starts its new history before this instance's first
+    // write, which the feed then holds (PostgresChangeLog.adopt); reads adopt it too, for an
+    // instance that was running when the database became another.
+    try {
+      await store.changes.latest()
+    } catch (error) {
+      await store.close()
+      throw error
+    }
+    return store
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'bun:sqlite'
-import type { Change, ChangeOp, ChangeRead, ChangeWindow } from '../../model/changes'
+import { type Change, type ChangeOp, type ChangeRead, type ChangeWindow, START_OF_FEED } from '../../model/changes'
 import { type ChangeLog, isChangePosition, POSITION_FORMS } from '../change-log'
 import type { ChangeSignal } from '../change-signal'
 
@@ -52,7 +52,9 @@ export class SqliteChangeLog implements ChangeLog {
   read(window: ChangeWindow): Promise<ChangeRead> {
     const types = window.types && new Set(window.types)
     // Another backend's (a catalogue moved from PostgreSQL): no position of this feed.
-    if (window.after !== null && POSITION_FORMS.postgres.test(window.after)) return Promise.resolve({ kind: 'gone' })
+    if (window.after !== null && window.after !== START_OF_FEED && !POSITION_FORMS.sqlite.test(window.after)) {
+      return Promise.resolve({ kind: 'gone' })
+    }
     return this.access.read(() => {
       // The rows first, the horizon after: a prune between the two can only make the answer
       // `gone` needlessly, never drop changes silently (the horizon only moves forward).
