@@ -9,7 +9,7 @@ import type { Command } from './command'
 import { noteDotenvFiles } from './dotenv-files'
 import { listeningFields } from './listening-line'
 import { reloadOnHangup } from './reload'
-import { runSupervisor, workerSlot } from './serve-supervisor'
+import { FEED_RESTARTED, runSupervisor, workerSlot } from './serve-supervisor'
 import { fail, listenFailure } from './start-failure'
 
 /** Whether `host` is reachable only from this machine. */
@@ -77,6 +77,7 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
         lag_seconds: replica.lagSeconds ?? undefined,
       })
     },
+    onFeedRestart: () => logger.log('warn', FEED_RESTARTED),
     // A worker's supervisor drew it already; a worker started again must not void the tags.
     newGeneration: slot === null,
     durability: config.durability,

@@ -60,6 +60,8 @@ export class PostgresChangeLog implements ChangeLog {
     private readonly signal: ChangeSignal,
     /** A direct connection's URL for LISTEN (not through PgBouncer); null: polling alone. */
     private readonly listenUrl: string | null,
+    /** Told when the feed starts over in a new history (adopt). */
+    private readonly onRestart: () => void = () => {},
   ) {
     // Other instances' streams wake on this one's writes.
     signal.listen(() => this.notifySoon())
@@ -173,18 +175,20 @@ export class PostgresChangeLog implements ChangeLog {
    */
   private async adopt(): Promise<void> {
     try {
-      await this.sql.begin(async (tx) => {
+      const restarted = await this.sql.begin(async (tx) => {
         await tx.unsafe('LOCK TABLE changes IN EXCLUSIVE MODE')
         const [row] = (await tx.unsafe(
           `SELECT history = ${HISTORY_SQL} AS adopted FROM change_horizon FOR UPDATE`,
         )) as { adopted: boolean }[]
         // Another instance's read got here first.
-        if (row?.adopted) return
+        if (row?.adopted) return false
         await tx.unsafe('DELETE FROM changes')
         await tx.unsafe(
           `UPDATE change_horizon SET xid = '${HISTORY_START.xid}', seq = ${HISTORY_START.seq}, history = ${HISTORY_SQL}`,
         )
+        return true
       })
+      if (restarted) this.onRestart()
     } catch (error) {
       throw storeError(error)
     }
