@@ -9,6 +9,10 @@ import { logMigration } from './migration-log'
 import { NOTHING_TO_RELOAD } from './reload'
 import { fail, listenFailure } from './start-failure'
 
+/** The log line of a change feed that starts over (StoreOptions.onFeedRestart), for the operator. */
+export const FEED_RESTARTED =
+  "the change feed starts over: this database is not the one its changes were recorded in (a copy, a restore, a database made again, a promoted standby); followers' positions from before are 410 Gone and they read the lists again (docs/changes.md)"
+
 /*
  * WORKERS > 1: this process serves nothing itself. It migrates the database once, makes sure the
  * port is free, then runs WORKERS copies of the program that listen on that one port with
@@ -127,6 +131,7 @@ export async function runSupervisor(
     durability: config.durability,
     // With its pid, as its listening line: what no worker number marks, a pid marks as the supervisor's.
     onMigration: logMigration(withFields(logger, { pid: process.pid })),
+    onFeedRestart: () => logger.log('warn', FEED_RESTARTED),
   }).catch((error: Error) =>
     fail(`cannot open the database at ${shownDatabaseUrl(config.databaseUrl)}: ${error.message}`),
   )

@@ -10,7 +10,7 @@ import { noteDotenvFiles } from './dotenv-files'
 import { listeningFields } from './listening-line'
 import { logMigration } from './migration-log'
 import { reloadOnHangup } from './reload'
-import { runSupervisor, workerSlot } from './serve-supervisor'
+import { FEED_RESTARTED, runSupervisor, workerSlot } from './serve-supervisor'
 import { fail, listenFailure } from './start-failure'
 
 /** Whether `host` is reachable only from this machine. */
@@ -78,6 +78,7 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
         lag_seconds: replica.lagSeconds ?? undefined,
       })
     },
+    onFeedRestart: () => logger.log('warn', FEED_RESTARTED),
     // A worker's supervisor drew it already; a worker started again must not void the tags.
     newGeneration: slot === null,
     // A worker finds the schema its supervisor migrated: only a process started alone applies any.

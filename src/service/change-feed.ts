@@ -25,11 +25,14 @@ export interface FeedWindow {
   readonly includeResources: boolean
 }
 
-/** 410: the changes after the position asked for were pruned (CHANGES_RETENTION). */
+/**
+ * 410: the changes after the position asked for were pruned (CHANGES_RETENTION), or it is not of
+ * this feed's history (the database was restored, copied or re-created since: docs/changes.md).
+ */
 export function feedGone(): JsonApiError {
   return httpError(
     410,
-    'The changes after this id are no longer kept: read the lists again, then follow the feed from its meta.latest',
+    'The changes after this id are no longer kept, or the id is from before the database was restored, copied or re-created: read the lists again, then follow the feed from its meta.latest',
   )
 }
 

@@ -1,19 +1,25 @@
 import type { ChangeRead, ChangeWindow } from '../model/changes'
 
 /**
- * The two forms a change id takes, one per backend, written once: each backend takes the other's
- * as a change id too, of another catalogue's feed (one moved between backends), and answers it gone.
+ * The forms a change id takes, one per backend, written once: each backend takes the others as
+ * change ids too, of another catalogue's feed (one moved between backends, or from an older
+ * build), and answers them gone.
  */
 export const POSITION_FORMS = {
   /** SQLite: the id of the changes row. */
   sqlite: /^[1-9][0-9]{0,15}$/,
-  /** PostgreSQL: `<xid>.<seq>`, both below 2^63. */
-  postgres: /^[1-9][0-9]{0,17}\.[1-9][0-9]{0,17}$/,
+  /**
+   * PostgreSQL: `<history>.<xid>.<seq>`, the history ten hex digits of the database's identity
+   * (src/store/postgres/change-history.ts), xid and seq below 2^63.
+   */
+  postgres: /^[0-9a-f]{10}\.[1-9][0-9]{0,17}\.[1-9][0-9]{0,17}$/,
+  /** PostgreSQL before positions carried their history: `<xid>.<seq>`. Gone: of no known history. */
+  postgresUnmarked: /^[1-9][0-9]{0,17}\.[1-9][0-9]{0,17}$/,
 } as const
 
-/** Whether `text` is a change id of either form, or the start of the feed ("0"). */
+/** Whether `text` is a change id of any form, or the start of the feed ("0"). */
 export function isChangePosition(text: string): boolean {
-  return text === '0' || POSITION_FORMS.sqlite.test(text) || POSITION_FORMS.postgres.test(text)
+  return text === '0' || Object.values(POSITION_FORMS).some((form) => form.test(text))
 }
 
 /**
@@ -25,11 +31,16 @@ export function isChangePosition(text: string): boolean {
  * - SQLite: one writer at a time, so the AUTOINCREMENT id of the changes row is commit order.
  * - PostgreSQL: (transaction id, sequence), read only below the oldest transaction still running
  *   (pg_snapshot_xmin): positions below it can no longer be filled in. No lock any write takes.
+ *   Transaction ids are one server's, and a restored or re-created database reuses them: each
+ *   position carries the history it belongs to, and one of another history is gone.
  */
 export interface ChangeLog {
   /** Whether `text` is a position this backend writes (START_OF_FEED included). */
   isPosition(text: string): boolean
-  /** The changes after a position, oldest first; `gone` when changes after it were pruned. */
+  /**
+   * The changes after a position, oldest first; `gone` when changes after it were pruned, or it is
+   * not of this feed (ahead of every change, another backend's, another history's).
+   */
   read(window: ChangeWindow): Promise<ChangeRead>
   /** The newest change that can be read, or null when there is none. */
   latest(): Promise<string | null>

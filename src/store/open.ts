@@ -186,6 +186,11 @@ export interface StoreOptions {
   readonly durability?: Durability
   /** SQLite: checkpoint the WAL on a thread of its own (SqliteOptions.offloadDiskWaits). */
   readonly offloadDiskWaits?: boolean
+  /**
+   * Told when the change feed starts over because the database is not the one its changes were
+   * recorded in (a copy, a restore, a promoted standby: docs/changes.md); the service logs it.
+   */
+  readonly onFeedRestart?: () => void
   /** Told of each migration this opening applies, once it is committed (catalogue migrate lists them). */
   readonly onMigration?: (migration: MigrationApplied) => void
   /**
@@ -215,6 +220,7 @@ export async function openStore(
         newGeneration: options.newGeneration,
         durability: options.durability,
         offloadDiskWaits: options.offloadDiskWaits,
+        onFeedRestart: options.onFeedRestart,
         ...(options.sharedMigrations ? { migrations: sqliteMigrationsWith(options.sharedMigrations) } : {}),
       })
     case 'postgres':
@@ -230,6 +236,7 @@ export async function openStore(
         newGeneration: options.newGeneration,
         migrate: options.migrate,
         onMigration: options.onMigration,
+        onFeedRestart: options.onFeedRestart,
         ...(options.sharedMigrations ? { migrations: postgresMigrationsWith(options.sharedMigrations) } : {}),
       })
   }

@@ -142,3 +142,44 @@ describe('the PostgreSQL change feed under concurrent transactions', () => {
     ])
   })
 })
+
+describe('the PostgreSQL change feed with transaction ids of different lengths', () => {
+  /** Changes as a restore leaves them: transaction ids 99, 100 and 1000 (all ended), a day old. */
+  async function withShortAndLongIds(url: string): Promise<void> {
+    const sql = connection(url)
+    await sql`INSERT INTO changes (xid, type, record_id, op, at) VALUES
+      ('1000', 'authors', 3, 'create', now() - interval '1 day'),
+      ('99', 'authors', 1, 'create', now() - interval '1 day'),
+      ('100', 'authors', 2, 'create', now() - interval '1 day')`
+  }
+
+  it('prunes them all, in the order of the numbers, not of their text', async () => {
+    const { store, url } = await setUp()
+    await withShortAndLongIds(url)
+    expect(seen(await store.changes.read({ after: null, types: null, size: 10 }))).toEqual([
+      'create authors/1',
+      'create authors/2',
+      'create authors/3',
+    ])
+    expect(await store.changes.prune(3600)).toBe(3)
+    const [{ left }] = await connection(url)`SELECT count(*)::int AS left FROM changes`
+    expect(left).toBe(0)
+    const latest = (await store.changes.latest()) as string
+    expect(latest.split('.')[1]).toBe('1000')
+    const a = await store.create(authors, { attributes: { name: 'After' }, toOne: {} })
+    if (!a.ok) throw new Error('create failed')
+    expect(seen(await store.changes.read({ after: latest, types: null, size: 10 }))).toEqual([
+      `create authors/${a.record.id}`,
+    ])
+  })
+
+  it('starts over past the newest of them by number, not by text', async () => {
+    const { store, url } = await setUp()
+    await withShortAndLongIds(url)
+    await store.changes.startOver()
+    const [{ left }] = await connection(url)`SELECT count(*)::int AS left FROM changes`
+    expect(left).toBe(0)
+    expect(seen(await store.changes.read({ after: null, types: null, size: 10 }))).toEqual([])
+    expect(((await store.changes.latest()) as string).split('.')[1]).toBe('1000')
+  })
+})

@@ -38,6 +38,8 @@ export interface ReplicatedClusters {
    */
   freezeReplica(): void
   thawReplica(): void
+  /** Promotes the standby (`pg_ctl promote`, waiting until it takes writes): a new timeline. */
+  promoteReplica(): void
   /** Stops both and removes the folder. */
   remove(): void
 }
@@ -128,6 +130,7 @@ export async function startReplicatedClusters(bin: string): Promise<ReplicatedCl
     startReplica,
     freezeReplica: () => signalReplica('SIGSTOP'),
     thawReplica: () => signalReplica('SIGCONT'),
+    promoteReplica: () => run([...prefix, join(bin, 'pg_ctl'), '-D', replica, '-w', 'promote'], 'pg_ctl promote'),
     remove,
   }
 }

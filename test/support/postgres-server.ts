@@ -18,8 +18,11 @@ export const DEFAULT_POSTGRES_TEST_URL = 'postgres://postgres@127.0.0.1:5432/tes
 export const BIN_DIR_ENV = 'TEST_POSTGRES_BIN_DIR'
 /** The throwaway clusters' folders: this prefix, the test process's id, a dash. */
 export const CLUSTER_PREFIX = 'catalogue-test-pg-'
-/** The data folders a throwaway cluster's folder may hold: its own, and a replica's (postgres-replication.ts). */
-const DATA_FOLDERS = ['data', 'replica']
+/**
+ * The data folders a throwaway cluster's folder may hold: its own, a replica's
+ * (postgres-replication.ts), and a second cluster's (postgres-clusters.ts).
+ */
+const DATA_FOLDERS = ['data', 'replica', 'second']
 
 export type PostgresServer =
   | { readonly kind: 'configured'; readonly url: string }

@@ -126,7 +126,9 @@ export function changesDocs(registry: ResourceRegistry, maxPageSize: number) {
         'The Accept header lists JSON:API only with parameters or extensions this server does not support, and not text/event-stream',
       ),
       400: failure('A malformed page[after] or Last-Event-ID, page[size] out of range, an unknown type or parameter'),
-      410: failure('The changes after page[after] are no longer kept: read the lists again'),
+      410: failure(
+        'The changes after page[after] are no longer kept, or it is from before the database was restored, copied or re-created: read the lists again',
+      ),
       503: failure('This process has MAX_CHANGE_STREAMS streams open (Retry-After says when to try again)'),
     },
   }

@@ -1,7 +1,9 @@
 import { SQL } from 'bun'
 import type { Change, ChangeOp, ChangeRead, ChangeWindow } from '../../model/changes'
+import { START_OF_FEED } from '../../model/changes'
 import { type ChangeLog, isChangePosition, POSITION_FORMS } from '../change-log'
 import type { ChangeSignal } from '../change-signal'
+import { compareWithin, HISTORY_SQL, HISTORY_START, partsOf, positionOf } from './change-history'
 import { storeError } from './faults'
 
 /** The channel other instances are woken on (LISTEN/NOTIFY, on a direct connection). */
@@ -40,15 +42,6 @@ interface ChangeRow {
   readonly op: ChangeOp
 }
 
-function positionOf(xid: string, seq: string | number): string {
-  return xid === '0' ? '0' : `${xid}.${seq}`
-}
-
-function parts(position: string): [string, string] {
-  const [xid, seq] = position.split('.')
-  return [xid ?? '0', seq ?? '0']
-}
-
 /**
  * The change feed on PostgreSQL (src/store/change-log.ts, postgres/feed-ddl.ts). Reads go to the
  * primary: a replica's snapshot horizon is the primary's as it replays, and a follower must not see
@@ -67,6 +60,8 @@ export class PostgresChangeLog implements ChangeLog {
     private readonly signal: ChangeSignal,
     /** A direct connection's URL for LISTEN (not through PgBouncer); null: polling alone. */
     private readonly listenUrl: string | null,
+    /** Told when the feed starts over in a new history (adopt). */
+    private readonly onRestart: () => void = () => {},
   ) {
     // Other instances' streams wake on this one's writes.
     signal.listen(() => this.notifySoon())
@@ -76,53 +71,72 @@ export class PostgresChangeLog implements ChangeLog {
     return isChangePosition(text)
   }
 
-  async read(window: ChangeWindow): Promise<ChangeRead> {
-    // SQLite's form (a catalogue moved from SQLite): no position of this feed.
-    if (window.after !== null && POSITION_FORMS.sqlite.test(window.after)) return { kind: 'gone' }
-    const [xid, seq] = window.after === null ? [null, null] : parts(window.after)
-    // One statement, one snapshot: the horizon, the newest change committed (final or not: a
-    // position once handed out is never above it, however the bound moves), the rows after the
-    // position (or after the horizon) and the bound below which they are final.
+  async read(window: ChangeWindow, adopted = false): Promise<ChangeRead> {
+    // SQLite's form (a catalogue moved from SQLite), or one of a build before positions carried
+    // their history: no position of this feed.
+    const { after } = window
+    if (after !== null && after !== START_OF_FEED && !POSITION_FORMS.postgres.test(after)) return { kind: 'gone' }
+    const asked = after === null ? null : partsOf(after)
+    // One statement, one snapshot: the history, the horizon, the newest change committed (final or
+    // not: a position once handed out is never above it, however the bound moves), the rows after
+    // the position (or after the horizon) and the bound below which they are final.
     const rows = (await this.query(
-      `SELECT h.xid::text AS hxid, h.seq::text AS hseq, c.xid::text AS xid, c.seq::text AS seq, c.type, c.record_id::text AS record_id, c.op,
+      `SELECT here.history, h.history AS stored, h.xid::text AS hxid, h.seq::text AS hseq, c.xid::text AS xid, c.seq::text AS seq, c.type, c.record_id::text AS record_id, c.op,
           (SELECT xid::text || '.' || seq FROM changes ORDER BY xid DESC, seq DESC LIMIT 1) AS newest
          FROM change_horizon h
+         CROSS JOIN (SELECT ${HISTORY_SQL} AS history) here
          LEFT JOIN LATERAL (
            SELECT xid, seq, type, record_id, op FROM changes
              WHERE (xid, seq) > (COALESCE($1::xid8, h.xid), COALESCE($2::bigint, h.seq)) AND ${FINAL}
              ORDER BY xid, seq LIMIT $3
          ) c ON true`,
-      [xid, seq, window.size],
-    )) as (ChangeRow & { hxid: string; hseq: string; newest: string | null })[]
+      [asked?.xid ?? null, asked?.seq ?? null, window.size],
+    )) as (ChangeRow & { history: string; stored: string; hxid: string; hseq: string; newest: string | null })[]
     const first = rows[0]
-    const horizon = first ? positionOf(first.hxid, first.hseq) : '0'
-    if (window.after !== null) {
-      // Pruned past it, or ahead of every change (a position from before a restore): read the lists again.
-      const newest = first?.newest ?? horizon
-      if (compare(window.after, horizon) < 0 || compare(window.after, newest) > 0) return { kind: 'gone' }
+    if (!first) throw new Error('change_horizon has no row')
+    const { history } = first
+    if (first.stored !== history) {
+      if (adopted) throw new Error(`the change feed's history ${history} does not stay adopted`)
+      await this.adopt()
+      return this.read(window, true)
+    }
+    const horizon = positionOf(history, first.hxid, first.hseq)
+    if (asked !== null) {
+      // Another history's (the database was restored, re-created or promoted since), pruned past,
+      // or ahead of every change (a database put back from an older copy): read the lists again.
+      if (asked.history !== null && asked.history !== history) return { kind: 'gone' }
+      const newest = first.newest === null ? horizon : `${history}.${first.newest}`
+      if (compareWithin(after as string, horizon) < 0 || compareWithin(after as string, newest) > 0) {
+        return { kind: 'gone' }
+      }
     }
     const types = window.types && new Set(window.types)
     const changes: Change[] = []
     let last: string | null = null
     for (const row of rows) {
       if (row.xid === null) continue
-      last = positionOf(row.xid, row.seq)
+      last = positionOf(history, row.xid, row.seq)
       if (!types || types.has(row.type)) {
         changes.push({ id: last, type: row.type, recordId: Number(row.record_id), op: row.op })
       }
     }
-    return { kind: 'page', changes, next: last ?? window.after ?? horizon }
+    return { kind: 'page', changes, next: last ?? after ?? horizon }
   }
 
-  async latest(): Promise<string | null> {
+  async latest(adopted = false): Promise<string | null> {
     const [row] = (await this.query(
-      `SELECT COALESCE(
+      `SELECT ${HISTORY_SQL} AS history, (SELECT history FROM change_horizon) AS stored, COALESCE(
           (SELECT xid::text || '.' || seq FROM changes WHERE ${FINAL} ORDER BY xid DESC, seq DESC LIMIT 1),
           (SELECT CASE WHEN xid = '0' THEN NULL ELSE xid::text || '.' || seq END FROM change_horizon)
         ) AS id`,
       [],
-    )) as { id: string | null }[]
-    return row?.id ?? null
+    )) as { history: string; stored: string; id: string | null }[]
+    if (row && row.stored !== row.history) {
+      if (adopted) throw new Error(`the change feed's history ${row.history} does not stay adopted`)
+      await this.adopt()
+      return this.latest(true)
+    }
+    return row?.id ? `${row.history}.${row.id}` : null
   }
 
   async prune(seconds: number): Promise<number> {
@@ -138,12 +152,43 @@ export class PostgresChangeLog implements ChangeLog {
     try {
       await this.sql.begin(async (tx) => {
         const [newest] = (await tx.unsafe(
-          `SELECT xid::text AS xid, seq::text AS seq FROM changes WHERE ${FINAL} ORDER BY xid DESC, seq DESC LIMIT 1`,
+          // By the columns: the text aliases would sort '99' after '100'.
+          `SELECT xid::text AS xid, seq::text AS seq FROM changes WHERE ${FINAL} ORDER BY changes.xid DESC, changes.seq DESC LIMIT 1`,
         )) as { xid: string; seq: string }[]
         if (!newest) return
         await tx.unsafe('DELETE FROM changes WHERE (xid, seq) <= ($1::xid8, $2::bigint)', [newest.xid, newest.seq])
         await tx.unsafe('UPDATE change_horizon SET xid = $1::xid8, seq = $2::bigint', [newest.xid, newest.seq])
       })
+    } catch (error) {
+      throw storeError(error)
+    }
+  }
+
+  /**
+   * Makes the database's current history the feed's (src/store/postgres/change-history.ts), once it
+   * differs from the one stored: this database is a restore, a copy or a promoted standby of the
+   * one the changes were recorded in. Their transaction ids are another server's or another
+   * timeline's, and may be above the ids to come: the changes go, and the horizon moves to the
+   * start of the new history, which every position given before (the start of the feed included) is
+   * below. No position of the new history is handed out before this: every read compares first.
+   * The lock waits for the writes in flight, and holds new ones until it commits.
+   */
+  private async adopt(): Promise<void> {
+    try {
+      const restarted = await this.sql.begin(async (tx) => {
+        await tx.unsafe('LOCK TABLE changes IN EXCLUSIVE MODE')
+        const [row] = (await tx.unsafe(
+          `SELECT history = ${HISTORY_SQL} AS adopted FROM change_horizon FOR UPDATE`,
+        )) as { adopted: boolean }[]
+        // Another instance's read got here first.
+        if (row?.adopted) return false
+        await tx.unsafe('DELETE FROM changes')
+        await tx.unsafe(
+          `UPDATE change_horizon SET xid = '${HISTORY_START.xid}', seq = ${HISTORY_START.seq}, history = ${HISTORY_SQL}`,
+        )
+        return true
+      })
+      if (restarted) this.onRestart()
     } catch (error) {
       throw storeError(error)
     }
@@ -180,7 +225,7 @@ export class PostgresChangeLog implements ChangeLog {
         if (!lock?.locked) return null
         const rows = (await tx.unsafe(
           `SELECT xid::text AS xid, seq::text AS seq, at < now() - make_interval(secs => $1) AS old
-             FROM changes WHERE ${FINAL} ORDER BY xid, seq LIMIT ${PRUNE_BATCH}`,
+             FROM changes WHERE ${FINAL} ORDER BY changes.xid, changes.seq LIMIT ${PRUNE_BATCH}`,
           [seconds],
         )) as { xid: string; seq: string; old: boolean }[]
         const end = rows.findIndex((row) => !row.old)
@@ -238,12 +283,4 @@ export class PostgresChangeLog implements ChangeLog {
       await sql.close({ timeout: 1 }).catch(() => {})
     }
   }
-}
-
-/** The order of two positions: negative when `a` comes first. */
-function compare(a: string, b: string): number {
-  const [ax, as] = parts(a).map(BigInt) as [bigint, bigint]
-  const [bx, bs] = parts(b).map(BigInt) as [bigint, bigint]
-  if (ax !== bx) return ax < bx ? -1 : 1
-  return as === bs ? 0 : as < bs ? -1 : 1
 }

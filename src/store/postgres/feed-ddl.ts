@@ -1,4 +1,5 @@
 import type { ResourceDescription } from '../../model/description'
+import { HISTORY_SQL } from './change-history'
 import type { PostgresFunction } from './search-totals-ddl'
 
 /**
@@ -30,6 +31,16 @@ export const feedTablesSql = [
   seq bigint NOT NULL
 );`,
   `INSERT INTO change_horizon (xid, seq) VALUES ('0', 0);`,
+]
+
+/**
+ * The history the feed's positions belong to (src/store/postgres/change-history.ts), recorded when
+ * the feed gets it (shared migration 2): a database whose history differs since (a restore, a
+ * database made again, a promoted standby) starts its feed over at its first read.
+ */
+export const feedHistorySql = [
+  "ALTER TABLE change_horizon ADD COLUMN history text NOT NULL DEFAULT '';",
+  `UPDATE change_horizon SET history = ${HISTORY_SQL};`,
 ]
 
 function functionName(resource: ResourceDescription): string {

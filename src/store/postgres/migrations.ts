@@ -14,7 +14,7 @@ import {
   tableSql,
   typeSql,
 } from './ddl'
-import { feedTablesSql, feedTypeSql } from './feed-ddl'
+import { feedHistorySql, feedTablesSql, feedTypeSql } from './feed-ddl'
 import type { PostgresMigration } from './migrate'
 import { flushFunction, wordFunctions } from './search-totals-ddl'
 import {
@@ -258,6 +258,8 @@ function changeSql(change: SchemaChange, state: SchemaState): string[] {
       return [change.postgres]
     case 'change-feed':
       return [...feedTablesSql, ...state.all.flatMap(feedTypeSql)]
+    case 'feed-history':
+      return feedHistorySql
   }
 }
 

@@ -36,6 +36,8 @@ export interface PostgresOptions {
    * PgBouncer (DATABASE_LISTEN_URL); by default the store's URL; null: polling alone.
    */
   readonly listenUrl?: string | null
+  /** Told when the change feed starts over in a new history (PostgresChangeLog.adopt): the service logs it. */
+  readonly onFeedRestart?: () => void
 }
 
 /** STATEMENT_TIMEOUT's default (src/config.ts), for a store opened without one. */

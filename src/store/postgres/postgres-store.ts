@@ -58,8 +58,9 @@ export class PostgresStore implements Store {
     /** Null without DATABASE_REPLICA_URL: every read on the pool, at no cost more. */
     private readonly replicas: ReplicaSet | null,
     listenUrl: string | null,
+    onFeedRestart?: () => void,
   ) {
-    this.changes = new PostgresChangeLog(sql, this.signal, listenUrl)
+    this.changes = new PostgresChangeLog(sql, this.signal, listenUrl, onFeedRestart)
     this.registry = registry
     if (replicas) this.routing = replicas
     this.reader = new PostgresReader(registry)
@@ -70,7 +71,17 @@ export class PostgresStore implements Store {
   static async open(url: string, registry: ResourceRegistry, options: PostgresOptions = {}): Promise<PostgresStore> {
     const { sql, schemaVersion, replicas } = await openDatabase(url, registry, options)
     const listenUrl = options.listenUrl === undefined ? url : options.listenUrl
-    return new PostgresStore(sql, registry, schemaVersion, replicas, listenUrl)
+    const store = new PostgresStore(sql, registry, schemaVersion, replicas, listenUrl, options.onFeedRestart)
+    // A restored or promoted database's feed starts its new history before this instance's first
+    // write, which the feed then holds (PostgresChangeLog.adopt); reads adopt it too, for an
+    // instance that was running when the database became another.
+    try {
+      await store.changes.latest()
+    } catch (error) {
+      await store.close()
+      throw error
+    }
+    return store
   }
 
   /**

@@ -24,6 +24,11 @@ export type SchemaChange =
    * write; every type created after it gets them with its table (src/store/change-log.ts).
    */
   | { readonly kind: 'change-feed' }
+  /**
+   * The history the change feed's positions belong to, kept beside its horizon: a database whose
+   * history is not the one stored (restored, copied, re-created, promoted) starts its feed over.
+   */
+  | { readonly kind: 'feed-history' }
 
 export function createType(resource: ResourceDescription): SchemaChange {
   return { kind: 'create-type', resource }
@@ -39,6 +44,10 @@ export function addIndex(resource: ResourceDescription, name: string, columns: r
 
 export function changeFeed(): SchemaChange {
   return { kind: 'change-feed' }
+}
+
+export function feedHistory(): SchemaChange {
+  return { kind: 'feed-history' }
 }
 
 export function handSql(sql: { readonly sqlite: string; readonly postgres: string }): SchemaChange {
@@ -96,6 +105,10 @@ export class SchemaState {
   /** Applies a change; returns the type as it stands after it (for the dialect to write). */
   apply(change: SchemaChange): ResourceDescription | undefined {
     if (change.kind === 'sql') return undefined
+    if (change.kind === 'feed-history') {
+      if (!this.feed) throw new Error("the change feed's history comes before the change feed")
+      return undefined
+    }
     if (change.kind === 'change-feed') {
       if (this.feed) throw new Error('the change feed is created twice')
       this.feed = true

@@ -1,7 +1,8 @@
 import type { Database, Statement } from 'bun:sqlite'
-import type { Change, ChangeOp, ChangeRead, ChangeWindow } from '../../model/changes'
+import { type Change, type ChangeOp, type ChangeRead, type ChangeWindow, START_OF_FEED } from '../../model/changes'
 import { type ChangeLog, isChangePosition, POSITION_FORMS } from '../change-log'
 import type { ChangeSignal } from '../change-signal'
+import { restartFeed } from './change-history'
 
 /** How many changes a batch of pruning reads and deletes: one short write each. */
 const PRUNE_BATCH = 5000
@@ -52,7 +53,9 @@ export class SqliteChangeLog implements ChangeLog {
   read(window: ChangeWindow): Promise<ChangeRead> {
     const types = window.types && new Set(window.types)
     // Another backend's (a catalogue moved from PostgreSQL): no position of this feed.
-    if (window.after !== null && POSITION_FORMS.postgres.test(window.after)) return Promise.resolve({ kind: 'gone' })
+    if (window.after !== null && window.after !== START_OF_FEED && !POSITION_FORMS.sqlite.test(window.after)) {
+      return Promise.resolve({ kind: 'gone' })
+    }
     return this.access.read(() => {
       // The rows first, the horizon after: a prune between the two can only make the answer
       // `gone` needlessly, never drop changes silently (the horizon only moves forward).
@@ -106,22 +109,9 @@ export class SqliteChangeLog implements ChangeLog {
     }
   }
 
-  /**
-   * The restore's changes go, and the feed goes on past the time of the restore in microseconds: an
-   * id no feed this catalogue came from can have reached (a count of changes, or another restore's
-   * start and fewer than a million changes a second since), so every earlier position is 410 here.
-   */
+  /** The restore's changes go, and the feed goes on past every id an earlier feed can have reached. */
   startOver(): Promise<void> {
-    return this.access.write(() => {
-      const newest = this.newest.get()?.id ?? 0
-      const start = Math.max(newest, Math.floor((performance.timeOrigin + performance.now()) * 1000))
-      this.access.db.run('DELETE FROM changes')
-      // The newest row holds the place: the next id follows it.
-      this.access.db.run("INSERT INTO changes (id, type, record_id, op, at) VALUES (?, '', 0, 'start', unixepoch())", [
-        start,
-      ])
-      this.moveHorizon.run(start)
-    })
+    return this.access.write(() => restartFeed(this.access.db))
   }
 
   watch(wake: () => void): () => void {

@@ -16,7 +16,7 @@ import {
   tableSql,
   typeSql,
 } from './ddl'
-import { feedTablesSql, feedTriggerSql } from './feed-ddl'
+import { feedHistorySql, feedTablesSql, feedTriggerSql } from './feed-ddl'
 import { searchIndexName } from './search'
 
 /**
@@ -260,6 +260,8 @@ function changeSql(change: SchemaChange, state: SchemaState): string[] {
       return [change.sqlite]
     case 'change-feed':
       return [...feedTablesSql, ...state.all.flatMap(feedTriggerSql)]
+    case 'feed-history':
+      return feedHistorySql
   }
 }
 

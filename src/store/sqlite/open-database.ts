@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { ResourceRegistry } from '../../resources/registry'
 import { type MigrationApplied, unmigrated } from '../migration-state'
+import { adoptFile } from './change-history'
 import { storeError } from './faults'
 import { migrate, schemaVersion, useWal } from './migrate'
 import { type Migration, sqliteMigrations } from './migrations'
@@ -32,6 +33,11 @@ export interface SqliteOptions {
   readonly onMigration?: (migration: MigrationApplied) => void
   /** A start of the service: draw a new generation for version() (StoreOptions.newGeneration in open.ts). */
   readonly newGeneration?: boolean
+  /**
+   * Told when the file is not the one the change feed recorded (a copy, a restore), whose feed
+   * then starts over (sqlite/change-history.ts).
+   */
+  readonly onFeedRestart?: () => void
   /** `full` by default (see Durability). */
   readonly durability?: Durability
   /**
@@ -100,6 +106,8 @@ export function openDatabase(path: string, registry: ResourceRegistry, options: 
       db.run(`INSERT INTO data_version (id, generation, changes) VALUES (1, lower(hex(randomblob(8))), 0)
         ON CONFLICT (id) DO UPDATE SET generation = excluded.generation`)
     }
+    // A copy or a restore of the file the feed's positions were given in starts the feed over.
+    if (path !== ':memory:' && adoptFile(db, path) === 'restarted') options.onFeedRestart?.()
   } catch (error) {
     db.close()
     throw error

@@ -1,0 +1,53 @@
+/**
+ * Which history of which database a PostgreSQL change position belongs to: the first ten hex
+ * digits of an MD5 of what no copy of the data carries along.
+ *
+ * A position is a transaction id and a sequence, and transaction ids are one server's: a
+ * `pg_dump` restored onto another server, a database dropped and made again, a promoted standby
+ * all go on with ids that a client's old position may already name, or that will pass it, and a
+ * follower would skip what it never saw. So the position carries the identity of the history it
+ * was read in, and a read compares it with the current one, computed in the same statement (a
+ * restore under a running service, a pooler that now reaches another server):
+ * - the server's system identifier (`initdb`'s; a replica shares its primary's): another server;
+ * - the database's OID: a database dropped and made again under the same name;
+ * - the `changes` table's OID: a `pg_restore` (even `--clean` into the same database) and
+ *   `catalogue import --create` make the table anew;
+ * - the WAL timeline: a promoted standby, or a point-in-time recovery, starts a new one, after
+ *   which commits the old primary acknowledged may be missing and their ids are handed out again.
+ * `pg_upgrade` gives the server a new system identifier, so its followers read the lists again too.
+ * The timeline is read from the current WAL position, which moves to the new timeline the moment
+ * a standby is promoted (the control file's follows only at the next checkpoint). Reads of the
+ * feed go to the primary, where `pg_current_wal_lsn()` answers.
+ */
+export const HISTORY_SQL = `substr(md5(concat_ws('/',
+    (SELECT system_identifier FROM pg_control_system()),
+    (SELECT oid FROM pg_database WHERE datname = current_database()),
+    'changes'::regclass::oid,
+    substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))), 1, 10)`
+
+/**
+ * Where a history adopted by a restored or promoted database begins (PostgresChangeLog.adopt):
+ * above the start of the feed ("0", which a client of an empty feed holds), below every
+ * transaction id a change can have (3 is the first normal one).
+ */
+export const HISTORY_START = { xid: '1', seq: 1 } as const
+
+/** A position of `history`: `<history>.<xid>.<seq>`, or the start of the feed. */
+export function positionOf(history: string, xid: string, seq: string): string {
+  return xid === '0' ? '0' : `${history}.${xid}.${seq}`
+}
+
+/** A position's parts; the start of the feed is (its history unknown) transaction 0. */
+export function partsOf(position: string): { history: string | null; xid: string; seq: string } {
+  const [history = '', xid = '0', seq = '0'] = position.split('.')
+  return position === '0' ? { history: null, xid: '0', seq: '0' } : { history, xid, seq }
+}
+
+/** The order of two positions of one history: negative when `a` comes first. */
+export function compareWithin(a: string, b: string): number {
+  const x = partsOf(a)
+  const y = partsOf(b)
+  const [ax, as, bx, bs] = [x.xid, x.seq, y.xid, y.seq].map(BigInt) as [bigint, bigint, bigint, bigint]
+  if (ax !== bx) return ax < bx ? -1 : 1
+  return as === bs ? 0 : as < bs ? -1 : 1
+}
