@@ -67,6 +67,8 @@ export class PostgresChangeLog implements ChangeLog {
     private readonly signal: ChangeSignal,
     /** A direct connection's URL for LISTEN (not through PgBouncer); null: polling alone. */
     private readonly listenUrl: string | null,
+    /** Told when LISTEN fails (the service logs it): streams then rely on polling. */
+    private readonly onListenFailure: (error: unknown) => void = () => {},
   ) {
     // Other instances' streams wake on this one's writes.
     signal.listen(() => this.notifySoon())
@@ -226,7 +228,7 @@ export class PostgresChangeLog implements ChangeLog {
     })
   }
 
-  /** LISTEN on a connection of its own; on failure the streams rely on polling. */
+  /** LISTEN on a connection of its own; on failure the streams rely on polling, and the service says so. */
   private async listen(url: string): Promise<void> {
     const sql = new SQL(url, { max: 1 })
     try {
@@ -234,7 +236,8 @@ export class PostgresChangeLog implements ChangeLog {
         for (const wake of this.wakes) wake()
       })
       this.listener = { sql, unlisten: () => subscription.unlisten() }
-    } catch {
+    } catch (error) {
+      this.onListenFailure(error)
       await sql.close({ timeout: 1 }).catch(() => {})
     }
   }

@@ -31,8 +31,10 @@ import { PostgresChangeLog } from './change-log'
 import { PostgresRestore, PostgresSnapshot } from './copy'
 import { storeError } from './faults'
 import { PostgresBookImport } from './import'
-import { openDatabase, type PostgresOptions } from './open-database'
+import { DEFAULT_CONNECT_TIMEOUT_SECONDS, openDatabase, type PostgresOptions } from './open-database'
+import { listenFailureWarning, listenUrlWarning } from './pooler'
 import { PostgresReader, type Queryable } from './reader'
+import { replicaName } from './replicas/replica'
 import type { ReplicaSet } from './replicas/replicas'
 import { PostgresWrites } from './writes'
 
@@ -58,8 +60,9 @@ export class PostgresStore implements Store {
     /** Null without DATABASE_REPLICA_URL: every read on the pool, at no cost more. */
     private readonly replicas: ReplicaSet | null,
     listenUrl: string | null,
+    onListenFailure?: (error: unknown) => void,
   ) {
-    this.changes = new PostgresChangeLog(sql, this.signal, listenUrl)
+    this.changes = new PostgresChangeLog(sql, this.signal, listenUrl, onListenFailure)
     this.registry = registry
     if (replicas) this.routing = replicas
     this.reader = new PostgresReader(registry)
@@ -68,9 +71,21 @@ export class PostgresStore implements Store {
 
   /** Connects, migrates (once across instances starting together) and returns the store (open-database.ts). */
   static async open(url: string, registry: ResourceRegistry, options: PostgresOptions = {}): Promise<PostgresStore> {
-    const { sql, schemaVersion, replicas } = await openDatabase(url, registry, options)
+    const { sql, schemaVersion, replicas, pooler } = await openDatabase(url, registry, options)
     const listenUrl = options.listenUrl === undefined ? url : options.listenUrl
-    return new PostgresStore(sql, registry, schemaVersion, replicas, listenUrl)
+    const warn = options.onListenWarning
+    if (listenUrl === null || warn === undefined)
+      return new PostgresStore(sql, registry, schemaVersion, replicas, listenUrl)
+    const fields = { listen_url: replicaName(listenUrl) }
+    const warning = await listenUrlWarning(
+      listenUrl,
+      listenUrl === url ? pooler : null,
+      options.connectTimeoutSeconds ?? DEFAULT_CONNECT_TIMEOUT_SECONDS,
+    )
+    if (warning !== null) warn(warning, fields)
+    return new PostgresStore(sql, registry, schemaVersion, replicas, listenUrl, (error) =>
+      warn(listenFailureWarning(error), fields),
+    )
   }
 
   /**
