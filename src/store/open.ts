@@ -6,7 +6,7 @@ import type { MigrationApplied } from './migration-state'
 import { postgresSchemaVersion } from './postgres/migrate'
 import { postgresMigrations, postgresMigrationsWith } from './postgres/migrations'
 import type { PostgresOptions } from './postgres/open-database'
-import { PREPARED_STATEMENTS_REFUSAL, probePooler } from './postgres/pooler'
+import { PREPARED_STATEMENTS_REFUSAL, sharesServerConnections } from './postgres/pooler'
 import { PostgresStore } from './postgres/postgres-store'
 import type { ReplicaStateListener } from './postgres/replicas/replica'
 import type { SharedMigration } from './sql/schema-changes'
@@ -146,7 +146,7 @@ export async function holdsCatalogue(
   const sql = new SQL(location.url, clientOptions)
   try {
     // Refused as the store's opening refuses it (open-database.ts), before the command reads anything.
-    if (clientOptions.prepare && (await probePooler(sql, location.url, clientOptions)).losesPreparedStatements) {
+    if (clientOptions.prepare && (await sharesServerConnections(sql, location.url, clientOptions))) {
       throw new Error(PREPARED_STATEMENTS_REFUSAL)
     }
     return (await postgresSchemaVersion(sql)) > 0

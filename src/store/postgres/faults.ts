@@ -55,23 +55,14 @@ export function sqlState(error: unknown): string | undefined {
 /** SQLSTATEs of a named prepared statement missing on the server connection (26000), or its name taken there (42P05). */
 const PREPARED_STATEMENT_STATES: ReadonlySet<string> = new Set(['26000', '42P05'])
 
-/**
- * Whether `error` is a named prepared statement missing, or its name taken, on the server
- * connection: the store names none itself, so it is Bun's, mixed up by a pooler in transaction
- * mode that hands server connections from client to client (postgres/pooler.ts).
- */
-export function isPreparedStatementMixUp(error: unknown): boolean {
-  const state = sqlState(error)
-  return state !== undefined && PREPARED_STATEMENT_STATES.has(state)
-}
-
 /** `error` as a StoreUnavailableError when it is a fault of the database or the connection, else null. */
 export function postgresFault(error: unknown): StoreUnavailableError | null {
   if (error instanceof StoreUnavailableError) return error
   if (!(error instanceof Error)) return null
   const state = sqlState(error)
-  // Not our SQL wrong but the setup: the start refuses such a pooler, but one switched to
-  // transaction mode under a running service gets here. The fault's log line says what to set.
+  // The store names no statement itself: these are Bun's, mixed up by a pooler in transaction mode
+  // (postgres/pooler.ts). Not our SQL wrong but the setup: the start refuses such a pooler, but one
+  // switched to transaction mode under a running service gets here. The fault's log line says what to set.
   if (state !== undefined && PREPARED_STATEMENT_STATES.has(state)) {
     return new StoreUnavailableError(
       'unavailable',

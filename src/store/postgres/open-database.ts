@@ -4,7 +4,7 @@ import { unmigrated } from '../migration-state'
 import { storeError } from './faults'
 import { migratePostgres, type PostgresMigration, postgresSchemaVersion } from './migrate'
 import { postgresMigrations } from './migrations'
-import { type PoolerProbe, PREPARED_STATEMENTS_REFUSAL, probePooler } from './pooler'
+import { PREPARED_STATEMENTS_REFUSAL, sharesServerConnections } from './pooler'
 import type { ReplicaStateListener } from './replicas/replica'
 import { ReplicaSet } from './replicas/replicas'
 import { postgresSchemaMismatch } from './schema'
@@ -72,8 +72,8 @@ export interface OpenedDatabase {
   readonly schemaVersion: number
   /** Null without DATABASE_REPLICA_URL. */
   readonly replicas: ReplicaSet | null
-  /** What the start found between the service and the server (pooler.ts). */
-  readonly pooler: PoolerProbe
+  /** Whether the start found a pooler in transaction mode between the service and the server (pooler.ts). */
+  readonly pooled: boolean
 }
 
 /** Connects, migrates (once across instances starting together) and checks the schema. */
@@ -91,12 +91,11 @@ export async function openDatabase(
   const starting = new SQL(url, startingOptions)
   const latest = migrations.at(-1)?.version ?? 0
   let mismatch: string | null
-  let pooler: PoolerProbe
+  let pooled: boolean
   try {
-    // First, while `starting` has prepared nothing yet (the probe needs that). Not a fault of the
-    // database either: requests would fail on each other's prepared statements.
-    pooler = await probePooler(starting, url, startingOptions)
-    if (pooler.losesPreparedStatements) throw new Error(PREPARED_STATEMENTS_REFUSAL)
+    // Not a fault of the database either: requests would fail on each other's prepared statements.
+    pooled = await sharesServerConnections(starting, url, startingOptions)
+    if (pooled && startingOptions.prepare) throw new Error(PREPARED_STATEMENTS_REFUSAL)
     // Not a fault of the database either: the timeout would not hold (behind a pooler).
     const unheld = await statementTimeoutMismatch(starting, options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS)
     if (unheld !== null) throw new Error(unheld)
@@ -136,5 +135,5 @@ export async function openDatabase(
           await sql.close()
           throw error
         })
-  return { sql, schemaVersion: latest, replicas, pooler }
+  return { sql, schemaVersion: latest, replicas, pooled }
 }

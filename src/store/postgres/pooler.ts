@@ -1,5 +1,4 @@
 import { SQL } from 'bun'
-import { isPreparedStatementMixUp } from './faults'
 
 /*
  * Whether a URL reaches the server through a pooler that hands server connections from client to
@@ -10,53 +9,50 @@ import { isPreparedStatementMixUp } from './faults'
  * waiting on. Session pooling keeps one server connection per client and breaks neither.
  */
 
-/** What the probe found. */
-export interface PoolerProbe {
-  /** Consecutive statements of one client ran on different server connections, or two clients' on one. */
-  readonly sharesConnections: boolean
-  /** A statement prepared on one client's connection was missing, or its name taken, on the next statement. */
-  readonly losesPreparedStatements: boolean
-}
+/**
+ * The refusal to start with named prepared statements through such a pooler. One line: the start
+ * prints it after `cannot open the database at <url>: `.
+ */
+export const PREPARED_STATEMENTS_REFUSAL =
+  'it goes through a pooler in transaction mode (PgBouncer with pool_mode = transaction), which hands server connections from client to client, and the named prepared statements the service sends by default would fail there ("prepared statement "P0" already exists"): set DATABASE_PREPARED_STATEMENTS=false (or --database-prepared-statements false), or connect directly or through session pooling (docs/postgres.md, "Behind PgBouncer")'
 
 /**
  * How long the probe's second client waits for its answer. In session mode, a pool with no server
- * connection free makes it wait as long as the first client stays connected: it is no sign of
+ * connection free makes it wait as long as the first client stays connected: that is no sign of
  * sharing, and it must not hold the start.
  */
 const SECOND_CLIENT_WAIT_MS = 2000
 
 /**
- * The refusal to start with named prepared statements through a pooler that loses them. One line:
- * the start prints it after `cannot open the database at <url>: `.
+ * The server process that answers a statement. A simple query: one message, one round trip, no
+ * named statement, whatever the client's `prepare` (a prepared one may keep a client on one
+ * server connection across statements, measured with PgBouncer 1.18, and so hide the sharing).
  */
-export const PREPARED_STATEMENTS_REFUSAL =
-  'it goes through a pooler in transaction mode (PgBouncer with pool_mode = transaction), which hands server connections from client to client, and the named prepared statements the service sends by default would fail there ("prepared statement "P0" already exists"): set DATABASE_PREPARED_STATEMENTS=false (or --database-prepared-statements false), or connect directly or through session pooling (docs/postgres.md, "Behind PgBouncer")'
-
-/** The server process that answers a statement, or 'lost' when a prepared statement was missing or its name taken. */
-async function backendOf(sql: SQL): Promise<number | 'lost'> {
-  try {
-    // A tagged query: prepared under a name when the client prepares, so the probe meets what the store's queries would.
-    const [row] = await sql`SELECT pg_backend_pid() AS pid`
-    return Number(row?.pid)
-  } catch (error) {
-    if (isPreparedStatementMixUp(error)) return 'lost'
-    throw error
-  }
+async function backendOf(sql: SQL): Promise<number> {
+  const [row] = await sql.unsafe('SELECT pg_backend_pid() AS pid').simple()
+  return Number(row?.pid)
 }
 
 /**
- * Probes the pooler, if any, between `first` (a client of one connection, which has run nothing
- * yet: its first prepared statement is `P0`, as a second client's is) and the server at `url`:
- * two statements on `first`, then one on a second client of `url` opened with `options` while the
- * first stays connected and idle. Directly or through session pooling, a client keeps its server
- * process and two clients never share one: the three show one process, then another. A pooler in
- * transaction mode either moves `first` to another server connection between its statements (round
+ * Whether the pooler, if any, between `first` (a client of one connection) and the server at `url`
+ * hands server connections from client to client between transactions: two statements on `first`,
+ * then one on a second client of `url` opened with `options` while the first stays connected and
+ * idle. Directly or through session pooling, a client keeps its server process and two clients
+ * never share one: the three show one process, then another. A pooler in transaction (or
+ * statement) mode either moves `first` to another server connection between its statements (round
  * robin), or gives the second client the one `first` has just released (PgBouncer's default, last
  * released first out). Measured with PgBouncer 1.18 in transaction and statement mode with 1 to 5
  * server connections, round robin on and off, and in session mode (test/store/postgres-pooler.test.ts).
+ * A pooler that follows prepared statements itself (PgBouncer 1.21 and later with
+ * max_prepared_statements) is not told apart: it shares connections too.
  */
-export async function probePooler(first: SQL, url: string, options: SQL.PostgresOrMySQLOptions): Promise<PoolerProbe> {
-  const seen = [await backendOf(first), await backendOf(first)]
+export async function sharesServerConnections(
+  first: SQL,
+  url: string,
+  options: SQL.PostgresOrMySQLOptions,
+): Promise<boolean> {
+  const a = await backendOf(first)
+  if ((await backendOf(first)) !== a) return true
   const second = new SQL(url, { ...options, max: 1 })
   try {
     let timer: ReturnType<typeof setTimeout> | undefined
@@ -65,22 +61,18 @@ export async function probePooler(first: SQL, url: string, options: SQL.Postgres
     })
     // Not answered in time (a full pool in session mode), or refused (no connection left): no sign of sharing.
     const other = await Promise.race([backendOf(second).catch(() => null), waited]).finally(() => clearTimeout(timer))
-    if (other !== null) seen.push(other)
+    return other === a
   } finally {
     await second.close({ timeout: 0 }).catch(() => {})
   }
-  const losesPreparedStatements = seen.includes('lost')
-  const [a, b, c] = seen
-  const sharesConnections = losesPreparedStatements || a !== b || (c !== undefined && c === a)
-  return { sharesConnections, losesPreparedStatements }
 }
 
-/** probePooler on new clients of `url` without prepared statements: for DATABASE_LISTEN_URL. */
-export async function sharesServerConnections(url: string, connectTimeoutSeconds: number): Promise<boolean> {
+/** sharesServerConnections on new clients of `url`: for DATABASE_LISTEN_URL. */
+async function listenUrlShared(url: string, connectTimeoutSeconds: number): Promise<boolean> {
   const options = { max: 1, prepare: false, connectionTimeout: connectTimeoutSeconds }
   const first = new SQL(url, options)
   try {
-    return (await probePooler(first, url, options)).sharesConnections
+    return await sharesServerConnections(first, url, options)
   } finally {
     await first.close({ timeout: 0 }).catch(() => {})
   }
@@ -92,16 +84,16 @@ const WITHOUT_LISTEN = "change streams find other instances' changes by polling,
 /**
  * Why the change feed's LISTEN at `listenUrl` would not work, for a warning at start, or null:
  * through a pooler in transaction mode a notification goes to a server connection no client waits
- * on (PgBouncer drops it). `probed`: what the start found on that URL already, when it is DATABASE_URL.
+ * on (PgBouncer drops it). `probed`: whether the start found that on the URL already, when it is DATABASE_URL.
  */
 export async function listenUrlWarning(
   listenUrl: string,
-  probed: PoolerProbe | null,
+  probed: boolean | null,
   connectTimeoutSeconds: number,
 ): Promise<string | null> {
   let shared: boolean
   try {
-    shared = probed?.sharesConnections ?? (await sharesServerConnections(listenUrl, connectTimeoutSeconds))
+    shared = probed ?? (await listenUrlShared(listenUrl, connectTimeoutSeconds))
   } catch (error) {
     return `cannot connect to DATABASE_LISTEN_URL (${(error as Error).message}): ${WITHOUT_LISTEN}`
   }

@@ -71,7 +71,7 @@ export class PostgresStore implements Store {
 
   /** Connects, migrates (once across instances starting together) and returns the store (open-database.ts). */
   static async open(url: string, registry: ResourceRegistry, options: PostgresOptions = {}): Promise<PostgresStore> {
-    const { sql, schemaVersion, replicas, pooler } = await openDatabase(url, registry, options)
+    const { sql, schemaVersion, replicas, pooled } = await openDatabase(url, registry, options)
     const listenUrl = options.listenUrl === undefined ? url : options.listenUrl
     const warn = options.onListenWarning
     if (listenUrl === null || warn === undefined)
@@ -79,7 +79,7 @@ export class PostgresStore implements Store {
     const fields = { listen_url: replicaName(listenUrl) }
     const warning = await listenUrlWarning(
       listenUrl,
-      listenUrl === url ? pooler : null,
+      listenUrl === url ? pooled : null,
       options.connectTimeoutSeconds ?? DEFAULT_CONNECT_TIMEOUT_SECONDS,
     )
     if (warning !== null) warn(warning, fields)
