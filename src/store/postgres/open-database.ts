@@ -72,8 +72,11 @@ export interface OpenedDatabase {
   readonly schemaVersion: number
   /** Null without DATABASE_REPLICA_URL. */
   readonly replicas: ReplicaSet | null
-  /** Whether the start found a pooler in transaction mode between the service and the server (pooler.ts). */
-  readonly pooled: boolean
+  /**
+   * Whether the start found a pooler in transaction mode between the service and the server
+   * (pooler.ts); null when it did not ask (no prepared statements, no LISTEN to warn of).
+   */
+  readonly pooled: boolean | null
 }
 
 /** Connects, migrates (once across instances starting together) and checks the schema. */
@@ -91,11 +94,13 @@ export async function openDatabase(
   const starting = new SQL(url, startingOptions)
   const latest = migrations.at(-1)?.version ?? 0
   let mismatch: string | null
-  let pooled: boolean
+  let pooled: boolean | null = null
   try {
-    // Not a fault of the database either: requests would fail on each other's prepared statements.
-    pooled = await sharesServerConnections(starting, url, startingOptions)
-    if (pooled && startingOptions.prepare) throw new Error(PREPARED_STATEMENTS_REFUSAL)
+    if (startingOptions.prepare || options.onListenWarning) {
+      pooled = await sharesServerConnections(starting, url, startingOptions)
+      // Not a fault of the database either: requests would fail on each other's prepared statements.
+      if (pooled && startingOptions.prepare) throw new Error(PREPARED_STATEMENTS_REFUSAL)
+    }
     // Not a fault of the database either: the timeout would not hold (behind a pooler).
     const unheld = await statementTimeoutMismatch(starting, options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS)
     if (unheld !== null) throw new Error(unheld)
