@@ -673,3 +673,19 @@ describe('the table of settings', () => {
     for (const [, s] of entries) expect(() => s.kind.parse(s.fallback, s.env)).not.toThrow()
   })
 })
+
+describe('catalogue --help', () => {
+  const lines = helpText.split('\n').filter((line) => line.startsWith('  --') && line.includes('<value>'))
+
+  it('gives each setting one default, at the end of its line', () => {
+    expect(lines).toHaveLength(settingNames.length)
+    for (const line of lines)
+      expect({ line, defaults: line.match(/\(default /g)?.length }).toEqual({ line, defaults: 1 })
+  })
+
+  it('shows DATABASE_LISTEN_URL as defaulting to DATABASE_URL', () => {
+    const line = lines.find((l) => l.includes('--database-listen-url')) ?? ''
+    expect(line).toContain('DATABASE_LISTEN_URL')
+    expect(line).toEndWith('(default DATABASE_URL)')
+  })
+})

@@ -70,12 +70,16 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
         : config.databaseListenUrl === ''
           ? undefined
           : config.databaseListenUrl,
+    onListenWarning: (message, fields) => logger.log('warn', message, fields),
     onReplicaState: (replica, previous) => {
       const level = replica.state === 'streaming' ? 'info' : 'warn'
       logger.log(level, `read replica ${replica.state}`, {
         replica: replica.name,
         was: previous,
         lag_seconds: replica.lagSeconds ?? undefined,
+        // A foreign one: the database its URL reaches, and the primary's it should.
+        database: replica.foreign?.database,
+        expected_database: replica.foreign?.expected,
       })
     },
     onFeedRestart: () => logger.log('warn', FEED_RESTARTED),

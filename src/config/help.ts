@@ -20,7 +20,7 @@ Each option can also be set by its environment variable; the command line wins.
 ${all
   .map(
     (s) =>
-      `  ${`${s.flag} <value>`.padEnd(flagColumn)}${s.env.padEnd(envColumn)}${s.help} (default ${s.fallback || 'none'})`,
+      `  ${`${s.flag} <value>`.padEnd(flagColumn)}${s.env.padEnd(envColumn)}${s.help} (default ${s.helpDefault ?? (s.fallback || 'none')})`,
   )
   .join('\n')}
   ${'--help'.padEnd(flagColumn)}${''.padEnd(envColumn)}print this text and exit
@@ -34,6 +34,6 @@ ${all
 export function commandHelpLine(name: SettingName, help?: string): string {
   const s = settings[name]
   const flag = `${s.flag} <value>`
-  const rest = `${s.env.padEnd(30)}${help ?? s.help} (default ${s.fallback})`
+  const rest = `${s.env.padEnd(30)}${help ?? s.help} (default ${s.helpDefault ?? s.fallback})`
   return flag.length <= 34 ? `  ${flag.padEnd(36)}${rest}` : `  ${flag}\n  ${''.padEnd(36)}${rest}`
 }

@@ -23,6 +23,8 @@ export interface Setting<T> {
   readonly fallback: string
   /** The line of `catalogue --help`. */
   readonly help: string
+  /** The default as --help shows it, where `fallback` is '' but stands for something (another setting). */
+  readonly helpDefault?: string
   /** The Meaning column of docs/configuration.md (markdown; links relative to docs/). */
   readonly doc: string
   /** The Default column, where the default alone says too little (markdown). */

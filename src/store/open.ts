@@ -5,6 +5,8 @@ import type { ResourceRegistry } from '../resources/registry'
 import type { MigrationApplied } from './migration-state'
 import { postgresSchemaVersion } from './postgres/migrate'
 import { postgresMigrations, postgresMigrationsWith } from './postgres/migrations'
+import type { PostgresOptions } from './postgres/open-database'
+import { PREPARED_STATEMENTS_REFUSAL, sharesServerConnections } from './postgres/pooler'
 import { PostgresStore } from './postgres/postgres-store'
 import type { ReplicaStateListener } from './postgres/replicas/replica'
 import type { SharedMigration } from './sql/schema-changes'
@@ -136,12 +138,17 @@ export async function holdsCatalogue(
       db.close()
     }
   }
-  const sql = new SQL(location.url, {
+  const clientOptions = {
     max: 1,
     connectionTimeout: options.connectTimeoutSeconds ?? 10,
     prepare: options.preparedStatements ?? true,
-  })
+  }
+  const sql = new SQL(location.url, clientOptions)
   try {
+    // Refused as the store's opening refuses it (open-database.ts), before the command reads anything.
+    if (clientOptions.prepare && (await sharesServerConnections(sql, location.url, clientOptions))) {
+      throw new Error(PREPARED_STATEMENTS_REFUSAL)
+    }
     return (await postgresSchemaVersion(sql)) > 0
   } finally {
     await sql.close()
@@ -175,6 +182,8 @@ export interface StoreOptions {
   readonly onReplicaState?: ReplicaStateListener
   /** PostgreSQL: where the change feed LISTENs (DATABASE_LISTEN_URL); null: polling alone; default the URL. */
   readonly listenUrl?: string | null
+  /** PostgreSQL: told when LISTEN cannot work (through a pooler in transaction mode, or failed): the service logs it. */
+  readonly onListenWarning?: PostgresOptions['onListenWarning']
   /**
    * This opening is a start of the service (one process, or a --workers supervisor), not a worker
    * or an operator's command: it draws a new generation for version(), so that a database put back
@@ -233,6 +242,7 @@ export async function openStore(
         replicaMaxLagMs: options.replicaMaxLagMs,
         onReplicaState: options.onReplicaState,
         listenUrl: options.listenUrl,
+        onListenWarning: options.onListenWarning,
         newGeneration: options.newGeneration,
         migrate: options.migrate,
         onMigration: options.onMigration,

@@ -14,7 +14,8 @@ export type RequestKind = 'read' | 'write'
  * - `lagging`: a standby further behind: skipped until it catches up;
  * - `down`: it does not answer, or a read on it failed: skipped until it answers again;
  * - `not-standby`: it answers but is not in recovery (promoted, or not a replica): never used;
- * - `foreign`: a standby of another cluster than the primary's: never used.
+ * - `foreign`: a standby of another cluster than the primary's, or a URL that names another
+ *   database than the primary's (by name or oid): never used.
  */
 export type ReplicaState = 'starting' | 'streaming' | 'lagging' | 'down' | 'not-standby' | 'foreign'
 
@@ -28,6 +29,8 @@ export interface ReplicaReport {
   readonly reads: number
   /** Reads that failed on it and were answered by the primary instead. */
   readonly fallbacks: number
+  /** While `foreign`: the database its URL reaches and the primary's, each `name (oid N) in cluster S`, for the log. */
+  readonly foreign?: { readonly database: string; readonly expected: string }
 }
 
 export interface ReadRouting {

@@ -444,4 +444,57 @@ describeWithPrograms('read replicas (DATABASE_REPLICA_URL)', () => {
       15_000,
     )
   })
+
+  it('refuses a replica URL that names another database of the standby: foreign in /ready and the metrics, never read, logged once with both databases', async () => {
+    const main = await replicatedDatabase()
+    const other = await replicatedDatabase()
+    // Each a catalogue of its own books: whichever answers a read shows itself.
+    for (const [name, title] of [
+      [main, 'Main'],
+      [other, 'Other'],
+    ] as const) {
+      const store = await PostgresStore.open(clusters.primaryUrl(name), resources)
+      const importer = store.openImport({ dryRun: false })
+      await importer.add(
+        Array.from({ length: 3 }, (_, i) => ({ title: `${title} ${i}`, author: title, collection: null })),
+      )
+      await importer.close()
+      await store.close()
+    }
+    await replayed(clusters.primaryAdminUrl, clusters.replicaAdminUrl)
+    const service = await startService({
+      DATABASE_URL: clusters.primaryUrl(main),
+      DATABASE_REPLICA_URL: clusters.replicaUrl(other),
+    })
+    const replica = clusters.replicaUrl(other).replace('postgres://postgres@', '')
+    const foreign = await service.child.waitForLog((line) => line.msg === 'read replica foreign')
+    expect(foreign).toMatchObject({ level: 'warn', replica, was: 'starting' })
+    expect(String(foreign.database)).toMatch(new RegExp(`^${other} \\(oid \\d+\\) in cluster \\d+$`))
+    expect(String(foreign.expected_database)).toMatch(new RegExp(`^${main} \\(oid \\d+\\) in cluster \\d+$`))
+    // Logged before the service listens: at start.
+    const order = service.child.logs.map((line) => line.msg)
+    expect(order.indexOf('read replica foreign')).toBeLessThan(order.indexOf('listening'))
+
+    const origin = service.api.replace('/api/v1', '')
+    for (let i = 0; i < 5; i++) {
+      const books = await fetch(`${service.api}/books?sort=name`, { headers: { accept: JSON_API } })
+      expect(books.status).toBe(200)
+      const names = ((await books.json()) as { data: { attributes: { name: string } }[] }).data.map(
+        (book) => book.attributes.name,
+      )
+      expect(names).toEqual(['Main 0', 'Main 1', 'Main 2'])
+    }
+    const shown = await fetch(`${origin}/ready`)
+    expect(shown.status).toBe(200)
+    expect(((await shown.json()) as { replicas: ShownReplica[] }).replicas).toEqual([
+      { replica, state: 'foreign', lag_seconds: null, reads: 0 },
+    ])
+    const samples = parseSamples(await (await fetch(`${origin}/metrics`)).text())
+    expect(sampleValue(samples, 'catalogue_replica_state', { replica, state: 'foreign' })).toBe(1)
+    expect(sampleValue(samples, 'catalogue_replica_state', { replica, state: 'streaming' })).toBe(0)
+    expect(sampleValue(samples, 'catalogue_database_reads_total', { node: replica })).toBe(0)
+    // Polled every 100 ms since, and said once.
+    await Bun.sleep(5 * POLL_MS)
+    expect(service.child.logs.filter((line) => line.msg.startsWith('read replica'))).toHaveLength(1)
+  })
 })

@@ -42,6 +42,14 @@ interface ChangeRow {
   readonly op: ChangeOp
 }
 
+/** What the change log tells its opener, for the log. */
+export interface ChangeLogEvents {
+  /** The feed started over in a new history (adopt). */
+  readonly restarted?: () => void
+  /** LISTEN failed: streams rely on polling. */
+  readonly listenFailed?: (error: unknown) => void
+}
+
 /**
  * The change feed on PostgreSQL (src/store/change-log.ts, postgres/feed-ddl.ts). Reads go to the
  * primary: a replica's snapshot horizon is the primary's as it replays, and a follower must not see
@@ -60,8 +68,8 @@ export class PostgresChangeLog implements ChangeLog {
     private readonly signal: ChangeSignal,
     /** A direct connection's URL for LISTEN (not through PgBouncer); null: polling alone. */
     private readonly listenUrl: string | null,
-    /** Told when the feed starts over in a new history (adopt). */
-    private readonly onRestart: () => void = () => {},
+    /** Told of what the service logs: the feed starting over in a new history, LISTEN failing. */
+    private readonly told: ChangeLogEvents = {},
   ) {
     // Other instances' streams wake on this one's writes.
     signal.listen(() => this.notifySoon())
@@ -188,7 +196,7 @@ export class PostgresChangeLog implements ChangeLog {
         )
         return true
       })
-      if (restarted) this.onRestart()
+      if (restarted) this.told.restarted?.()
     } catch (error) {
       throw storeError(error)
     }
@@ -271,7 +279,7 @@ export class PostgresChangeLog implements ChangeLog {
     })
   }
 
-  /** LISTEN on a connection of its own; on failure the streams rely on polling. */
+  /** LISTEN on a connection of its own; on failure the streams rely on polling, and the service says so. */
   private async listen(url: string): Promise<void> {
     const sql = new SQL(url, { max: 1 })
     try {
@@ -279,7 +287,8 @@ export class PostgresChangeLog implements ChangeLog {
         for (const wake of this.wakes) wake()
       })
       this.listener = { sql, unlisten: () => subscription.unlisten() }
-    } catch {
+    } catch (error) {
+      this.told.listenFailed?.(error)
       await sql.close({ timeout: 1 }).catch(() => {})
     }
   }

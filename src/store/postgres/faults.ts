@@ -52,11 +52,25 @@ export function sqlState(error: unknown): string | undefined {
   return typeof error.errno === 'string' ? error.errno : undefined
 }
 
+/** SQLSTATEs of a named prepared statement missing on the server connection (26000), or its name taken there (42P05). */
+const PREPARED_STATEMENT_STATES: ReadonlySet<string> = new Set(['26000', '42P05'])
+
 /** `error` as a StoreUnavailableError when it is a fault of the database or the connection, else null. */
 export function postgresFault(error: unknown): StoreUnavailableError | null {
   if (error instanceof StoreUnavailableError) return error
   if (!(error instanceof Error)) return null
   const state = sqlState(error)
+  // The store names no statement itself: these are Bun's, mixed up by a pooler in transaction mode
+  // (postgres/pooler.ts). Not our SQL wrong but the setup: the start refuses such a pooler, but one
+  // switched to transaction mode under a running service gets here. The fault's log line says what to set.
+  if (state !== undefined && PREPARED_STATEMENT_STATES.has(state)) {
+    return new StoreUnavailableError(
+      'unavailable',
+      state,
+      `${error.message}: a pooler in transaction mode (PgBouncer) hands server connections from client to client, and named prepared statements fail there; set DATABASE_PREPARED_STATEMENTS=false (docs/postgres.md, "Behind PgBouncer")`,
+      { cause: error },
+    )
+  }
   const code = (error as { code?: unknown }).code
   const reason = state
     ? (reasonOfState(state) ?? (endsSession(error) ? 'unavailable' : null))

@@ -4,6 +4,7 @@ import { type MigrationApplied, unmigrated } from '../migration-state'
 import { storeError } from './faults'
 import { migratePostgres, type PostgresMigration, postgresSchemaVersion } from './migrate'
 import { postgresMigrations } from './migrations'
+import { PREPARED_STATEMENTS_REFUSAL, sharesServerConnections } from './pooler'
 import type { ReplicaStateListener } from './replicas/replica'
 import { ReplicaSet } from './replicas/replicas'
 import { postgresSchemaMismatch } from './schema'
@@ -38,10 +39,17 @@ export interface PostgresOptions {
   readonly listenUrl?: string | null
   /** Told when the change feed starts over in a new history (PostgresChangeLog.adopt): the service logs it. */
   readonly onFeedRestart?: () => void
+  /**
+   * Told, for the log, when the change feed's LISTEN cannot work: its URL goes through a pooler in
+   * transaction mode (checked at open), or LISTEN failed. Without it, the LISTEN URL is not checked.
+   */
+  readonly onListenWarning?: (message: string, fields: Readonly<Record<string, string>>) => void
 }
 
 /** STATEMENT_TIMEOUT's default (src/config.ts), for a store opened without one. */
 const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000
+/** DATABASE_CONNECT_TIMEOUT's default, for a store opened without one. */
+export const DEFAULT_CONNECT_TIMEOUT_SECONDS = 10
 
 /**
  * How the store sets up Bun's client; test/store/postgres-client.test.ts holds the client so set
@@ -50,7 +58,7 @@ const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000
 export function postgresClientOptions(options: PostgresOptions = {}): SQL.PostgresOrMySQLOptions {
   return {
     max: options.poolSize ?? 10,
-    connectionTimeout: options.connectTimeoutSeconds ?? 10,
+    connectionTimeout: options.connectTimeoutSeconds ?? DEFAULT_CONNECT_TIMEOUT_SECONDS,
     // A connection to a server gone away is dropped, and a new one opened on the next query:
     // the store recovers by itself when the database is back.
     idleTimeout: 60,
@@ -66,6 +74,11 @@ export interface OpenedDatabase {
   readonly schemaVersion: number
   /** Null without DATABASE_REPLICA_URL. */
   readonly replicas: ReplicaSet | null
+  /**
+   * Whether the start found a pooler in transaction mode between the service and the server
+   * (pooler.ts); null when it did not ask (no prepared statements, no LISTEN to warn of).
+   */
+  readonly pooled: boolean | null
 }
 
 /** Connects, migrates (once across instances starting together) and checks the schema. */
@@ -79,10 +92,17 @@ export async function openDatabase(
   // waiting for another instance's migration or building an index may take longer, and even the
   // BEGIN that would turn the timeout off could be cut by a very short one. (Behind PgBouncer,
   // which drops the parameter, the migrations and the schema check turn it off with SET LOCAL.)
-  const starting = new SQL(url, { ...postgresClientOptions(options), max: 1, connection: { statement_timeout: 0 } })
+  const startingOptions = { ...postgresClientOptions(options), max: 1, connection: { statement_timeout: 0 } }
+  const starting = new SQL(url, startingOptions)
   const latest = migrations.at(-1)?.version ?? 0
   let mismatch: string | null
+  let pooled: boolean | null = null
   try {
+    if (startingOptions.prepare || options.onListenWarning) {
+      pooled = await sharesServerConnections(starting, url, startingOptions)
+      // Not a fault of the database either: requests would fail on each other's prepared statements.
+      if (pooled && startingOptions.prepare) throw new Error(PREPARED_STATEMENTS_REFUSAL)
+    }
     // Not a fault of the database either: the timeout would not hold (behind a pooler).
     const unheld = await statementTimeoutMismatch(starting, options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS)
     if (unheld !== null) throw new Error(unheld)
@@ -122,5 +142,5 @@ export async function openDatabase(
           await sql.close()
           throw error
         })
-  return { sql, schemaVersion: latest, replicas }
+  return { sql, schemaVersion: latest, replicas, pooled }
 }

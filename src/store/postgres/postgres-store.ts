@@ -27,12 +27,14 @@ import type { ReadRouting } from '../read-routing'
 import { JoinedFind } from '../sql/joined-find'
 import type { Row } from '../sql/table'
 import type { BookImport, Store } from '../store'
-import { PostgresChangeLog } from './change-log'
+import { type ChangeLogEvents, PostgresChangeLog } from './change-log'
 import { PostgresRestore, PostgresSnapshot } from './copy'
 import { storeError } from './faults'
 import { PostgresBookImport } from './import'
-import { openDatabase, type PostgresOptions } from './open-database'
+import { DEFAULT_CONNECT_TIMEOUT_SECONDS, openDatabase, type PostgresOptions } from './open-database'
+import { listenFailureWarning, listenUrlWarning } from './pooler'
 import { PostgresReader, type Queryable } from './reader'
+import { replicaName } from './replicas/replica'
 import type { ReplicaSet } from './replicas/replicas'
 import { PostgresWrites } from './writes'
 
@@ -58,9 +60,9 @@ export class PostgresStore implements Store {
     /** Null without DATABASE_REPLICA_URL: every read on the pool, at no cost more. */
     private readonly replicas: ReplicaSet | null,
     listenUrl: string | null,
-    onFeedRestart?: () => void,
+    told: ChangeLogEvents = {},
   ) {
-    this.changes = new PostgresChangeLog(sql, this.signal, listenUrl, onFeedRestart)
+    this.changes = new PostgresChangeLog(sql, this.signal, listenUrl, told)
     this.registry = registry
     if (replicas) this.routing = replicas
     this.reader = new PostgresReader(registry)
@@ -69,9 +71,22 @@ export class PostgresStore implements Store {
 
   /** Connects, migrates (once across instances starting together) and returns the store (open-database.ts). */
   static async open(url: string, registry: ResourceRegistry, options: PostgresOptions = {}): Promise<PostgresStore> {
-    const { sql, schemaVersion, replicas } = await openDatabase(url, registry, options)
+    const { sql, schemaVersion, replicas, pooled } = await openDatabase(url, registry, options)
     const listenUrl = options.listenUrl === undefined ? url : options.listenUrl
-    const store = new PostgresStore(sql, registry, schemaVersion, replicas, listenUrl, options.onFeedRestart)
+    const warn = options.onListenWarning
+    const fields: Record<string, string> = listenUrl === null ? {} : { listen_url: replicaName(listenUrl) }
+    if (listenUrl !== null && warn !== undefined) {
+      const warning = await listenUrlWarning(
+        listenUrl,
+        listenUrl === url ? pooled : null,
+        options.connectTimeoutSeconds ?? DEFAULT_CONNECT_TIMEOUT_SECONDS,
+      )
+      if (warning !== null) warn(warning, fields)
+    }
+    const store = new PostgresStore(sql, registry, schemaVersion, replicas, listenUrl, {
+      restarted: options.onFeedRestart,
+      listenFailed: warn && ((error) => warn(listenFailureWarning(error), fields)),
+    })
     // A restored or promoted database's feed starts its new history before this instance's first
     // write, which the feed then holds (PostgresChangeLog.adopt); reads adopt it too, for an
     // instance that was running when the database became another.

@@ -67,6 +67,8 @@ export class Replica {
   lagMs: number | null = null
   reads = 0
   fallbacks = 0
+  /** What a `foreign` replica reaches and what it should (ReplicaReport.foreign); set before the state. */
+  foreign: ReplicaReport['foreign'] = undefined
   /** Replaced when the replica is found down: see down(). */
   private pool: SQL
 
@@ -118,6 +120,7 @@ export class Replica {
 
   report(): ReplicaReport {
     const { name, state, reads, fallbacks } = this
-    return { name, state, lagSeconds: this.lagMs === null ? null : this.lagMs / 1000, reads, fallbacks }
+    const lagSeconds = this.lagMs === null ? null : this.lagMs / 1000
+    return { name, state, lagSeconds, reads, fallbacks, ...(state === 'foreign' ? { foreign: this.foreign } : {}) }
   }
 }

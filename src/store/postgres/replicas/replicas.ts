@@ -25,6 +25,36 @@ export interface ReplicaSetOptions {
   readonly onStateChange?: ReplicaStateListener
 }
 
+/**
+ * Which database a connection reaches: its cluster's system identifier, and the database's oid and
+ * name. A physical standby replays the primary's catalog, so each of its databases has the
+ * primary's oid and name; a standby's other database (another catalogue, say) shares the cluster
+ * but not the oid.
+ */
+interface DatabaseIdentity {
+  readonly system: string
+  readonly oid: string
+  readonly name: string
+}
+
+/** The columns of a DatabaseIdentity, in a poll's query. */
+const IDENTITY_COLUMNS = `(SELECT system_identifier::text FROM pg_control_system()) AS system,
+  (SELECT oid::text FROM pg_database WHERE datname = current_database()) AS database_oid,
+  current_database() AS database_name`
+
+function identityOf(row: Record<string, unknown> | undefined): DatabaseIdentity {
+  return { system: String(row?.system), oid: String(row?.database_oid), name: String(row?.database_name) }
+}
+
+function sameDatabase(a: DatabaseIdentity, b: DatabaseIdentity): boolean {
+  return a.system === b.system && a.oid === b.oid && a.name === b.name
+}
+
+/** As the log shows it: `catalogue (oid 16384) in cluster 7391...`. */
+function shownIdentity(identity: DatabaseIdentity): string {
+  return `${identity.name} (oid ${identity.oid}) in cluster ${identity.system}`
+}
+
 /** What one request's reads run on: chosen at its first read, then kept. */
 interface Scope {
   readonly client: string
@@ -56,7 +86,8 @@ export class ReplicaSet implements ReadRouting {
   private constructor(
     private readonly primaryProbe: Probe,
     private readonly geometry: WalGeometry,
-    private readonly system: string,
+    /** The primary's database; polled again, since a restore may make it anew under the same name. */
+    private primaryDatabase: DatabaseIdentity,
     replicas: Replica[],
     private readonly maxLagMs: number,
     capacity: number | undefined,
@@ -82,9 +113,9 @@ export class ReplicaSet implements ReadRouting {
     let row: Record<string, unknown> | undefined
     try {
       ;[row] = await primaryProbe.ask(
-        (sql) => sql`SELECT current_setting('wal_block_size')::int AS block,
-          (SELECT setting::bigint FROM pg_settings WHERE name = 'wal_segment_size') AS segment,
-          (SELECT system_identifier::text FROM pg_control_system()) AS system`,
+        (sql) =>
+          sql.unsafe(`SELECT current_setting('wal_block_size')::int AS block,
+            (SELECT setting::bigint FROM pg_settings WHERE name = 'wal_segment_size') AS segment, ${IDENTITY_COLUMNS}`),
         'the primary',
       )
     } catch (error) {
@@ -106,7 +137,7 @@ export class ReplicaSet implements ReadRouting {
         ),
     )
     const maxLagMs = options.maxLagMs ?? DEFAULT_REPLICA_MAX_LAG_MS
-    const set = new ReplicaSet(primaryProbe, geometry, String(row?.system), replicas, maxLagMs, options.capacity)
+    const set = new ReplicaSet(primaryProbe, geometry, identityOf(row), replicas, maxLagMs, options.capacity)
     await set.poll()
     set.timer = setInterval(() => void set.poll(), POLL_MS)
     set.timer.unref?.()
@@ -199,9 +230,13 @@ export class ReplicaSet implements ReadRouting {
     const sentAt = performance.now()
     try {
       const [row] = await probe.ask(
-        (sql) => sql`SELECT pg_current_wal_insert_lsn()::text AS insert, pg_current_wal_flush_lsn()::text AS flush`,
+        (sql) =>
+          sql.unsafe(
+            `SELECT pg_current_wal_insert_lsn()::text AS insert, pg_current_wal_flush_lsn()::text AS flush, ${IDENTITY_COLUMNS}`,
+          ),
         'the primary',
       )
+      this.primaryDatabase = identityOf(row)
       this.timeline.observe(sentAt, recordEnd(parseLsn(String(row.insert)), this.geometry), parseLsn(String(row.flush)))
       this.commits.forget(this.timeline.required(performance.now(), this.maxLagMs))
     } catch {
@@ -217,13 +252,19 @@ export class ReplicaSet implements ReadRouting {
     probe.busy = true
     try {
       const [row] = await probe.ask(
-        (sql) => sql`SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn()::text AS replay,
-          (SELECT system_identifier::text FROM pg_control_system()) AS system`,
+        (sql) =>
+          sql.unsafe(
+            `SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn()::text AS replay, ${IDENTITY_COLUMNS}`,
+          ),
         `the replica ${replica.name}`,
       )
       if (this.closed) return
-      if (String(row.system) !== this.system) replica.state = 'foreign'
-      else if (row.standby !== true) replica.state = 'not-standby'
+      const database = identityOf(row)
+      if (!sameDatabase(database, this.primaryDatabase)) {
+        // Another cluster, or another database of it: its answers would be another catalogue's.
+        replica.foreign = { database: shownIdentity(database), expected: shownIdentity(this.primaryDatabase) }
+        replica.state = 'foreign'
+      } else if (row.standby !== true) replica.state = 'not-standby'
       // A standby that has replayed nothing yet.
       else if (row.replay === null) replica.state = 'lagging'
       else {
