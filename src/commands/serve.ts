@@ -79,6 +79,8 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     },
     // A worker's supervisor drew it already; a worker started again must not void the tags.
     newGeneration: slot === null,
+    // A worker started (again) after the file was replaced must not open the new one.
+    sameDatabaseAs: slot?.database,
     durability: config.durability,
     // The service writes for every request on its main thread: checkpoints go elsewhere.
     offloadDiskWaits: true,
