@@ -102,7 +102,8 @@ describe('GET /ready', () => {
       expect(answer.json).toEqual({
         status: 'unavailable',
         reason: 'replaced',
-        detail: 'The database is not ready: the database file was replaced or removed while the service runs: the service must be restarted',
+        detail:
+          'The database is not ready: the database file was replaced or removed while the service runs: the service must be restarted',
       })
     })
   })
