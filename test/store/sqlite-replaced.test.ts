@@ -83,7 +83,10 @@ describe('GroupCommit over a file replaced while its batch runs', () => {
     })
     const outcomes = await Promise.allSettled([first, second])
     for (const outcome of outcomes) {
-      expect(outcome).toMatchObject({ status: 'rejected', reason: { reason: 'replaced', code: 'DATABASE_FILE_REPLACED' } })
+      expect(outcome).toMatchObject({
+        status: 'rejected',
+        reason: { reason: 'replaced', code: 'DATABASE_FILE_REPLACED' },
+      })
     }
     // And every write after it, without a BEGIN.
     await expect(commits.write(() => db.run("INSERT INTO names VALUES ('third')"))).rejects.toMatchObject({
