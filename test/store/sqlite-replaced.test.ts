@@ -137,6 +137,30 @@ describe('SqliteStore over a file replaced or removed', () => {
   })
 })
 
+describe('an import open on a file that is replaced', () => {
+  it('adds no batch, and once closed has written nothing more into the WAL the new file pairs with', async () => {
+    const store = SqliteStore.open(path, resources)
+    opened.push(store)
+    const started = store.openImport({ dryRun: false })
+    // Every frame in the file, so that a connection to the new file reads that file alone.
+    const raw = new Database(path)
+    raw.run('PRAGMA wal_checkpoint(PASSIVE)')
+    replaceWithCopy(raw)
+    raw.close()
+    // Another process's connection to the new file: the WAL is left as it is, and must stay so.
+    const other = new Database(path, { readonly: true })
+    opened.push(other)
+    other.query('SELECT count(*) FROM books').get()
+    const before = walSize()
+
+    await expect(started.add([{ title: 'After', author: 'Someone', collection: null }])).rejects.toMatchObject({
+      reason: 'replaced',
+    })
+    await started.close()
+    expect(walSize()).toBe(before)
+  })
+})
+
 describe("a replaced file's WAL", () => {
   it('is emptied into the old file once the swap is seen: the new file opens as it was put there', async () => {
     const db = openFile()

@@ -210,6 +210,7 @@ export class SqliteStore implements Store {
       () => {
         this.importing = false
       },
+      () => this.guard.fault(),
     )
     this.importing = true
     return started
