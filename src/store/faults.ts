@@ -33,7 +33,7 @@ const descriptions: Readonly<Record<StoreFaultReason, string>> = {
   io: 'disk I/O error',
   corrupt: 'damaged',
   unavailable: 'cannot be opened',
-  replaced: 'its file was replaced or removed while the service runs',
+  replaced: 'replaced or removed',
 }
 
 /**

@@ -50,11 +50,6 @@ export class FileGuard {
     private readonly writtenPath: string | null = null,
   ) {}
 
-  /** Whether the file has been seen replaced or removed. */
-  get replaced(): boolean {
-    return this.seen !== undefined
-  }
-
   /**
    * The fault to answer with once the file was seen replaced or removed (from then on, always),
    * else undefined. `maxAgeMs`: a check that found the file in place less than this long ago stands.
