@@ -179,6 +179,26 @@ describe("a replaced file's WAL", () => {
     expect(namesIn(join(dir, 'old.db')).at(-1)).toBe('after the copy')
   })
 
+  it('is emptied as soon as a read of the old file that held it is done', async () => {
+    const db = openFile()
+    for (let i = 0; i < 50; i++) db.run('INSERT INTO names VALUES (?)', [`old ${i}`])
+    const reader = new Database(path, { readonly: true })
+    opened.push(reader)
+    reader.run('BEGIN')
+    reader.query('SELECT count(*) FROM names').get()
+    replaceWithCopy(db)
+
+    const guard = new FileGuard(db, path)
+    expect(guard.fault()?.reason).toBe('replaced')
+    await Bun.sleep(10)
+    expect(walSize()).toBeGreaterThan(0)
+    reader.run('COMMIT')
+    const deadline = Date.now() + 5000
+    while (walSize() > 0 && Date.now() < deadline) await Bun.sleep(20)
+    expect(walSize()).toBe(0)
+    guard.close()
+  })
+
   it('is left as SQLite leaves it while another connection has the new file open: it may hold its commits', async () => {
     const db = openFile()
     for (let i = 0; i < 50; i++) db.run('INSERT INTO names VALUES (?)', [`old ${i}`])

@@ -9,6 +9,9 @@ export function fileIdentity(path: string): string | null {
   return stats ? `${stats.dev}:${stats.ino}` : null
 }
 
+/** How soon a replaced file's WAL that was busy is tried again. */
+const WAL_RETRY_MS = 100
+
 /** What every request gets once the store has seen its file replaced or removed: a 503 until a restart. */
 export function fileReplaced(): StoreUnavailableError {
   return new StoreUnavailableError(
@@ -84,9 +87,14 @@ export class FileGuard {
     this.closed = true
   }
 
-  /** Tried at once, then again at close while busy: SQLite would leave it to be replayed onto the new file. */
+  /**
+   * Tried at once, and while busy (a read under way, a checkpoint of the service's thread) again
+   * every WAL_RETRY_MS and at close: SQLite would leave it to be replayed onto the new file, and a
+   * service killed before its stop would too.
+   */
   private emptyWal(): void {
     if (this.closed || this.writtenPath === null || this.wal === 'emptied' || this.wal === 'in use') return
     this.wal = emptyReplacedWal(this.db, this.writtenPath)
+    if (this.wal === 'busy') setTimeout(() => this.emptyWal(), WAL_RETRY_MS).unref()
   }
 }
