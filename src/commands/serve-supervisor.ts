@@ -65,6 +65,8 @@ interface Worker {
   heldErrors: string[]
   /** Settles once its stdout and stderr are read to their end. */
   drained: Promise<unknown>
+  /** Died and left stopped (its file was replaced): its exit was logged then, not a failure of the stop. */
+  retired?: boolean
 }
 
 /** Writes each line of a child's stream whole, so that lines of two workers never mix. */
@@ -197,6 +199,7 @@ export async function runSupervisor(
     const lived = Date.now() - worker.startedAt
     if (replaced()) {
       // Its siblings answer 503 until the restart; a new worker would serve the new file beside them.
+      worker.retired = true
       logger.log(
         'error',
         'worker exited; not started again: the database file was replaced or removed, restart the service',
@@ -237,7 +240,7 @@ export async function runSupervisor(
       },
       config.shutdownTimeout * 1000 + 5_000,
     )
-    const codes = await Promise.all(workers.map((w) => w.proc.exited))
+    const codes = await Promise.all(workers.map((w) => (w.retired ? 0 : w.proc.exited)))
     await Promise.all(workers.map((w) => w.drained))
     clearTimeout(killer)
     return codes.every((code) => code === 0)

@@ -219,5 +219,7 @@ describe('catalogue --workers 2 with its database file replaced by a backup', ()
     // The other worker still answers, and refuses.
     expect((await createAuthor(service, 'After the swap')).status).toBe(503)
     expect(service.child.logs.filter((l) => l.msg === 'worker listening' && l.worker === 2)).toHaveLength(1)
+    // Its death was logged; the stop of the others is clean.
+    await stop(service)
   })
 })
