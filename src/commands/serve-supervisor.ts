@@ -2,7 +2,7 @@ import type { Subprocess } from 'bun'
 import type { Config } from '../config'
 import { createLogger, withFields } from '../logger'
 import { resources } from '../resources/registry'
-import { openStore, shownDatabaseUrl } from '../store/open'
+import { databaseIdentity, openStore, shownDatabaseUrl } from '../store/open'
 import { isCompiledExecutable, noteDotenvFiles } from './dotenv-files'
 import { listeningFields } from './listening-line'
 import { logMigration } from './migration-log'
@@ -23,18 +23,23 @@ export const FEED_RESTARTED =
 /** What tells a copy it is worker `number` and which port to share (PORT=0 is settled by then). */
 const WORKER_ENV = 'CATALOGUE_WORKER'
 const PORT_ENV = 'CATALOGUE_WORKER_PORT'
+/** The database the supervisor migrated (Store.identity): a worker finds the same one or serves nothing. */
+const DATABASE_ENV = 'CATALOGUE_WORKER_DATABASE'
 
 export interface WorkerSlot {
   /** 1 to WORKERS, carried by every log line as `worker`. */
   readonly number: number
   readonly port: number
+  /** StoreOptions.sameDatabaseAs: the SQLite file the supervisor opened, which may be replaced since. */
+  readonly database?: string
 }
 
 /** This process's slot when a supervisor started it, else null. */
 export function workerSlot(env: Readonly<Record<string, string | undefined>>): WorkerSlot | null {
   const number = Number(env[WORKER_ENV])
   const port = Number(env[PORT_ENV])
-  return Number.isInteger(number) && number > 0 && Number.isInteger(port) ? { number, port } : null
+  const database = env[DATABASE_ENV] || undefined
+  return Number.isInteger(number) && number > 0 && Number.isInteger(port) ? { number, port, database } : null
 }
 
 /**
@@ -65,6 +70,8 @@ interface Worker {
   heldErrors: string[]
   /** Settles once its stdout and stderr are read to their end. */
   drained: Promise<unknown>
+  /** Died and left stopped (its file was replaced): its exit was logged then, not a failure of the stop. */
+  retired?: boolean
 }
 
 /** Writes each line of a child's stream whole, so that lines of two workers never mix. */
@@ -138,7 +145,10 @@ export async function runSupervisor(
   // Each worker writes to the database itself: on SQLite, in turns on the file's write lock, each
   // with its own group commit. Forwarding every write to this process instead (until issue 25) made
   // 0.67-0.82 of the writes (docs/performance.md, "Machinery with and without").
+  const database = store.identity
   await store.close()
+  /** The file the workers serve is no longer at its path: one started now would open the other. */
+  const replaced = () => database !== undefined && databaseIdentity(config.database) !== database
 
   const out = Bun.stdout.writer()
   const command = ownCommand(args)
@@ -153,6 +163,7 @@ export async function runSupervisor(
         ...env,
         [WORKER_ENV]: String(number),
         [PORT_ENV]: String(port),
+        [DATABASE_ENV]: database ?? '',
       },
       stdin: 'ignore',
       stdout: 'pipe',
@@ -194,6 +205,21 @@ export async function runSupervisor(
     }
     const { exitCode, signalCode } = worker.proc
     const lived = Date.now() - worker.startedAt
+    if (replaced()) {
+      // Its siblings answer 503 until the restart; a new worker would serve the new file beside them.
+      worker.retired = true
+      logger.log(
+        'error',
+        'worker exited; not started again: the database file was replaced or removed, restart the service',
+        {
+          worker: worker.number,
+          pid: worker.proc.pid,
+          code: exitCode,
+          signal: signalCode,
+        },
+      )
+      return
+    }
     const quickDeaths = lived < STEADY_MS ? worker.quickDeaths + 1 : 0
     const delay = Math.min(LAST_RESTART_MS, FIRST_RESTART_MS * 2 ** Math.max(0, quickDeaths - 1))
     logger.log('warn', 'worker exited unexpectedly: starting it again', {
@@ -222,7 +248,7 @@ export async function runSupervisor(
       },
       config.shutdownTimeout * 1000 + 5_000,
     )
-    const codes = await Promise.all(workers.map((w) => w.proc.exited))
+    const codes = await Promise.all(workers.map((w) => (w.retired ? 0 : w.proc.exited)))
     await Promise.all(workers.map((w) => w.drained))
     clearTimeout(killer)
     return codes.every((code) => code === 0)

@@ -87,6 +87,8 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     newGeneration: slot === null,
     // A worker finds the schema its supervisor migrated: only a process started alone applies any.
     onMigration: logMigration(logger),
+    // A worker started (again) after the file was replaced must not open the new one.
+    sameDatabaseAs: slot?.database,
     durability: config.durability,
     // The service writes for every request on its main thread: checkpoints go elsewhere.
     offloadDiskWaits: true,

@@ -134,6 +134,8 @@ export function createApp({
       ? new ReadPool(
           {
             databaseUrl: readWorkers.databaseUrl,
+            // Started with the first long read, perhaps after the file was replaced: not on the new one.
+            sameDatabaseAs: store.identity,
             busyTimeoutMs: readWorkers.busyTimeoutMs ?? 5000,
             descriptions: registry.all,
             prefix: API_PREFIX,

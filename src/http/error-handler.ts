@@ -17,9 +17,12 @@ function toJsonApiError(
   // Elysia wraps what a parse hook throws; the cause is the body parser's own answer.
   if (code === 'PARSE' && (error as Error).cause instanceof JsonApiError) return (error as Error).cause as JsonApiError
   if (error instanceof StoreUnavailableError) {
-    return httpError(503, `The database is unavailable (${error.description}); try again shortly`, undefined, {
-      'retry-after': String(error.retryAfterSeconds),
-    })
+    // Not a passing fault: nothing this process does brings it back, a restart does.
+    const detail =
+      error.reason === 'replaced'
+        ? 'The database file was replaced or removed while the service runs: the service must be restarted before it answers again; try again shortly'
+        : `The database is unavailable (${error.description}); try again shortly`
+    return httpError(503, detail, undefined, { 'retry-after': String(error.retryAfterSeconds) })
   }
   switch (code) {
     case 'NOT_FOUND': {

@@ -5,9 +5,11 @@
  * - `busy`: another connection held a lock past the busy timeout;
  * - `io`: the operating system failed a read or a write;
  * - `corrupt`: the file is damaged (an operator must restore it);
- * - `unavailable`: the database cannot be opened, is gone, or is out of memory.
+ * - `unavailable`: the database cannot be opened, is gone, or is out of memory;
+ * - `replaced`: the SQLite file was replaced or removed under the running service, which must be
+ *   restarted to serve what is there now (sqlite/file-guard.ts).
  */
-export type StoreFaultReason = 'full' | 'read-only' | 'busy' | 'io' | 'corrupt' | 'unavailable'
+export type StoreFaultReason = 'full' | 'read-only' | 'busy' | 'io' | 'corrupt' | 'unavailable' | 'replaced'
 
 /**
  * How long a client should wait before trying again. A lock is usually released within a second;
@@ -19,6 +21,7 @@ const retryAfterSeconds: Readonly<Record<StoreFaultReason, number>> = {
   'read-only': 5,
   io: 5,
   unavailable: 5,
+  replaced: 5,
   corrupt: 30,
 }
 
@@ -30,6 +33,7 @@ const descriptions: Readonly<Record<StoreFaultReason, string>> = {
   io: 'disk I/O error',
   corrupt: 'damaged',
   unavailable: 'cannot be opened',
+  replaced: 'replaced or removed',
 }
 
 /**

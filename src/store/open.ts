@@ -10,6 +10,7 @@ import { PREPARED_STATEMENTS_REFUSAL, sharesServerConnections } from './postgres
 import { PostgresStore } from './postgres/postgres-store'
 import type { ReplicaStateListener } from './postgres/replicas/replica'
 import type { SharedMigration } from './sql/schema-changes'
+import { fileIdentity } from './sqlite/file-guard'
 import { schemaVersion } from './sqlite/migrate'
 import { sqliteMigrations, sqliteMigrationsWith } from './sqlite/migrations'
 import type { Durability } from './sqlite/open-database'
@@ -212,6 +213,20 @@ export interface StoreOptions {
    * serving a type of its own gives its registry and these together.
    */
   readonly sharedMigrations?: readonly SharedMigration[]
+  /**
+   * The Store.identity of the store the service opened first: a connection opened later on its
+   * behalf (a read worker, a worker process) serves nothing (503) if the database is no longer that
+   * one. SQLite: the file, which may have been replaced under the service.
+   */
+  readonly sameDatabaseAs?: string
+}
+
+/**
+ * What Store.identity would be for a store opened on `location` now: the SQLite file's device and
+ * inode (null when there is no file); undefined where the name is the identity (PostgreSQL, memory).
+ */
+export function databaseIdentity(location: DatabaseLocation): string | null | undefined {
+  return location.kind === 'sqlite' && location.path !== ':memory:' ? fileIdentity(location.path) : undefined
 }
 
 export async function openStore(
@@ -230,6 +245,7 @@ export async function openStore(
         durability: options.durability,
         offloadDiskWaits: options.offloadDiskWaits,
         onFeedRestart: options.onFeedRestart,
+        sameFileAs: options.sameDatabaseAs,
         ...(options.sharedMigrations ? { migrations: sqliteMigrationsWith(options.sharedMigrations) } : {}),
       })
     case 'postgres':

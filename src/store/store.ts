@@ -41,6 +41,12 @@ export interface Store {
    * runs each request inside `routing.forClient`, and /ready and /metrics report the replicas.
    */
   readonly routing?: ReadRouting
+  /**
+   * Which database this store serves, where its name alone does not say (SQLite: the file's device
+   * and inode, since a file can be replaced under the name): passed as StoreOptions.sameDatabaseAs
+   * to the connections opened later on the service's behalf. Undefined for PostgreSQL and memory.
+   */
+  readonly identity?: string
   /** The change feed: every write's changes, in commit order (change-log.ts). */
   readonly changes: ChangeLog
   /** A window of a list. */
@@ -124,7 +130,8 @@ export interface Store {
   version(): Promise<string | null>
   /**
    * Resolves when the store can serve: the database answers a trivial read, is still the one it
-   * opened (SQLite: the file was not replaced under it; PostgreSQL, which connects by name, serves
+   * opened (SQLite: the file was not replaced or removed under it, after which every read and write
+   * is refused until a restart; PostgreSQL, which connects by name, serves
    * whichever database holds the name), and its schema is at the last migration this build knows. Rejects with a
    * StoreUnavailableError saying why not. For the readiness probe (GET /ready): a load balancer
    * asks it every few seconds, so it costs one small read and no more.

@@ -3,7 +3,7 @@ import type { Store } from './store'
 /** The store calls that are timed: every one a request makes. */
 export type StoreOperation = Exclude<
   keyof Store,
-  'ready' | 'close' | 'openImport' | 'openSnapshot' | 'openRestore' | 'routing' | 'changes'
+  'ready' | 'close' | 'openImport' | 'openSnapshot' | 'openRestore' | 'routing' | 'changes' | 'identity'
 >
 
 /** Told how long one store call took, in seconds, whether it succeeded or failed. */
@@ -58,6 +58,7 @@ export function timedStore(store: Store, observe: StoreTimer): Store {
   }
   return {
     routing: store.routing,
+    identity: store.identity,
     // The feed's reads are its own (a poll every 100 ms while streams are open): not a request's time.
     changes: store.changes,
     ...(calls as Pick<Store, Promised>),

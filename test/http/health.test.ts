@@ -101,8 +101,9 @@ describe('GET /ready', () => {
       expect(answer.headers.get('content-type')).toBe('application/json')
       expect(answer.json).toEqual({
         status: 'unavailable',
-        reason: 'unavailable',
-        detail: 'The database is not ready: the database file was removed or replaced while the service runs',
+        reason: 'replaced',
+        detail:
+          'The database is not ready: the database file was replaced or removed while the service runs: the service must be restarted',
       })
     })
   })

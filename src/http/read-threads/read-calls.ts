@@ -43,6 +43,8 @@ export interface ReadOffload {
 /** What a read worker is started with. */
 export interface ReadWorkerData {
   readonly databaseUrl: string
+  /** The main store's Store.identity: a worker finds the same database or serves nothing (503). */
+  readonly sameDatabaseAs?: string
   readonly busyTimeoutMs: number
   readonly descriptions: readonly ResourceDescription[]
   readonly prefix: string

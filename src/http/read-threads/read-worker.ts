@@ -18,7 +18,11 @@ const location = parseDatabaseUrl(data.databaseUrl)
 if (typeof location === 'string') throw new Error(location)
 // Opened before any message is handled, but awaited by each: the handler is in place at once, so
 // no message posted while the store opens can arrive before it.
-const opened = openStore(location, registry, { busyTimeoutMs: data.busyTimeoutMs, readOnly: true }).then((store) => ({
+const opened = openStore(location, registry, {
+  busyTimeoutMs: data.busyTimeoutMs,
+  readOnly: true,
+  sameDatabaseAs: data.sameDatabaseAs,
+}).then((store) => ({
   store,
   controllers: new Map(
     registry.all.map((resource) => [

@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import { statSync } from 'node:fs'
+import { fileIdentity } from './file-guard'
 
 /*
  * Which file the SQLite change feed's positions were handed out in (docs/changes.md, "Restores,
@@ -11,12 +11,6 @@ import { statSync } from 'node:fs'
 
 /** What `catalogue backup` writes in its copy: a copy, whatever file it becomes. */
 export const COPY_MARK = 'copy'
-
-/** The file's identity: its device and inode, which a copy, a move across devices or a restore change. */
-export function fileIdentity(path: string): string {
-  const stat = statSync(path, { bigint: true })
-  return `${stat.dev}:${stat.ino}`
-}
 
 /**
  * Forgets every change so far: the changes go, and the feed goes on past the time of this in
@@ -42,7 +36,9 @@ export type FileAdoption = 'same' | 'recorded' | 'restarted'
  * the file at once (workers), the first does it and the others find it done.
  */
 export function adoptFile(db: Database, path: string): FileAdoption {
+  // Its device and inode, which a copy, a move across devices or a restore change.
   const identity = fileIdentity(path)
+  if (identity === null) throw new Error(`the database file ${path} is gone`)
   const recorded = () => db.query<{ history: string }, []>('SELECT history FROM change_horizon').get()?.history
   if (recorded() === identity) return 'same'
   db.run('BEGIN IMMEDIATE')

@@ -11,8 +11,8 @@ import { type StoreFaultReason, StoreUnavailableError } from '../faults'
  */
 function reasonOf(code: string): StoreFaultReason | null {
   if (code === 'SQLITE_FULL') return 'full'
-  // The file was deleted or replaced under the open connection.
-  if (code === 'SQLITE_READONLY_DBMOVED') return 'unavailable'
+  // The file was deleted or replaced under the open connection (a rollback journal's check).
+  if (code === 'SQLITE_READONLY_DBMOVED') return 'replaced'
   if (code.startsWith('SQLITE_READONLY') || code === 'SQLITE_PERM') return 'read-only'
   // SQLITE_PROTOCOL: a race on the WAL's locks that SQLite gave up retrying.
   if (code.startsWith('SQLITE_BUSY') || code === 'SQLITE_PROTOCOL') return 'busy'

@@ -1,6 +1,7 @@
 import type { Database, SQLQueryBindings, Statement } from 'bun:sqlite'
 import type { ImportCounts, NamedBook } from '../../model/imports'
 import type { Id } from '../../model/record'
+import type { StoreUnavailableError } from '../faults'
 import { BatchSizer, type Counts, namesOf } from '../import-batches'
 import type { BookImport } from '../store'
 import { searchIndexName } from './search'
@@ -53,7 +54,14 @@ export class SqliteBookImport {
   constructor(
     private readonly db: Database,
     private readonly dryRun: boolean,
+    /**
+     * Asked before the search index's setting is written, outside the group commit: never into a
+     * file replaced under the connection (file-guard.ts).
+     */
+    private readonly fileFault: () => StoreUnavailableError | undefined = () => undefined,
   ) {
+    const replaced = fileFault()
+    if (replaced) throw replaced
     // SQLite's default cache (2 MB) holds a small part of the pages a batch reads and writes: at a
     // million books they were read back from the file again and again (2 GB read per 100,000 books).
     // 16 MB cut that to about 120 MB; 32 MB measured no faster, and took more memory.
@@ -192,7 +200,7 @@ export class SqliteBookImport {
     for (const statement of this.statements) statement.finalize()
     this.db.run(`PRAGMA cache_size = ${this.cacheSize}`)
     if (this.checkpointPages > 0) this.db.run(`PRAGMA wal_autocheckpoint = ${this.checkpointPages}`)
-    if (this.automerge !== undefined) this.setAutomerge(this.automerge)
+    if (this.automerge !== undefined && !this.fileFault()) this.setAutomerge(this.automerge)
     if (this.dryRun) {
       for (const table of ['dry_import_authors', 'dry_import_collections', 'dry_import_books']) {
         this.db.run(`DROP TABLE IF EXISTS temp.${table}`)
@@ -217,8 +225,9 @@ export function sqliteImport(
   dryRun: boolean,
   write: <T>(work: () => T) => Promise<T>,
   closed: () => void,
+  fileFault: () => StoreUnavailableError | undefined,
 ): BookImport {
-  const importer = new SqliteBookImport(db, dryRun)
+  const importer = new SqliteBookImport(db, dryRun, fileFault)
   const sizer = new BatchSizer()
   return {
     get batchSize() {

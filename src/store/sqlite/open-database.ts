@@ -5,6 +5,7 @@ import type { ResourceRegistry } from '../../resources/registry'
 import { type MigrationApplied, unmigrated } from '../migration-state'
 import { adoptFile } from './change-history'
 import { storeError } from './faults'
+import { fileIdentity, fileReplaced } from './file-guard'
 import { migrate, schemaVersion, useWal } from './migrate'
 import { type Migration, sqliteMigrations } from './migrations'
 import { checkSchema } from './schema'
@@ -47,6 +48,12 @@ export interface SqliteOptions {
    * What the service does; off by default, for commands and tests that open a store for a moment.
    */
   readonly offloadDiskWaits?: boolean
+  /**
+   * The file (`<device>:<inode>`, file-guard.ts) that the service opened first: a read worker or a
+   * worker process started later must find the same one at the path, or serve nothing (503), since
+   * the service's other connections still hold the old one and its WAL (StoreOptions.sameDatabaseAs).
+   */
+  readonly sameFileAs?: string
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000
@@ -67,6 +74,8 @@ export function openDatabase(path: string, registry: ResourceRegistry, options: 
   const { busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS } = options
   const latest = (options.migrations ?? sqliteMigrations).at(-1)?.version ?? 0
   const opened = (db: Database) => ({ db, schemaVersion: latest, busyTimeoutMs })
+  // Before anything opens the file: a writer's opening alone may write to it (WAL mode, migrations).
+  if (options.sameFileAs !== undefined && fileIdentity(path) !== options.sameFileAs) throw fileReplaced()
   if (options.readOnly || options.migrate === false) {
     let db: Database
     try {

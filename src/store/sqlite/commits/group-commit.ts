@@ -2,6 +2,7 @@ import type { Database, Statement } from 'bun:sqlite'
 import { realpathSync } from 'node:fs'
 import { StoreUnavailableError } from '../../faults'
 import { sqliteFault, storeError } from '../faults'
+import type { FileGuard } from '../file-guard'
 import { lockBackoff, lockedOut } from '../lock-wait'
 import type { Durability } from '../open-database'
 import { WalCheckpointer } from './checkpointer'
@@ -66,6 +67,11 @@ export class GroupCommit {
     private readonly db: Database,
     /** How long a write waits for a lock another connection holds, without blocking the event loop. */
     private readonly busyTimeoutMs: number,
+    /**
+     * Asked before each BEGIN and each COMMIT: once the file was replaced or removed, nothing more
+     * goes into the WAL and -shm files its replacement now pairs with (file-guard.ts).
+     */
+    private readonly file: FileGuard,
   ) {
     // A write takes the write lock up front so that its reads and its writes see one state.
     this.beginWrite = db.prepare('BEGIN IMMEDIATE')
@@ -186,6 +192,8 @@ export class GroupCommit {
     try {
       // A ROLLBACK that failed left its transaction open: it is undone, never committed by this batch.
       if (this.db.inTransaction) this.rollback.run()
+      const replaced = this.file.fault()
+      if (replaced) throw replaced
       this.beginWrite.run()
       return true
     } catch (error) {
@@ -223,6 +231,9 @@ export class GroupCommit {
         }
         this.savepoint.release.run()
       }
+      // The file may have been replaced while the batch ran: then it is rolled back, never committed.
+      const replaced = this.file.fault()
+      if (replaced) throw replaced
       this.commit.run()
       this.checkpointer?.committed()
     } catch (error) {
