@@ -252,11 +252,12 @@ describe('sparse fieldsets on a streamed list', () => {
     )
   })
 
-  it('an include that reaches nothing leaves `included` out', async () => {
+  it('an include that reaches nothing answers `included` [] (JSON:API 1.1: a compound document all the same)', async () => {
     const answer = await stream(t, `/api/v1/authors?include=books.author&filter[name]=${AUTHORS[4]}`)
     expect(answer.status).toBe(200)
     expect(answer.json).toEqual({
       data: [{ id: '5', type: 'authors', attributes: { name: AUTHORS[4] }, relationships: { books: { data: [] } } }],
+      included: [],
     })
   })
 

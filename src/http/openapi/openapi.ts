@@ -127,7 +127,7 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
       operationId: `get_${resource.singular}`,
       summary: `Get ${aOne(resource)}`,
       parameters: [...id, ...fetchParameters(registry, resource, 'record', limits)],
-      description: `The ${single} with linkage for every relationship, and its ${included} in \`included\` (left out when there are none).`,
+      description: `The ${single} with linkage for every relationship, and its ${included} in \`included\` (left out when there are none, unless the request names \`include\`).`,
       responses: {
         200: body(`The ${single}`, singleDocumentSchema(registry, resource)),
         ...notModified,
