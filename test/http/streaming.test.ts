@@ -3,6 +3,7 @@ import { type BulkCatalogue, insertCatalogue } from '../support/bulk'
 import { notIncluded } from '../support/catalogue'
 import { expectOneError, expectRecordNotFound } from '../support/expectations'
 import { JSON_API, openTestApp, type TestApp } from '../support/harness'
+import { checkJsonApiAnswer } from '../support/jsonapi-schema'
 
 // Documents too large to gather (over 64 KB) are written a batch at a time and streamed: lists,
 // and single records that link a to-many relationship. The data (3,000 books) is written straight
@@ -52,6 +53,7 @@ async function stream(t: TestApp, path: string): Promise<Streamed> {
     text += decoder.decode(piece, { stream: true })
   }
   text += decoder.decode()
+  checkJsonApiAnswer({ method: 'GET', path, status: response.status, headers: response.headers, text })
   return { status: response.status, bytes, text, json: JSON.parse(text) }
 }
 
