@@ -29,6 +29,9 @@ describe('GET /api/v1/changes on a catalogue without changes', () => {
       expect(answer.json.links.next).toStartWith(`${CHANGES}?`)
       expect(linkParameters(answer.json.links.next)).toEqual({ 'page[after]': '0' })
       expect((await t.get(follow(answer.json.links.next))).json).toEqual(answer.json)
+      // include=resource makes a compound document, included [] when there is nothing to include.
+      const included = await t.get(`${CHANGES}?include=resource`)
+      expect(included.json).toEqual({ ...answer.json, included: [], links: { next: expect.any(String) } })
     } finally {
       await t.close()
     }
