@@ -2,11 +2,20 @@ import { httpError, type JsonApiError } from '../jsonapi/errors'
 import { humanize } from '../jsonapi/messages'
 import type { ResourceDescription } from '../model/description'
 import type { Id, StoredRecord } from '../model/record'
-import type { AtomicOperation, Expectation } from '../model/writes'
+import type { Expectation } from '../model/writes'
 import type { Condition } from '../service/store-outcomes'
 import type { Store } from '../store/store'
 import { codingSuffix, negotiateCoding } from './compression'
-import { type EntityTag, linkageState, parseTags, recordState, stateOf, versionTag, weaklyMatches } from './etag'
+import {
+  type EntityTag,
+  linkageState,
+  matchesState,
+  namesState,
+  parseTags,
+  recordState,
+  versionTag,
+  weaklyMatches,
+} from './etag'
 import { addVary, notModified, READ_CACHE_CONTROL, type ResponseSettings } from './responses'
 
 /**
@@ -80,12 +89,11 @@ export class WritePreconditions {
 
   private allows(state: string): boolean {
     const { match, noneMatch } = this
-    if (match !== null && match !== '*' && !match.some((tag) => stateOf(tag) === state)) {
+    if (match !== null && !matchesState(match, state)) {
       this.refusedBy = 'If-Match'
       return false
     }
-    // Weak comparison: any tag of ours for this state, weak or strong.
-    if (noneMatch === '*' || noneMatch?.some((tag) => tag.opaque.startsWith(`${state}.`))) {
+    if (noneMatch !== null && namesState(noneMatch, state)) {
       this.refusedBy = 'If-None-Match'
       return false
     }
@@ -135,31 +143,6 @@ function ifMatchRequired(): JsonApiError {
     428,
     'This service requires If-Match on writes that change stored records (PATCH, PUT, DELETE, and POST to a relationship): send the ETag of your last GET of this record or relationship (or * to write whatever is stored)',
     { header: 'If-Match' },
-  )
-}
-
-/**
- * REQUIRE_IF_MATCH for an atomic request, whose operations carry no ETag of their own: the 428 for
- * the first operation that changes a record stored before the request (an update or removal of a
- * record by id, or a relationship change: a to-many one rewrites its members' to-one), unless the
- * request says `If-Match: *` (write whatever is stored, as `*` says on the other routes). Adding
- * records, and changing only records this request added (named by lid), overwrite nothing.
- */
-export function atomicIfMatchRequired(
-  operations: readonly AtomicOperation[],
-  headers: Headers,
-): JsonApiError | undefined {
-  if (headers.get('if-match')?.trim() === '*') return undefined
-  const index = operations.findIndex((operation) => {
-    if (operation.kind === 'create') return false
-    if ('id' in operation.target) return true
-    return operation.kind === 'to-many' && operation.members.some((member) => 'id' in member)
-  })
-  if (index === -1) return undefined
-  return httpError(
-    428,
-    `This service requires If-Match on writes that change stored records, and atomic operations carry no ETag: send operation ${index} on its own with the If-Match of your last GET (PATCH or DELETE of the record or relationship), or send If-Match: * with this request to write whatever is stored`,
-    { pointer: `/atomic:operations/${index}` },
   )
 }
 

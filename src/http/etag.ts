@@ -85,6 +85,16 @@ export function weaklyMatches(tags: '*' | readonly EntityTag[], current: string)
   return tags.some((tag) => tag.opaque === opaque)
 }
 
+/** Whether an If-Match value holds for a stored state: `*`, or a strong tag of ours that carries it. */
+export function matchesState(tags: '*' | readonly EntityTag[], state: string): boolean {
+  return tags === '*' || tags.some((tag) => stateOf(tag) === state)
+}
+
+/** Whether an If-None-Match value names a stored state: `*`, or any tag of ours for it, weak or strong. */
+export function namesState(tags: '*' | readonly EntityTag[], state: string): boolean {
+  return tags === '*' || tags.some((tag) => tag.opaque.startsWith(`${state}.`))
+}
+
 /** The record state in a strong tag of ours (`"<state>.<bytes>"`), or undefined for any other tag. */
 export function stateOf(tag: EntityTag): string | undefined {
   if (tag.weak) return undefined

@@ -8,8 +8,8 @@ import type { ResourceRegistry } from '../resources/registry'
 import { readAtomicRequest } from '../service/atomic-request'
 import { WriteService } from '../service/write-service'
 import type { Store } from '../store/store'
+import { atomicCondition } from './atomic-preconditions'
 import { documentOf } from './body-parser'
-import { atomicIfMatchRequired } from './conditional'
 import { type ApiResponse, jsonApiResponse } from './responses'
 
 /**
@@ -23,7 +23,7 @@ export class OperationsController {
     private readonly registry: ResourceRegistry,
     store: Store,
     private readonly limits: AtomicLimits,
-    /** REQUIRE_IF_MATCH: operations that change stored records are refused with 428 (atomicIfMatchRequired). */
+    /** REQUIRE_IF_MATCH: a request that changes stored records needs If-Match (atomic-preconditions.ts). */
     private readonly requireIfMatch = false,
   ) {
     this.writes = new WriteService(registry, store)
@@ -39,9 +39,8 @@ export class OperationsController {
     const refused = checkAcceptsExtension(headers.get('accept'), ATOMIC_EXT)
     if (refused) throw refused
     const operations = readAtomicRequest(this.registry, documentOf(body), this.limits)
-    const unguarded = this.requireIfMatch ? atomicIfMatchRequired(operations, headers) : undefined
-    if (unguarded) throw unguarded
-    const results = (await this.writes.atomic(operations)).map((result, i) => {
+    const condition = atomicCondition(this.registry, operations, headers, this.requireIfMatch)
+    const results = (await this.writes.atomic(operations, condition)).map((result, i) => {
       const operation = operations[i] as AtomicOperation
       // Records added or updated answer with their data; relationship operations and removals with {}.
       const relationship = operation.kind === 'update' && operation.relationship !== undefined

@@ -58,8 +58,8 @@ export class RelationshipController {
     }
     const targetId = record.toOne[this.name]
     if (targetId != null) return targets.show({ url, id: String(targetId), acceptEncoding })
-    targets.checkRecordQuery(url)
-    return jsonApiResponse(200, { data: null })
+    const { compound } = targets.checkRecordQuery(url)
+    return jsonApiResponse(200, compound ? { data: null, included: [] } : { data: null })
   }
 
   /** GET /{type}/{id}/relationships/{relationship}: the linkage alone. */

@@ -144,6 +144,7 @@ export class ResourceController {
       store,
       url,
       include: query.include ?? noInclude,
+      compound: query.include !== null,
       fields: query.fields,
       filters,
       sort: query.sort,
@@ -153,9 +154,12 @@ export class ResourceController {
     })
   }
 
-  /** Checks the query of a single-record GET without reading anything (a related record that is null). */
-  checkRecordQuery(url: string): void {
-    parseFetchQuery(this.registry, this.resource, url, 'record', this.limits)
+  /**
+   * Checks the query of a single-record GET without reading anything (a related record that is
+   * null); whether it names include, which makes its answer a compound document.
+   */
+  checkRecordQuery(url: string): { readonly compound: boolean } {
+    return { compound: parseFetchQuery(this.registry, this.resource, url, 'record', this.limits).include !== null }
   }
 
   async show({ url, id, acceptEncoding }: HandlerInput): Promise<ApiResponse> {
@@ -180,6 +184,7 @@ export class ResourceController {
         fields: query.fields,
         include,
         primaryLinks: Object.keys(resource.relationships),
+        compound: query.include !== null,
       })
       const answer = await documentResponse(200, document.chunks([[record]], 'one'))
       return { ...answer, state: recordState(resource, record), version }
@@ -190,7 +195,9 @@ export class ResourceController {
     const context = { registry, graph: found.graph, fields: query.fields }
     const data = resourceObject(context, resource, found.record)
     const included = found.graph.included.map((r) => resourceObject(context, r.resource, r.record))
-    return stateResponse(200, included.length > 0 ? { data, included } : { data }, recordState(resource, found.record))
+    // A request that names include gets `included` even empty (JSON:API 1.1); a default include only when it found something.
+    const compound = included.length > 0 || query.include !== null
+    return stateResponse(200, compound ? { data, included } : { data }, recordState(resource, found.record))
   }
 
   async create({ url, body }: HandlerInput): Promise<ApiResponse> {

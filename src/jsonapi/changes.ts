@@ -108,11 +108,15 @@ export function includedRecord(registry: ResourceRegistry, resource: ResourceDes
   return { id: String(record.id), type: resource.type, attributes: record.attributes, relationships }
 }
 
-/** The link to the next window: the position after the last change read, with the same parameters. */
+/**
+ * The link to the next window: the position after the last change read, with the same parameters.
+ * Encoded as every list's links are (URLSearchParams): `[`, `]` and `,` are not allowed as they are
+ * in a URI's query (RFC 3986 §3.4), so `page[after]` goes as `page%5Bafter%5D`.
+ */
 export function nextLink(path: string, query: ChangesQuery, next: string): string {
-  const parts = [`page[after]=${encodeURIComponent(next)}`]
-  if (query.sizeGiven) parts.push(`page[size]=${query.size}`)
-  if (query.types) parts.push(`filter[type]=${query.types.join(',')}`)
-  if (query.includeResources) parts.push('include=resource')
-  return `${path}?${parts.join('&')}`
+  const params = new URLSearchParams({ 'page[after]': next })
+  if (query.sizeGiven) params.set('page[size]', String(query.size))
+  if (query.types) params.set('filter[type]', query.types.join(','))
+  if (query.includeResources) params.set('include', 'resource')
+  return `${path}?${params}`
 }

@@ -118,7 +118,7 @@ export function fetchParameters(
   const parameters = [
     parameter(
       'include',
-      `Relationship paths to include, dot-nested (from ${resource.type}: ${Object.keys(resource.relationships).join(', ')}): at most ${limits.maxIncludePaths} paths, each at most ${limits.maxIncludeDepth} relationships deep. Empty: include nothing.`,
+      `Relationship paths to include, dot-nested (from ${resource.type}: ${Object.keys(resource.relationships).join(', ')}): at most ${limits.maxIncludePaths} paths, each at most ${limits.maxIncludeDepth} relationships deep. Empty: include nothing. Given, even empty, the answer has \`included\` (\`[]\` when nothing is included).`,
       {
         type: 'array',
         maxItems: limits.maxIncludePaths,

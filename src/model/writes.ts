@@ -119,6 +119,30 @@ export type AtomicFailure =
   | { readonly kind: 'missing-members'; readonly ids: readonly Id[] }
   | { readonly kind: 'restricted'; readonly id: Id; readonly by: ResourceDescription; readonly count: number }
 
+/**
+ * What the preconditions of an atomic batch (HTTP If-Match, If-None-Match) are compared with: a
+ * record stored before the batch, or the members of one's to-many relationship. `removing`: the
+ * batch deletes the record (a backend that locks it locks it as a delete would).
+ */
+export type AtomicTarget =
+  | { readonly kind: 'record'; readonly resource: ResourceDescription; readonly id: Id; readonly removing: boolean }
+  | { readonly kind: 'members'; readonly resource: ResourceDescription; readonly id: Id; readonly relationship: string }
+
+/**
+ * A target's state as the batch's own transaction reads it before its first write: the record, or
+ * the members in id order; null when no record has the id (its operation then fails as it would).
+ */
+export type TargetState = StoredRecord | readonly Id[] | null
+
+/**
+ * The options of an atomic batch that may be conditional: with `expect`, the batch reads `targets`
+ * inside its transaction before any operation and runs only if `expect` accepts their states (in
+ * the same order); otherwise it answers 'stale' and writes nothing.
+ */
+export interface AtomicOptions extends WriteOptions<readonly TargetState[]> {
+  readonly targets?: readonly AtomicTarget[] | undefined
+}
+
 export type AtomicOutcome =
   | { readonly ok: true; readonly results: readonly AtomicResult[] }
   | { readonly ok: false; readonly index: number; readonly failure: AtomicFailure }

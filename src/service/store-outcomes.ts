@@ -14,9 +14,11 @@ import type {
   AtomicOperation,
   AtomicOutcome,
   AtomicResult,
+  AtomicTarget,
   DeleteResult,
   Expectation,
   Stale,
+  TargetState,
   ToManyResult,
   WriteResult,
 } from '../model/writes'
@@ -45,6 +47,17 @@ export const REST: WriteSite = { kind: 'rest' }
 export interface Condition<T> {
   readonly expect: Expectation<T>
   refused(what: string): JsonApiError
+}
+
+/**
+ * The preconditions of an atomic batch: the stored records and relationships they are compared
+ * with, what they expect of their states (read in the batch's transaction, in `targets` order), and
+ * the error for a batch they refused, which they know the first cause of.
+ */
+export interface AtomicCondition {
+  readonly targets: readonly AtomicTarget[]
+  readonly expect: Expectation<readonly TargetState[]>
+  refused(): JsonApiError
 }
 
 /** "Book 1": the record a refused conditional write is about. */
@@ -143,8 +156,19 @@ export function changedMembers(
   return result.members
 }
 
-/** The results of an atomic batch, or the error of the operation that stopped it (nothing was stored). */
-export function atomicResults(operations: readonly AtomicOperation[], outcome: AtomicOutcome): readonly AtomicResult[] {
+/**
+ * The results of an atomic batch, or the error of the operation that stopped it, or of the
+ * preconditions that refused it (nothing was stored).
+ */
+export function atomicResults(
+  operations: readonly AtomicOperation[],
+  outcome: AtomicOutcome | Stale,
+  condition: AtomicCondition | undefined,
+): readonly AtomicResult[] {
+  if (outcome === 'stale') {
+    if (!condition) throw new Error('An atomic batch without a condition was refused as stale')
+    throw condition.refused()
+  }
   if (outcome.ok) return outcome.results
   const { resource } = operations[outcome.index] as AtomicOperation
   throw failureError(resource, outcome.failure, { kind: 'operation', index: outcome.index })

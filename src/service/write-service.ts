@@ -12,6 +12,7 @@ import type { AtomicOperation, AtomicResult, ToManyChange } from '../model/write
 import type { ResourceRegistry } from '../resources/registry'
 import type { Store } from '../store/store'
 import {
+  type AtomicCondition,
   atomicResults,
   type Condition,
   changedMembers,
@@ -115,9 +116,14 @@ export class WriteService {
     return changedMembers(resource, id, name, result, condition, site)
   }
 
-  /** POST /operations, read by readAtomicRequest: each operation's result, or the first one's failure. */
-  async atomic(operations: readonly AtomicOperation[]): Promise<readonly AtomicResult[]> {
-    return atomicResults(operations, await this.store.atomic(operations))
+  /**
+   * POST /operations, read by readAtomicRequest: each operation's result, or the first one's
+   * failure; with `condition` (If-Match, If-None-Match), compared with what it names inside the
+   * batch's transaction before any operation runs.
+   */
+  async atomic(operations: readonly AtomicOperation[], condition?: AtomicCondition): Promise<readonly AtomicResult[]> {
+    const outcome = await this.store.atomic(operations, { targets: condition?.targets, expect: condition?.expect })
+    return atomicResults(operations, outcome, condition)
   }
 
   /** A relationship endpoint, whose document names records of the relationship's target type. */

@@ -4,10 +4,14 @@ import type {
   AtomicFailure,
   AtomicInput,
   AtomicOperation,
+  AtomicOptions,
   AtomicResult,
+  AtomicTarget,
   DeleteResult,
   RecordInput,
   RecordRef,
+  Stale,
+  TargetState,
   ToManyChange,
   ToManyResult,
   WriteResult,
@@ -22,6 +26,11 @@ export interface TransactionWriter {
   update(resource: ResourceDescription, id: Id, input: RecordInput): Promise<WriteResult | null>
   delete(resource: ResourceDescription, id: Id): Promise<DeleteResult>
   changeToMany(request: ToManyRequest): Promise<ToManyResult>
+  /**
+   * A conditional batch's target as it is stored, read in the batch's transaction before any write
+   * and held there as the write would hold it, so that no other writer changes it before the batch does.
+   */
+  read(target: AtomicTarget): Promise<TargetState>
 }
 
 /** A change of the members of a to-many relationship (Store.changeToMany's arguments, as one). */
@@ -59,13 +68,24 @@ type Step =
   | { readonly kind: 'update'; readonly resource: ResourceDescription; readonly id: Id; readonly input: RecordInput }
   | { readonly kind: 'delete'; readonly resource: ResourceDescription; readonly id: Id }
   | ({ readonly kind: 'to-many' } & ToManyRequest)
-type StepResult = WriteResult | null | DeleteResult | ToManyResult
+  | { readonly kind: 'read'; readonly target: AtomicTarget }
+type StepResult = WriteResult | null | DeleteResult | ToManyResult | TargetState
 
 /**
  * The batch as a sequence of steps: it yields each write and is resumed with its result. Written
- * once for both kinds of backend: runAtomic drives it at once, runAtomicAsync awaits each step.
+ * once for both kinds of backend: runAtomic drives it at once, runAtomicAsync awaits each step. A
+ * conditional batch first reads its targets, and stops ('stale') before any write if its
+ * expectation refuses them.
  */
-function* atomicSteps(operations: readonly AtomicOperation[]): Generator<Step, AtomicResult[], StepResult> {
+function* atomicSteps(
+  operations: readonly AtomicOperation[],
+  { expect, targets = [] }: AtomicOptions,
+): Generator<Step, AtomicResult[] | Stale, StepResult> {
+  if (expect) {
+    const states: TargetState[] = []
+    for (const target of targets) states.push((yield { kind: 'read', target }) as TargetState)
+    if (!expect(states)) return 'stale'
+  }
   const lids = new Map<string, { type: string; id: Id }>()
   const results: AtomicResult[] = []
   for (const [index, operation] of operations.entries()) {
@@ -129,15 +149,21 @@ function answer<R>(step: Step, writer: SyncWriter | TransactionWriter): R {
   if (step.kind === 'create') return writer.create(step.resource, step.input) as R
   if (step.kind === 'update') return writer.update(step.resource, step.id, step.input) as R
   if (step.kind === 'delete') return writer.delete(step.resource, step.id) as R
+  if (step.kind === 'read') return writer.read(step.target) as R
   return writer.changeToMany(step) as R
 }
 
 /**
  * Runs an atomic batch against a synchronous writer, in order, resolving lids to the ids the batch
  * assigned. Throws AtomicAbort at the first failure; the caller's transaction then undoes everything.
+ * 'stale' when the options' expectation refused the targets: nothing was written.
  */
-export function runAtomic(operations: readonly AtomicOperation[], writer: SyncWriter): AtomicResult[] {
-  const steps = atomicSteps(operations)
+export function runAtomic(
+  operations: readonly AtomicOperation[],
+  writer: SyncWriter,
+  options: AtomicOptions = {},
+): AtomicResult[] | Stale {
+  const steps = atomicSteps(operations, options)
   let next = steps.next()
   while (!next.done) next = steps.next(answer<StepResult>(next.value, writer))
   return next.value
@@ -147,8 +173,9 @@ export function runAtomic(operations: readonly AtomicOperation[], writer: SyncWr
 export async function runAtomicAsync(
   operations: readonly AtomicOperation[],
   writer: TransactionWriter,
-): Promise<AtomicResult[]> {
-  const steps = atomicSteps(operations)
+  options: AtomicOptions = {},
+): Promise<AtomicResult[] | Stale> {
+  const steps = atomicSteps(operations, options)
   let next = steps.next()
   while (!next.done) next = steps.next(await answer<Promise<StepResult>>(next.value, writer))
   return next.value

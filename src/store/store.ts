@@ -4,6 +4,7 @@ import type { IncludePlan, ListPage, ListQuery, Members, RecordGraph, SearchOrde
 import type { Id, StoredRecord } from '../model/record'
 import type {
   AtomicOperation,
+  AtomicOptions,
   AtomicOutcome,
   DeleteResult,
   NoOptions,
@@ -101,8 +102,14 @@ export interface Store {
     id: Id,
     options?: O & WriteOptions<StoredRecord>,
   ): Promise<DeleteResult | StaleIf<O>>
-  /** Runs the operations in order in one transaction: all of them are stored, or none. */
-  atomic(operations: readonly AtomicOperation[]): Promise<AtomicOutcome>
+  /**
+   * Runs the operations in order in one transaction: all of them are stored, or none. With
+   * `expect`, first reads `targets` in that transaction and runs only if it accepts their states.
+   */
+  atomic<O extends AtomicOptions = NoOptions>(
+    operations: readonly AtomicOperation[],
+    options?: O & AtomicOptions,
+  ): Promise<AtomicOutcome | StaleIf<O>>
   /**
    * Changes the members of a to-many relationship by writing the inverse to-one of the records
    * named: `add` points them here, `remove` clears those that point here, `replace` does both so

@@ -129,7 +129,7 @@ describe('which answer Accept asks for', () => {
       expect({ accept, status: response.status, body: await response.json() }).toEqual({
         accept,
         status: 200,
-        body: { data: [], links: { next: `${CHANGES}?page[after]=0` }, meta: { latest: null } },
+        body: { data: [], links: { next: `${CHANGES}?page%5Bafter%5D=0` }, meta: { latest: null } },
       })
     }
   })

@@ -29,6 +29,9 @@ describe('GET /api/v1/changes on a catalogue without changes', () => {
       expect(answer.json.links.next).toStartWith(`${CHANGES}?`)
       expect(linkParameters(answer.json.links.next)).toEqual({ 'page[after]': '0' })
       expect((await t.get(follow(answer.json.links.next))).json).toEqual(answer.json)
+      // include=resource makes a compound document, included [] when there is nothing to include.
+      const included = await t.get(`${CHANGES}?include=resource`)
+      expect(included.json).toEqual({ ...answer.json, included: [], links: { next: expect.any(String) } })
     } finally {
       await t.close()
     }
@@ -128,6 +131,16 @@ describe('GET /api/v1/changes', () => {
     const answer = await t.get(`${CHANGES}?filter[type]=authors,book_collections`)
     expect(answer.json.data.map(described)).toEqual(made.filter((text) => !text.includes(' books/')))
     expect(linkParameters(answer.json.links.next)['filter[type]']).toBe('authors,book_collections')
+  })
+
+  it("writes links.next as a URI: brackets and commas percent-encoded, as every list's links are", async () => {
+    const answer = await t.get(`${CHANGES}?page[size]=2&filter[type]=authors,books&include=resource`)
+    const next = linkParameters(answer.json.links.next)['page[after]']
+    expect(answer.json.links.next).toBe(
+      `${CHANGES}?page%5Bafter%5D=${next}&page%5Bsize%5D=2&filter%5Btype%5D=authors%2Cbooks&include=resource`,
+    )
+    // RFC 3986 §3.4: a query is pchars, "/" and "?"; "[" and "]" are not among them.
+    expect(answer.json.links.next).toMatch(/^[/\w.~-]+\?(?:[\w.~!$&'()*+,;=:@/?-]|%[0-9A-F]{2})*$/)
   })
 
   it('reads page[size] changes of the feed for a filtered page, keeping those asked for, and moves past them all', async () => {

@@ -150,10 +150,11 @@ describe('fields on a single-record GET', () => {
     })
   })
 
-  it('fields[book_collections]= on a collection with include= leaves an empty record and nothing included', async () => {
+  it('fields[book_collections]= on a collection with include= leaves an empty record and included []', async () => {
     const col = c.collections.hainish
     expectDocument(await t.get(`/api/v1/book_collections/${col.id}?fields[book_collections]=&include=`), {
       data: sparse('book_collections', col.id, {}),
+      included: [],
     })
   })
 })

@@ -87,13 +87,27 @@ describe('include on lists', () => {
     expect(answer.json.data[2].relationships.books).toEqual({ data: [] })
   })
 
-  it('leaves included out when the included relationships hold no records', async () => {
+  it('answers included [] when the included relationships hold no records: a compound document all the same', async () => {
     expectDocument(await t.get('/api/v1/books?filter[book_collection]=null&include=book_collection'), {
       data: [c.book(c.books.ursulaStories, ['book_collection']), c.book(c.books.terryStories, ['book_collection'])],
+      included: [],
     })
     expectDocument(await t.get(`/api/v1/authors?filter[name]=${encodeURIComponent('Nobody Yet')}&include=books`), {
       data: [c.author(c.authors.nobody, true)],
+      included: [],
     })
+    expectDocument(await t.get(`/api/v1/authors?filter[name]=${encodeURIComponent('No such author')}&include=books`), {
+      data: [],
+      included: [],
+    })
+  })
+
+  it('answers included [] on a paged list and a list of related records when nothing is included', async () => {
+    const nobody = c.authors.nobody.id
+    expectDocument(await t.get(`/api/v1/authors/${nobody}/books?include=book_collection`), { data: [], included: [] })
+    const page = await t.get('/api/v1/books?filter[book_collection]=null&include=book_collection&page[size]=1')
+    expect(page.status).toBe(200)
+    expect(page.json.included).toEqual([])
   })
 
   it('GET /api/v1/authors?include=books.book_collection links collections on the included books only', async () => {
@@ -153,15 +167,18 @@ describe('include on a single-record GET', () => {
     })
   })
 
-  it('an empty include= includes nothing and keeps the linkage', async () => {
+  it('an empty include= includes nothing, answers included [] and keeps the linkage', async () => {
     expectDocument(await t.get(`/api/v1/books/${c.books.mort.id}?include=`), {
       data: c.book(c.books.mort, ['author', 'book_collection']),
+      included: [],
     })
     expectDocument(await t.get(`/api/v1/authors/${c.authors.terry.id}?include=`), {
       data: c.author(c.authors.terry, true),
+      included: [],
     })
     expectDocument(await t.get(`/api/v1/book_collections/${c.collections.hainish.id}?include=`), {
       data: c.collection(c.collections.hainish, true),
+      included: [],
     })
   })
 
@@ -204,11 +221,33 @@ describe('include on a single-record GET', () => {
     })
   })
 
-  it('include=book_collection on a book without a collection renders data null and leaves included out', async () => {
+  it('include=book_collection on a book without a collection renders data null and answers included []', async () => {
     const b = c.books.terryStories
     expectDocument(await t.get(`/api/v1/books/${b.id}?include=book_collection`), {
       data: c.book(b, ['author', 'book_collection']),
+      included: [],
     })
+  })
+
+  // JSON:API 1.1: a request that names include gets a compound document, "even if that included
+  // key holds an empty array"; without include, the default include leaves it out as it always did.
+  it('include=books on an author without books answers included [] (a to-many include, written as it streams)', async () => {
+    expectDocument(await t.get(`/api/v1/authors/${c.authors.nobody.id}?include=books`), {
+      data: c.author(c.authors.nobody, true),
+      included: [],
+    })
+    expectDocument(await t.get(`/api/v1/authors/${c.authors.nobody.id}?include=books.book_collection`), {
+      data: c.author(c.authors.nobody, true),
+      included: [],
+    })
+  })
+
+  it('a related record that is null answers included [] when the request names include, and data null alone without', async () => {
+    const path = `/api/v1/books/${c.books.terryStories.id}/book_collection`
+    const named = await t.get(`${path}?include=books`)
+    expect(named.status).toBe(200)
+    expect(named.json).toEqual({ data: null, included: [] })
+    expect((await t.get(path)).json).toEqual({ data: null })
   })
 })
 

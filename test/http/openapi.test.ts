@@ -106,6 +106,10 @@ describe(`GET ${SPEC_PATH}`, () => {
             expect(Object.keys(operation.responses[status]?.content ?? {})).toEqual(['application/vnd.api+json'])
           }
         }
+        // Every write that compares If-Match, the atomic operations included, documents its 412 and 428.
+        if (succeeds && method !== 'get' && (path.includes('{id}') || path.endsWith('/operations'))) {
+          for (const status of ['412', '428']) expect(operation.responses[status]).toBeDefined()
+        }
       }
     }
   })

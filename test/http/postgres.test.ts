@@ -6,6 +6,7 @@ import { resources } from '../../src/resources/registry'
 import { PostgresStore } from '../../src/store/postgres/postgres-store'
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
 import type { Store } from '../../src/store/store'
+import { checkJsonApiAnswer } from '../support/jsonapi-schema'
 import { afterAll, beforeAll, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
@@ -56,7 +57,9 @@ async function send(app: App, { method, path, body, type = JSON_API }: Sent) {
       body: body === undefined ? undefined : JSON.stringify(body),
     }),
   )
-  return { status: response.status, contentType: response.headers.get('content-type'), body: await response.text() }
+  const text = await response.text()
+  checkJsonApiAnswer({ method, path, status: response.status, headers: response.headers, text })
+  return { status: response.status, contentType: response.headers.get('content-type'), body: text }
 }
 
 const author = (name: string) => ({ data: { type: 'authors', attributes: { name } } })

@@ -42,13 +42,20 @@ function writerOver(store: Store): TransactionWriter {
     delete: (resource, id) => store.delete(resource, id),
     changeToMany: ({ resource, id, relationship, ids, change }) =>
       store.changeToMany(resource, id, relationship, ids, change),
+    read: async (target) => {
+      if (target.kind === 'record') return store.find(target.resource, target.id)
+      if (!(await store.find(target.resource, target.id))) return null
+      return (await store.members(target.resource, target.relationship, [target.id])).get(target.id) ?? []
+    },
   }
 }
 
 /** What runAtomicAsync gives, in the shape of Store.atomic's outcome. */
 async function runAsync(store: Store, operations: readonly AtomicOperation[]): Promise<AtomicOutcome> {
   try {
-    return { ok: true, results: await runAtomicAsync(operations, writerOver(store)) }
+    const results = await runAtomicAsync(operations, writerOver(store))
+    if (results === 'stale') throw new Error('an unconditional batch was refused as stale')
+    return { ok: true, results }
   } catch (error) {
     if (error instanceof AtomicAbort) return { ok: false, index: error.index, failure: error.failure }
     throw error

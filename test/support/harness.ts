@@ -10,6 +10,7 @@ import { type DatabaseLocation, openStore } from '../../src/store/open'
 import { PostgresStore } from '../../src/store/postgres/postgres-store'
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
 import type { Store } from '../../src/store/store'
+import { checkJsonApiAnswer } from './jsonapi-schema'
 import { borrowDatabase, chosenBackend, type LentDatabase, type TestBackend } from './test-database'
 
 export const JSON_API = 'application/vnd.api+json'
@@ -145,6 +146,8 @@ export async function openTestApp(options: TestAppOptions = {}): Promise<TestApp
     }
     const response = await app.handle(new Request(`http://localhost${path}`, init))
     const text = await response.text()
+    // Every JSON:API answer a test sees meets JSON:API 1.1 and its schema (jsonapi-schema.ts).
+    checkJsonApiAnswer({ method, path, status: response.status, headers: response.headers, text })
     return {
       status: response.status,
       headers: response.headers,

@@ -127,7 +127,7 @@ export function operationDocs(registry: ResourceRegistry, resource: ResourceDesc
       operationId: `get_${resource.singular}`,
       summary: `Get ${aOne(resource)}`,
       parameters: [...id, ...fetchParameters(registry, resource, 'record', limits)],
-      description: `The ${single} with linkage for every relationship, and its ${included} in \`included\` (left out when there are none).`,
+      description: `The ${single} with linkage for every relationship, and its ${included} in \`included\` (left out when there are none, unless the request names \`include\`).`,
       responses: {
         200: body(`The ${single}`, singleDocumentSchema(registry, resource)),
         ...notModified,
@@ -283,7 +283,7 @@ export function operationsDocs(registry: ResourceRegistry, limits: AtomicLimitsD
     operationId: 'atomic_operations',
     summary: 'Run several operations atomically (JSON:API Atomic Operations extension)',
     description:
-      'add, update and remove of records and relationships, in order, in one transaction: all are stored or none. `lid` names a record added earlier in the same request. An error points at its operation: `/atomic:operations/N/...`.',
+      'add, update and remove of records and relationships, in order, in one transaction: all are stored or none. `lid` names a record added earlier in the same request. An error points at its operation: `/atomic:operations/N/...`. `If-Match` and `If-None-Match` apply to every record (or to-many relationship) stored before the request that its operations change, each compared with its stored state in the transaction, before any operation runs: `If-Match` lists one ETag per record (`"tag-of-book-1", "tag-of-book-2"`), or `*`.',
     requestBody: {
       required: true,
       content: { [atomic]: { schema: atomicRequestSchema(registry, limits), example: atomicExample(registry) } },
@@ -301,9 +301,12 @@ export function operationsDocs(registry: ResourceRegistry, limits: AtomicLimitsD
       409: failure('A type does not match, or a record cannot be removed while others need it'),
       413: writeFailures[413],
       415: failure(`Content-Type is not ${atomic}`),
+      412: failure(
+        'If-Match holds no ETag of the current state of a record (or to-many relationship) stored before the request that an operation changes, or If-None-Match one of it (or *): nothing of the request was written. `source.header` names the header, the detail the first such record, `meta.operation` its operation',
+      ),
       422: failure('Validation failed in an operation'),
       428: failure(
-        'The service requires If-Match (REQUIRE_IF_MATCH=true) and an operation changes a record stored before the request; If-Match: * lets it through',
+        'The service requires If-Match (REQUIRE_IF_MATCH=true) and an operation changes a record stored before the request, or takes in a stored record no ETag in If-Match covers; If-Match: * lets it through',
       ),
       ...negotiation,
     },

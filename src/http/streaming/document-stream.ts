@@ -28,6 +28,12 @@ export interface DocumentRequest {
   readonly include: IncludeTree
   /** The relationships whose linkage the primary records render (the include tree's top level, or all). */
   readonly primaryLinks: readonly string[]
+  /**
+   * The request named `include`: the document is a compound one, with `included` even when it is
+   * empty (JSON:API 1.1, "Inclusion of Related Resources"). Without it, `included` is written only
+   * when a default include found something, as the catalogue always answered.
+   */
+  readonly compound: boolean
 }
 
 /**
@@ -67,7 +73,8 @@ export class DocumentStream {
       for (const [name] of node.children) names.add(name)
       this.links.set(node.resource.type, [...names])
     }
-    this.plain = include.size === 0 && request.primaryLinks.length === 0 && request.fields.size === 0
+    this.plain =
+      include.size === 0 && request.primaryLinks.length === 0 && request.fields.size === 0 && !request.compound
   }
 
   /**
@@ -118,7 +125,7 @@ export class DocumentStream {
       }
     }
     if (shape === 'many') piece.parts.push(']')
-    if (this.nodes.length > 0) yield* this.included(piece)
+    if (this.nodes.length > 0 || this.request.compound) yield* this.included(piece)
     piece.parts.push(tail, '}')
     yield piece.release()
   }
@@ -151,6 +158,7 @@ export class DocumentStream {
     }
     // Something was included once the opening has been written.
     if (piece.next !== INCLUDED_OPENING) piece.parts.push(']')
+    else if (this.request.compound) piece.parts.push(INCLUDED_OPENING, ']')
   }
 
   /** The ids of the records of `type` written so far. */

@@ -104,6 +104,8 @@ export interface ListRequest {
   /** The request's URL: page links are built from it. */
   readonly url: string
   readonly include: IncludeTree
+  /** The request named `include`: `included` is written even when empty (DocumentRequest.compound). */
+  readonly compound: boolean
   readonly fields: ReadonlyMap<string, ReadonlySet<string>>
   readonly filters: readonly StoreFilter[]
   readonly sort: readonly SortKey[]
@@ -134,7 +136,7 @@ export class ListReader {
 
   constructor(private readonly request: ListRequest) {
     this.none = request.profile ? null : undefined
-    const { registry, store, resource, fields, include } = request
+    const { registry, store, resource, fields, include, compound } = request
     this.document = new DocumentStream({
       registry,
       store,
@@ -142,6 +144,7 @@ export class ListReader {
       fields,
       include,
       primaryLinks: [...include.keys()],
+      compound,
     })
   }
 

@@ -10,13 +10,7 @@ import type {
   StoreFilter,
 } from '../../model/query'
 import type { Id, StoredRecord } from '../../model/record'
-import {
-  type AtomicOperation,
-  type AtomicOutcome,
-  asConditional,
-  type RecordInput,
-  type WriteResult,
-} from '../../model/writes'
+import { asConditional, type RecordInput, type WriteResult } from '../../model/writes'
 import type { ResourceRegistry } from '../../resources/registry'
 import type { CatalogueRestore, CatalogueSnapshot } from '../catalogue-copy'
 import { ChangeSignal } from '../change-signal'
@@ -199,9 +193,8 @@ export class PostgresStore implements Store {
   readonly delete: Store['delete'] = (resource, id, options) =>
     asConditional(this.committed(this.writes.delete(resource, id, options?.expect)))
 
-  atomic(operations: readonly AtomicOperation[]): Promise<AtomicOutcome> {
-    return this.committed(this.writes.atomic(operations))
-  }
+  readonly atomic: Store['atomic'] = (operations, options) =>
+    asConditional(this.committed(this.writes.atomic(operations, options)))
 
   /**
    * Each batch one transaction on a connection held for the import (a dry run's temporary tables

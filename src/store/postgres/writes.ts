@@ -3,11 +3,14 @@ import type { ResourceDescription } from '../../model/description'
 import type { Id, StoredRecord } from '../../model/record'
 import type {
   AtomicOperation,
+  AtomicOptions,
   AtomicOutcome,
+  AtomicTarget,
   DeleteResult,
   Expectation,
   RecordInput,
   Stale,
+  TargetState,
   ToManyResult,
   WriteResult,
 } from '../../model/writes'
@@ -94,11 +97,12 @@ export class PostgresWrites {
     })
   }
 
-  async atomic(operations: readonly AtomicOperation[]): Promise<AtomicOutcome> {
+  async atomic(operations: readonly AtomicOperation[], options?: AtomicOptions): Promise<AtomicOutcome | Stale> {
     try {
       // One transaction: an AtomicAbort thrown by the runner rolls every operation back (the ids
       // its creates took are not given back: a gap).
-      const results = await this.write((tx) => runAtomicAsync(operations, this.writerIn(tx)))
+      const results = await this.write((tx) => runAtomicAsync(operations, this.writerIn(tx), options))
+      if (results === 'stale') return results
       return { ok: true, results }
     } catch (error) {
       if (error instanceof AtomicAbort) return { ok: false, index: error.index, failure: error.failure }
@@ -119,7 +123,22 @@ export class PostgresWrites {
         (await this.reader.exists(tx, request.resource.type, request.id, ' FOR UPDATE'))
           ? this.changeToManyNow(tx, request)
           : { status: 'not-found' },
+      read: (target) => this.readTarget(tx, target),
     }
+  }
+
+  /**
+   * A conditional batch's target, locked as the conditional write of it alone locks it (update,
+   * delete, changeToMany above): of two batches expecting the same state, the second waits for
+   * the first and then sees its change.
+   */
+  private async readTarget(tx: Queryable, target: AtomicTarget): Promise<TargetState> {
+    const { resource, id } = target
+    if (target.kind === 'record') {
+      return this.reader.find(tx, resource.type, id, target.removing ? ' FOR UPDATE' : ' FOR NO KEY UPDATE')
+    }
+    if (!(await this.reader.exists(tx, resource.type, id, ' FOR UPDATE'))) return null
+    return (await this.reader.members(tx, resource.type, target.relationship, [id])).get(id) ?? []
   }
 
   private async changeToManyNow(tx: Queryable, request: ToManyRequest): Promise<ToManyResult> {

@@ -4,9 +4,11 @@ import type { IncludePlan, ListQuery, Members, RecordGraph, SearchOrder, StoreFi
 import type { Id, StoredRecord } from '../../model/record'
 import {
   type AtomicOperation,
+  type AtomicOptions,
   type AtomicOutcome,
   asConditional,
   type RecordInput,
+  type Stale,
   type WriteResult,
 } from '../../model/writes'
 import type { ResourceRegistry } from '../../resources/registry'
@@ -189,11 +191,16 @@ export class SqliteStore implements Store {
       this.write(() => this.writes.refused(resource, id, options?.expect) ?? this.writes.delete(resource, id)),
     )
 
-  async atomic(operations: readonly AtomicOperation[]): Promise<AtomicOutcome> {
+  readonly atomic: Store['atomic'] = (operations, options) => asConditional(this.atomicNow(operations, options))
+
+  private async atomicNow(
+    operations: readonly AtomicOperation[],
+    options: AtomicOptions | undefined,
+  ): Promise<AtomicOutcome | Stale> {
     try {
       // One queued write: every operation in the same savepoint, undone together if one fails.
-      const results = await this.write(() => runAtomic(operations, this.writes))
-      return { ok: true, results }
+      const results = await this.write(() => runAtomic(operations, this.writes, options))
+      return results === 'stale' ? results : { ok: true, results }
     } catch (error) {
       if (error instanceof AtomicAbort) return { ok: false, index: error.index, failure: error.failure }
       throw error

@@ -1,7 +1,15 @@
 import type { SQLQueryBindings, Statement } from 'bun:sqlite'
 import type { ResourceDescription } from '../../model/description'
 import type { Id, StoredRecord } from '../../model/record'
-import type { DeleteResult, Expectation, RecordInput, Stale, WriteResult } from '../../model/writes'
+import type {
+  AtomicTarget,
+  DeleteResult,
+  Expectation,
+  RecordInput,
+  Stale,
+  TargetState,
+  WriteResult,
+} from '../../model/writes'
 import type { ResourceRegistry } from '../../resources/registry'
 import type { SyncWriter } from '../atomic'
 import { quote, type Row } from '../sql/table'
@@ -119,6 +127,14 @@ export class SqliteWrites implements SyncWriter {
     if (!expect || !this.local.exists(resource.type, id)) return undefined
     const members = this.local.members(resource.type, relationship, [id]).get(id) ?? []
     return expect(members) ? undefined : 'stale'
+  }
+
+  /** A conditional atomic batch's target, read in its transaction (SQLite's write lock holds it). */
+  read(target: AtomicTarget): TargetState {
+    const { resource, id } = target
+    if (target.kind === 'record') return this.local.find(resource.type, id)
+    if (!this.local.exists(resource.type, id)) return null
+    return this.local.members(resource.type, target.relationship, [id]).get(id) ?? []
   }
 
   private statement(sql: string): Statement<Row, SQLQueryBindings[]> {

@@ -147,5 +147,36 @@ export function describeWriteContract(t: ContractContext): void {
       expect(outcome).toEqual({ ok: false, index: 1, failure: { kind: 'unknown-lid', lid: 'c' } })
       expect(await listed(collections)).toEqual([])
     })
+
+    it('with expect, reads its targets as they were before the batch and runs only if it accepts them', async () => {
+      const a = await author('A')
+      const one = await book('One', a.id)
+      const targets = [
+        { kind: 'record', resource: books, id: one.id, removing: false },
+        { kind: 'members', resource: authors, id: a.id, relationship: 'books' },
+        { kind: 'record', resource: books, id: 999, removing: true },
+      ] as const
+      const rename = {
+        kind: 'update',
+        resource: books,
+        target: { id: one.id },
+        input: { attributes: { name: 'Renamed' }, toOne: {} },
+      } as const
+      const create = { kind: 'create', resource: authors, input: { attributes: { name: 'New' }, toOne: {} } } as const
+      const seen: unknown[] = []
+      const refusing = (states: readonly unknown[]) => {
+        seen.push(...states)
+        return false
+      }
+      expect(await t.store().atomic([create, rename], { targets, expect: refusing })).toBe('stale')
+      expect(seen).toEqual([one, [one.id], null])
+      expect(await listed(authors)).toEqual([a])
+      expect(await listed(books)).toEqual([one])
+      const outcome = await t.store().atomic([rename], { targets, expect: () => true })
+      expect(outcome).toMatchObject({
+        ok: true,
+        results: [{ kind: 'record', record: { attributes: { name: 'Renamed' } } }],
+      })
+    })
   })
 }
