@@ -39,14 +39,14 @@ export const ACCEPTED = {
    */
   unprocessableMissingRelated: null,
   /**
-   * contract.md ("relative links as everywhere"): links are relative. JSON:API 1.1 ("Links")
+   * docs/api.md ("Links"): links are relative. JSON:API 1.1 ("Links")
    * allows any URI-reference (RFC 3986 §4.1), but the schema's `linkUrl` says `format: uri`, which
    * only an absolute URI meets: links are checked as URI-references, which still refuses what RFC
    * 3986 does not allow (an unencoded `[` in a query, say).
    */
   relativeLinks: 'uri-reference',
   /**
-   * contract.md: `GET /` is a JSON:API document whose top-level `links` are `self`, `authors`,
+   * docs/api.md ("The index"): `GET /` is a JSON:API document whose top-level `links` are `self`, `authors`,
    * `book_collections`, `books`, `describedby` and `docs`. JSON:API 1.1 lists the members the
    * top-level links object MAY contain (self, related, describedby, pagination) and says of the
    * objects it defines that they MUST NOT contain others "unless otherwise noted"; the schema
