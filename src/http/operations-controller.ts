@@ -8,8 +8,8 @@ import type { ResourceRegistry } from '../resources/registry'
 import { readAtomicRequest } from '../service/atomic-request'
 import { WriteService } from '../service/write-service'
 import type { Store } from '../store/store'
-import { documentOf } from './body-parser'
 import { atomicIfMatchRequired } from './conditional'
+import { documentOf } from './parsed-body'
 import { type ApiResponse, jsonApiResponse } from './responses'
 
 /**
