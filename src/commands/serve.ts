@@ -172,6 +172,8 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     await store.close()
     fail(`cannot listen on ${config.host}:${config.port}: ${listenFailure(error as Error)}`)
   }
+  // The API page's viewer, compressed now rather than by the first requests for it (docs-page.ts).
+  app.decorator.viewerScript.prepare()
   if (slot) {
     // The supervisor logs `listening` once all its workers are.
     logger.log('info', 'worker listening', { url: app.server?.url.href })
