@@ -30,8 +30,9 @@ export function warmUpSearches(registry: ResourceRegistry, prefix: string): Offl
 /**
  * Runs those searches where a client's would run: on the first read thread where there are some
  * (starting it; a read goes to the thread with the fewest in progress, the first of equals), and
- * on the others once that one is done, without waiting for them: each thread costs the start some
- * 40 ms of CPU in the executable, 60 from the source. Without read threads, on the main thread over
+ * on the others once the service listens, without waiting for them: each thread costs some 40 ms
+ * of CPU in the executable, 60 from the source (half of it TypeBox, which the controllers' write
+ * documents load). Without read threads, on the main thread over
  * `store` (the store itself: they are no client's calls, not counted in the metrics). Their
  * answers are read and dropped.
  */
@@ -45,8 +46,9 @@ export async function warmUp(
   const searches = warmUpSearches(registry, prefix)
   if (reads) {
     await reads.warm(searches, 1)
-    // The others need not hold up the start: one answers the first search. A failure shows there.
-    reads.warm(searches).catch(() => {})
+    // The others need not hold up the start: one answers the first search. Begun a turn later, once
+    // the service listens (it does in the turn this settles); a failure shows in their first read.
+    setTimeout(() => reads.warm(searches).catch(() => {}), 0)
     return
   }
   for (const search of searches) {
