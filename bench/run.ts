@@ -20,6 +20,7 @@ import { join } from 'node:path'
 import { QUICK } from './harness/measure'
 import { beforeAfter } from './parts/before-after'
 import { crashBench } from './parts/crash'
+import { firstSearchBench } from './parts/first-search/first-search'
 import { runBounds } from './parts/limits/bounds'
 import { runHostile } from './parts/limits/hostile'
 import { machineryBench } from './parts/machinery/machinery'
@@ -68,7 +69,9 @@ async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
  * million [--sizes 10k,100k,1m] [--backends sqlite,postgres]` issue 24's searches, pages and imports
  * at 10,000 to 1,000,000 books on kept data sets alone (bench/parts/million/million.ts, also the full run's last
  * part, on the backends of `--backends`), and `bun run bench -- change-latency [--backends sqlite,postgres]
- * [--streams 1,50]` how long a change takes to reach the feed's streams (bench/runs/change-latency.ts).
+ * [--streams 1,50]` how long a change takes to reach the feed's streams (bench/runs/change-latency.ts),
+ * and `bun run bench -- first-search [--backends sqlite,postgres]` the start and the first search
+ * on a catalogue of one book (bench/parts/first-search/first-search.ts).
  * Options of `main`:
  *
  * - `--backends sqlite,postgres` (BENCH_BACKENDS): the backends of the backend × workers part;
@@ -94,9 +97,10 @@ async function chosenBench(): Promise<number> {
   if (chosen === 'machinery') return machineryBench(argv.slice(1), dir, track)
   if (chosen === 'million') return millionBench(argv.slice(1), dir, track)
   if (chosen === 'change-latency') return changeLatencyBench(argv.slice(1), dir, track)
+  if (chosen === 'first-search') return firstSearchBench(argv.slice(1))
   if (chosen !== undefined && !chosen.startsWith('--')) {
     console.error(
-      `bench: no bench "${chosen}"; run it without an argument, or with "crash", "hostile", "bounds", "replicas", "before-after", "machinery", "million" or "change-latency"`,
+      `bench: no bench "${chosen}"; run it without an argument, or with "crash", "hostile", "bounds", "replicas", "before-after", "machinery", "million", "change-latency" or "first-search"`,
     )
     return 2
   }

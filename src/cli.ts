@@ -4,24 +4,9 @@
  * operator command. Every command answers `--help`; bad input is one line on stderr and exit 2.
  */
 import packageJson from '../package.json'
-import { backupCommand } from './commands/backup'
-import { type Command, UsageError } from './commands/command'
-import { exportCommand } from './commands/export'
-import { healthcheckCommand } from './commands/healthcheck'
-import { importCommand } from './commands/import'
-import { migrateCommand } from './commands/migrate'
+import { UsageError } from './commands/command'
+import { commands } from './commands/command-list'
 import { serveCommand } from './commands/serve'
-import { tokenCommand } from './commands/token'
-
-const commands: readonly Command[] = [
-  serveCommand,
-  tokenCommand,
-  backupCommand,
-  importCommand,
-  exportCommand,
-  migrateCommand,
-  healthcheckCommand,
-]
 
 const commandColumn = Math.max(...commands.map((c) => c.name.length)) + 2
 const usage = `catalogue ${packageJson.version}: the library catalogue JSON:API service

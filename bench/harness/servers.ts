@@ -117,6 +117,26 @@ export async function waitUntilReady(server: RunningServer, path: string): Promi
 }
 
 /**
+ * Waits, polling every 2 ms, until the service has logged `listening` (its stdout goes to its log
+ * file): the moment an operator sees it up. Gives up after 20 s.
+ */
+export async function waitUntilListening(server: RunningServer): Promise<void> {
+  for (const until = performance.now() + 20_000; performance.now() < until; ) {
+    if (server.process.exitCode !== null) throw new Error(`${server.name} exited with ${server.process.exitCode}`)
+    if (
+      (
+        await Bun.file(server.logPath)
+          .text()
+          .catch(() => '')
+      ).includes('"msg":"listening"')
+    )
+      return
+    await Bun.sleep(2)
+  }
+  throw new Error(`${server.name} did not log listening within 20 s`)
+}
+
+/**
  * SIGTERM, as an operator would stop it; SIGKILL if it has not gone after 5 s. Worker processes it
  * started and left behind (they would hold the port) are killed too.
  */

@@ -1,8 +1,9 @@
 /**
  * The Express baseline: the conventional Node stack issue 10 compares with, run as that stack is
  * run: on Node (the machine's Node 20), Express 5 with `express.json` for the JSON:API media type,
- * jsonapi-serializer's Serializer for the documents, and better-sqlite3 (built for Node by
- * bench/references/express-on-node.ts) for SQLite. Express keeps its defaults (ETag, X-Powered-By).
+ * jsonapi-serializer's Serializer for the documents, and better-sqlite3 (installed in
+ * bench/references/node/ and built for Node by bench/references/express-on-node.ts) for SQLite.
+ * Express keeps its defaults (ETag, X-Powered-By).
  *
  * Plain JavaScript (ESM) because Node 20 cannot run TypeScript; it imports nothing of the bench's
  * TypeScript, so what it shares with the other baselines is written out here and must be kept in
@@ -22,9 +23,12 @@
  *
  *   PORT=<port> REFERENCE_DB=<path> [REFERENCE_DURABILITY=normal] node bench/references/express.mjs
  */
-import Database from 'better-sqlite3'
+import { createRequire } from 'node:module'
 import express from 'express'
 import JSONAPISerializer from 'jsonapi-serializer'
+
+// better-sqlite3 is bench/references/node/'s alone (express-on-node.ts installs it there).
+const Database = createRequire(new URL('./node/package.json', import.meta.url))('better-sqlite3')
 
 const { Serializer } = JSONAPISerializer
 

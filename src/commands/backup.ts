@@ -1,5 +1,5 @@
 import { rmSync, statSync } from 'node:fs'
-import { storeSettingsHelp } from '../config'
+import { SQLITE_FILE_SETTINGS, storeSettingsHelp } from '../config'
 import { planBackup } from '../store/backup'
 import { parseCommandArguments } from './arguments'
 import { type Command, UsageError } from './command'
@@ -22,7 +22,7 @@ either backend) or pg_dump.
 
 Options:
   --force                             replace FILE if it exists
-${storeSettingsHelp}
+${storeSettingsHelp(SQLITE_FILE_SETTINGS)}
   --help                              print this text and exit
 
 Exit status: 0 copied, 1 the copy failed (nothing was left at FILE), 2 bad arguments.
@@ -34,7 +34,7 @@ async function runBackup(argv: readonly string[], env: Readonly<Record<string, s
     values,
     positionals,
     store: settings,
-  } = parseCommandArguments('backup', argv, env, { force: { type: 'boolean' } }, 1)
+  } = parseCommandArguments('backup', argv, env, { force: { type: 'boolean' } }, 1, SQLITE_FILE_SETTINGS)
   const file = positionals[0]
   if (file === undefined) throw new UsageError('needs the FILE to write the copy to (see catalogue backup --help)')
   const { databaseUrl } = settings

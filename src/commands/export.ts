@@ -1,4 +1,4 @@
-import { storeSettingsHelp } from '../config'
+import { STORE_SETTINGS, storeSettingsHelp } from '../config'
 import type { ResourceDescription } from '../model/description'
 import { resources } from '../resources/registry'
 import type { TypeTally } from '../store/catalogue-copy'
@@ -38,7 +38,7 @@ either backend with the same ids (see its --help).
 
 Options:
   --force                             replace FILE if it exists
-${storeSettingsHelp}
+${storeSettingsHelp(STORE_SETTINGS)}
   --help                              print this text and exit
 
 Exit status: 0 written, 1 the database or the output failed part-way, 2 bad arguments.
@@ -86,7 +86,7 @@ async function runExport(argv: readonly string[], env: Readonly<Record<string, s
     values,
     positionals,
     store: settings,
-  } = parseCommandArguments('export', argv, env, { force: { type: 'boolean' } }, 1)
+  } = parseCommandArguments('export', argv, env, { force: { type: 'boolean' } }, 1, STORE_SETTINGS)
   const file = positionals[0]
   const output = file === undefined ? OutputFile.stdout() : OutputFile.create(file, values.force === true)
   let store: Store

@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs'
-import { storeSettingsHelp } from '../config'
+import { STORE_SETTINGS, storeSettingsHelp } from '../config'
 import { resources } from '../resources/registry'
 import { holdsCatalogue, openStore, refusedToCommands, shownDatabaseUrl } from '../store/open'
 import type { Store } from '../store/store'
@@ -53,7 +53,7 @@ Options:
   --delimiter ,|;|tab                 CSV: the delimiter, when the header does not tell
   --encoding utf-8|latin1             a file of books' encoding (default utf-8; latin1 is read
                                       as Windows-1252, as browsers do); an export is UTF-8
-${storeSettingsHelp}
+${storeSettingsHelp(STORE_SETTINGS)}
   --help                              print this text and exit
 
 Exit status: 0 every line imported or already present, 1 some lines were bad (the others were
@@ -122,7 +122,7 @@ async function firstLine(file: string, encoding: Encoding): Promise<string> {
 
 async function runImport(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
   const started = performance.now()
-  const { values, positionals, store: settings } = parseCommandArguments('import', argv, env, flags, 1)
+  const { values, positionals, store: settings } = parseCommandArguments('import', argv, env, flags, 1, STORE_SETTINGS)
   const file = positionals[0]
   if (file === undefined) throw new UsageError('needs the FILE to import (see catalogue import --help)')
   let format = formatOf(file, values.format)

@@ -1,4 +1,4 @@
-import { storeSettingsHelp } from '../config'
+import { STORE_SETTINGS, storeSettingsHelp } from '../config'
 import { resources } from '../resources/registry'
 import type { MigrationApplied } from '../store/migration-state'
 import { migrationCount, shownDatabaseUrl } from '../store/open'
@@ -17,7 +17,7 @@ service does the same at every start; this runs it alone, before the instances o
 start, say. Running it again changes nothing. A database from a newer build is refused.
 
 Options:
-${storeSettingsHelp}
+${storeSettingsHelp(STORE_SETTINGS)}
   --help                              print this text and exit
 
 Prints a line for each migration it applies, then one saying the schema's version and how many
@@ -27,7 +27,7 @@ Exit status: 0 up to date, 2 bad arguments or a database that cannot be opened o
 `
 
 async function migrate(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
-  const { store: settings } = parseCommandArguments('migrate', argv, env, {}, 0)
+  const { store: settings } = parseCommandArguments('migrate', argv, env, {}, 0, STORE_SETTINGS)
   const applied: MigrationApplied[] = []
   // Opening a store applies what is missing and checks the result: the one way a backend migrates.
   const store = await openCommandStore(settings, resources, {

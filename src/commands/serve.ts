@@ -115,6 +115,7 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     rateLimit: config.rateLimit > 0 ? { perMinute: config.rateLimit } : undefined,
     corsOrigins: config.corsOrigins ?? undefined,
     longAnswers: { total: config.maxLongAnswers, perClient: config.maxLongAnswersPerClient },
+    warmUp: true,
     changes: {
       retentionSeconds: config.changesRetention,
       maxStreams: config.maxChangeStreams,
@@ -159,6 +160,10 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
   process.on('SIGINT', () => void shutdown('SIGINT'))
   // A worker whose supervisor is gone (killed, say) stops too, rather than hold the port alone.
   if (slot) process.on('disconnect', () => void shutdown('supervisor gone'))
+  // What a client's first search would find cold (warm-up.ts), done before the service says it is up.
+  await app.decorator.warmedUp.catch((error: Error) => logger.log('warn', 'warm-up failed', { error: error.message }))
+  // Stopped meanwhile: the store is closed, there is nothing to listen for.
+  if (stopping) return stopped
   try {
     // Bun's own cap would answer 413 without a JSON:API body; the body parser enforces the limit
     // instead, from Content-Length before reading and byte by byte for chunked bodies. Elysia
@@ -172,9 +177,13 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
       reusePort: slot !== null,
     })
   } catch (error) {
+    // The read threads the warm-up started hold the file open too: closed first, as at a stop.
+    await app.decorator.reads?.close()
     await store.close()
     fail(`cannot listen on ${config.host}:${config.port}: ${listenFailure(error as Error)}`)
   }
+  // The API page's viewer, compressed now rather than by the first requests for it (docs-page.ts).
+  app.decorator.viewerScript.prepare()
   if (slot) {
     // The supervisor logs `listening` once all its workers are.
     logger.log('info', 'worker listening', { url: app.server?.url.href })

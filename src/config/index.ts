@@ -6,9 +6,13 @@
  */
 export {
   addressSettingsHelp,
+  type CommandStoreSettings,
   parseAddressSettings,
   parseStoreSettings,
-  storeSettingFlags,
+  SQLITE_FILE_SETTINGS,
+  STORE_SETTINGS,
+  type StoreSettingName,
+  settingFlag,
   storeSettingsHelp,
 } from './command-settings'
 export { helpText, settingVariables } from './help'

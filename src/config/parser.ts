@@ -34,13 +34,17 @@ export function givenOnCommandLine(
   return givenBy(fromFlags, env)
 }
 
-/** What flags already taken apart (by setting) and the environment give each setting: the flag wins. */
+/**
+ * What flags already taken apart (by setting) and the environment give each of `names` (every
+ * setting unless told): the flag wins. No other setting's variable is read.
+ */
 export function givenBy(
   flags: Readonly<Partial<Record<SettingName, string>>>,
   env: Readonly<Record<string, string | undefined>>,
+  names: readonly SettingName[] = settingNames,
 ): Given {
   const given = new Map<SettingName, string>()
-  for (const name of settingNames) {
+  for (const name of names) {
     const text = flags[name] ?? env[settings[name].env]
     if (text !== undefined) given.set(name, text)
   }

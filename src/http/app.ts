@@ -32,6 +32,7 @@ import { resourceRoutes } from './resource-routes'
 import { type ResponseSettings, send } from './responses'
 import { RouteTable } from './route-table'
 import { clientKey, DEFAULT_LONG_ANSWERS, type LongAnswerLimits, LongAnswers } from './streaming/long-answers'
+import { warmUp } from './warm-up'
 
 export const API_PREFIX = '/api/v1'
 /** 1 MiB, the default limit on a request body. */
@@ -86,6 +87,12 @@ export interface AppOptions {
    * the limits of its live streams (MAX_CHANGE_STREAMS, CHANGE_STREAM_HEARTBEAT).
    */
   readonly changes?: { readonly retentionSeconds?: number } & Partial<ChangeStreamLimits>
+  /**
+   * Run what a client's first search would find cold (warm-up.ts), begun here so that the read
+   * threads start while the routes are built; `warmedUp` settles when it is done. The service
+   * listens after it; tests leave it off.
+   */
+  readonly warmUp?: boolean
 }
 
 /** Two read workers: the machines this service is sized for have two cores. */
@@ -111,6 +118,7 @@ export function createApp({
   cores = availableParallelism(),
   longAnswers: longAnswerLimits = DEFAULT_LONG_ANSWERS,
   changes = {},
+  warmUp: warming = false,
 }: AppOptions) {
   // Read replicas (PostgreSQL): each API request is run as its client's; none, no cost.
   const routing = store.routing ?? null
@@ -145,6 +153,9 @@ export function createApp({
           databaseTimer && ((seconds: number) => databaseTimer('read_worker', seconds)),
         )
       : null
+  const warmedUp = warming ? warmUp(registry, store, API_PREFIX, fetchLimits, reads) : Promise.resolve()
+  // Awaited by whoever listens; until then, a failure is not an unhandled one.
+  warmedUp.catch(() => {})
   const longAnswers = new LongAnswers(longAnswerLimits)
   const viewerScript = new ViewerScript()
   const api = resourceRoutes(
@@ -231,6 +242,7 @@ export function createApp({
     })
     .decorate('longAnswers', longAnswers)
     .decorate('viewerScript', viewerScript)
+    .decorate('warmedUp', warmedUp)
 }
 
 export type App = ReturnType<typeof createApp>

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { httpError } from '../jsonapi/errors'
 import { checkContentType } from '../jsonapi/media-type'
+import type { ParsedBody } from './parsed-body'
 import { decodeBody, requestCodings } from './request-coding'
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
@@ -44,16 +45,6 @@ export function holdsMoreMembers(bytes: Uint8Array, max: number): boolean {
     else if (byte === 0x3a && ++members > max) return true
   }
   return false
-}
-
-/** Wraps the parsed JSON so that a literal `null` body is not mistaken for "not parsed". */
-export interface ParsedBody {
-  readonly document: unknown
-}
-
-/** The document a request carried, as the body parser left it. */
-export function documentOf(body: unknown): unknown {
-  return (body as ParsedBody | undefined)?.document
 }
 
 /** What the body parser refuses a body over: its bytes as sent and decoded (413), its members (413). */

@@ -9,7 +9,7 @@ import { readAtomicRequest } from '../service/atomic-request'
 import { WriteService } from '../service/write-service'
 import type { Store } from '../store/store'
 import { atomicCondition } from './atomic-preconditions'
-import { documentOf } from './body-parser'
+import { documentOf } from './parsed-body'
 import { type ApiResponse, jsonApiResponse } from './responses'
 
 /**

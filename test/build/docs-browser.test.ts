@@ -87,13 +87,18 @@ afterAll(async () => {
   removeTempDirs()
 })
 
-/** What went wrong on a page: requests to other origins, errors, and what the CSP refused. */
+/** What went wrong on a page: requests to other origins, errors, what the CSP refused, and 404s. */
 interface Watched {
   readonly page: Page
   readonly context: BrowserContext
   readonly offsite: string[]
   readonly errors: string[]
   violations(): Promise<string[]>
+  /**
+   * The paths the service answered 404 since the page opened, read from its request log: the
+   * browser's own requests (its icon, say) are not the page's, and Playwright sees none of them.
+   */
+  notFound(): Promise<string[]>
 }
 
 async function openPage(): Promise<Watched> {
@@ -119,7 +124,18 @@ async function openPage(): Promise<Watched> {
   })
   page.on('pageerror', (error) => errors.push(error.message))
   const violations = () => page.evaluate<string[]>('window.cspViolations')
-  return { page, context, offsite, errors, violations }
+  const logged = child.logs.length
+  const notFound = async () => {
+    // A request of its own, answered after everything the browser asked: once it is logged, so are they.
+    const marker = `${DOCS_PATH}/?logged=${logged}`
+    await (await fetch(`${origin}${marker}`)).arrayBuffer()
+    await child.waitForLog((line) => line.path === `${DOCS_PATH}/` && line.query === `logged=${logged}`)
+    return child.logs
+      .slice(logged)
+      .filter((line) => line.status === 404)
+      .map((line) => String(line.path))
+  }
+  return { page, context, offsite, errors, violations, notFound }
 }
 
 /**
@@ -165,6 +181,7 @@ async function expectClean(watched: Watched): Promise<void> {
   expect(watched.offsite).toEqual([])
   expect(watched.errors).toEqual([])
   expect(await watched.violations()).toEqual([])
+  expect(await watched.notFound()).toEqual([])
 }
 
 describe('the docs page in Chromium, from the compiled executable, without internet', () => {
@@ -189,6 +206,14 @@ describe('the docs page in Chromium, from the compiled executable, without inter
           )
           expect(missing).toEqual([])
           expect(operations.length).toBeGreaterThan(30)
+          // An icon of its own: a browser that draws one asks for nothing else (no /favicon.ico, a 404).
+          const icon = await page.evaluate<{ status: number; type: string | null } | null>(`(async () => {
+            const link = document.querySelector('link[rel~="icon"]')
+            if (!link) return null
+            const answer = await fetch(link.href)
+            return { status: answer.status, type: answer.headers.get('content-type') }
+          })()`)
+          expect(icon).toEqual({ status: 200, type: 'image/svg+xml' })
           await expectClean(watched)
         } finally {
           await watched.context.close()

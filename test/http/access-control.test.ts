@@ -196,9 +196,9 @@ describe('PUBLIC_READ with API tokens set', () => {
 })
 
 describe('public paths with API tokens set', () => {
-  it('serves the docs page, its viewer and the OpenAPI document without a token', async () => {
+  it('serves the docs page, its viewer and icon, and the OpenAPI document without a token', async () => {
     const app = await open()
-    for (const path of ['/docs', '/docs/', '/docs/scalar.js?v=1'])
+    for (const path of ['/docs', '/docs/', '/docs/scalar.js?v=1', '/docs/favicon.svg'])
       expect((await app.send('GET', path)).status).toBe(200)
     const spec = await app.send('GET', '/api/v1/openapi.json')
     expect(spec.status).toBe(200)

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { DOCS_CSP, SCALAR_PATH } from '../../src/http/openapi/docs-page'
+import { DOCS_CSP, FAVICON_PATH, SCALAR_PATH } from '../../src/http/openapi/docs-page'
 import { DOCS_PATH, SPEC_PATH } from '../../src/http/openapi/openapi'
 import { openTestApp, type TestApp } from '../support/harness'
 
@@ -56,6 +56,19 @@ describe(`GET ${DOCS_PATH}`, () => {
     // Inline scripts are not allowed: the page has none, its settings are a data attribute.
     expect(answer.text).not.toMatch(/<script(?![^>]*\b(src|data-configuration)=)[^>]*>/)
   })
+
+  it('links an icon of its own, an SVG the service serves, so that browsers ask for no /favicon.ico (a 404)', async () => {
+    const page = (await t.get(DOCS_PATH)).text
+    const icons = [...page.matchAll(/<link rel="icon" type="image\/svg\+xml" href="([^"]*)">/g)].map((m) => m[1])
+    expect(icons).toEqual([FAVICON_PATH])
+    const icon = await t.send('GET', FAVICON_PATH)
+    expect(icon.status).toBe(200)
+    expect(icon.headers.get('content-type')).toBe('image/svg+xml')
+    expect(icon.text).toStartWith('<svg xmlns="http://www.w3.org/2000/svg"')
+    // Drawn, not scripted: opened on its own, it may run and load nothing.
+    expect(icon.text).not.toMatch(/<script|href=|url\(/)
+    expect(icon.headers.get('content-security-policy')).toStartWith("default-src 'none'")
+  })
 })
 
 describe(`GET ${SCALAR_PATH}`, () => {
@@ -100,6 +113,25 @@ describe(`GET ${SCALAR_PATH}`, () => {
     )
     expect(response.headers.get('content-encoding')).toBe(coding)
     await response.arrayBuffer()
+  })
+
+  it('compresses it ahead when asked, as the service does once it listens: the first requests find it ready', async () => {
+    const fresh = await openTestApp()
+    try {
+      const viewer = fresh.app.decorator.viewerScript
+      viewer.prepare()
+      expect(viewer.compressions).toBe(1)
+      const burst = Array.from({ length: 5 }, () =>
+        fresh.app.handle(new Request(`http://localhost${SCALAR_PATH}`, { headers: { 'accept-encoding': 'gzip, br' } })),
+      )
+      for (const response of await Promise.all(burst)) {
+        expect(response.headers.get('content-encoding')).toBe('gzip')
+        await response.arrayBuffer()
+      }
+      expect(viewer.compressions).toBe(1)
+    } finally {
+      await fresh.close()
+    }
   })
 
   it('compresses it once, however many ask at once on a fresh service, and /health answers meanwhile', async () => {

@@ -324,6 +324,8 @@ describeWithPrograms('read replicas (DATABASE_REPLICA_URL)', () => {
       const id = created.json.data.id
       const lagging = await waitFor(t, (replica) => replica.state === 'lagging')
       expect(lagging.lag_seconds).toBeGreaterThan(0.5)
+      // To the millisecond, not 1.6018027959999999.
+      expect(String(lagging.lag_seconds)).toMatch(/^\d+(\.\d{1,3})?$/)
       expect((await ready(t)).status).toBe(200)
       const samples = await metrics(t)
       expect(sampleValue(samples, 'catalogue_replica_state', { replica: lagging.replica, state: 'lagging' })).toBe(1)

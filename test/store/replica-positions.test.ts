@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'bun:test'
 import { MAX_REMEMBERED_CLIENTS, RecentCommits } from '../../src/store/postgres/replicas/recent-commits'
+import { Probe, Replica } from '../../src/store/postgres/replicas/replica'
 import {
   DEFAULT_WAL_GEOMETRY,
   PrimaryTimeline,
@@ -131,5 +132,25 @@ describe('RecentCommits', () => {
     Bun.gc(true)
     expect(commits.size).toBe(1)
     expect(process.memoryUsage().heapUsed - before).toBeLessThan(20 * 1024 * 1024)
+  })
+})
+
+describe('Replica report', () => {
+  // No server is reached: a pool connects on its first query, and this asks none.
+  const url = 'postgres://catalogue@127.0.0.1:1/none'
+  const replica = (): Replica => new Replica('127.0.0.1:1/none', url, {}, new Probe(url, {}), undefined)
+
+  it('shows the lag in seconds to the millisecond, as /ready and the log print it', () => {
+    const lagging = replica()
+    // Poll times are fractional milliseconds: the lag they give is too.
+    lagging.lagMs = 1601.8027959999999
+    expect(lagging.report().lagSeconds).toBe(1.602)
+    expect(JSON.stringify({ lag_seconds: lagging.report().lagSeconds })).toBe('{"lag_seconds":1.602}')
+    lagging.lagMs = 0.4
+    expect(lagging.report().lagSeconds).toBe(0)
+  })
+
+  it('shows no lag before the first poll', () => {
+    expect(replica().report().lagSeconds).toBeNull()
   })
 })

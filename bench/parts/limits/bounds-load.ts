@@ -8,6 +8,9 @@
  * - `bun bench/parts/limits/bounds-load.ts stall ORIGIN N PATH SECONDS`: N connections that send the request
  *   and never read the answer (the socket is paused: what the kernel buffers stays unread), held
  *   SECONDS; prints `{"connected":n}`.
+ * - `bun bench/parts/limits/bounds-load.ts poll ORIGIN PATH`: GET PATH every 10 ms (one at a time, over
+ *   one keep-alive connection, from 127.0.0.1) until its standard input closes, as a monitor
+ *   polling a probe would; prints `{"latencies":[ms,...],"statuses":{"200":n,...}}`.
  */
 import net from 'node:net'
 
@@ -69,10 +72,35 @@ async function stall(): Promise<void> {
   console.log(JSON.stringify({ connected }))
 }
 
+async function poll(): Promise<void> {
+  let done = false
+  void (async () => {
+    for await (const _ of Bun.stdin.stream()) {
+      // Nothing is sent: the parent closes it to stop the polling.
+    }
+    done = true
+  })()
+  const latencies: number[] = []
+  const statuses: Record<string, number> = {}
+  // `poll ORIGIN PATH`: the path comes where the others have N.
+  const target = origin + Bun.argv[4]
+  while (!done) {
+    const sent = performance.now()
+    const response = await fetch(target)
+    await response.arrayBuffer()
+    const now = performance.now()
+    latencies.push(now - sent)
+    statuses[response.status] = (statuses[response.status] ?? 0) + 1
+    if (sent + 10 > now) await Bun.sleep(sent + 10 - now)
+  }
+  console.log(JSON.stringify({ latencies, statuses }))
+}
+
 if (mode === 'read') await readAll()
 else if (mode === 'stall') await stall()
+else if (mode === 'poll') await poll()
 else {
-  console.error('usage: bounds-load.ts read|stall ORIGIN N PATH [ACCEPT_ENCODING|SECONDS]')
+  console.error('usage: bounds-load.ts read|stall ORIGIN N PATH [ACCEPT_ENCODING|SECONDS], or poll ORIGIN PATH')
   process.exit(2)
 }
 process.exit(0)

@@ -9,7 +9,9 @@
  *   the same request and never read the answer. Peak RSS of the service over its idle RSS (read
  *   workers started), and a single `GET /books/1` (and, beside the stalled clients, a list of 900
  *   books) sent over and over meanwhile.
- * - 40 requests at once for `/docs/scalar.js` (gzip) on a fresh process, `/health` beside them.
+ * - 40 requests at once for `/docs/scalar.js` (`Accept-Encoding: gzip, br`) on a fresh process (from
+ *   the source, and the compiled executable), as soon as it has logged `listening`; `/health` polled
+ *   every 10 ms from a third process meanwhile.
  * - An atomic request of 100 to-many replacements of 350 ids each (about 1 MB), and a 1 MB body
  *   of about 110,000 unknown attributes, and the largest of each the limits let through
  *   (MAX_ATOMIC_IDS, MAX_BODY_MEMBERS): the request's time, its main-thread CPU, and a
@@ -20,8 +22,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DEFAULT_MAX_BODY_BYTES } from '../../../src/http/app'
 import { SEED, seed } from '../../data/seed'
+import { compiledExecutable } from '../../harness/executable'
 import { memoryOf, resetPeak, startReadWorkers } from '../../harness/process-memory'
-import { type RunningServer, startServer, stopServer, waitUntilReady } from '../../harness/servers'
+import { type RunningServer, startServer, stopServer, waitUntilListening, waitUntilReady } from '../../harness/servers'
 
 const BOOKS = 20_000
 const RUNS = Number(process.env.BENCH_RUNS) > 0 ? Number(process.env.BENCH_RUNS) : 3
@@ -187,19 +190,37 @@ async function stalledLists(db: string, target: Row, count: number, path: string
   }
 }
 
-/** `count` requests for the viewer's script at once on a fresh process; `/health` beside them. */
-async function scalarBurst(db: string, target: Row, count: number): Promise<void> {
-  const server = await fresh(db, false)
+/** How long `/health` is polled before the burst, so that the poller's own first requests are behind it. */
+const POLL_LEAD_MS = 300
+
+/**
+ * `count` requests for the viewer's script at once (`Accept-Encoding: gzip, br`, as browsers send)
+ * on a fresh process of `command`, once it has logged `listening`; `/health` polled every 10 ms
+ * from a third process meanwhile, as a monitor would: its worst latency is what the burst held it up.
+ */
+async function scalarBurst(db: string, target: Row, count: number, command: readonly string[]): Promise<void> {
+  const server = startServer('service', command, { HOST: '127.0.0.1', DATABASE_URL: `sqlite://${db}` })
+  servers.push(server)
   try {
+    await waitUntilListening(server)
+    const poller = Bun.spawn(['bun', join(import.meta.dir, 'bounds-load.ts'), 'poll', server.origin, '/health'], {
+      stdin: 'pipe',
+      stdout: 'pipe',
+      stderr: 'inherit',
+    })
+    await Bun.sleep(POLL_LEAD_MS)
     const pid = server.process.pid
     const cpu = processCpuMs(pid)
-    const load = clients<ReadOutcome>(['read', server.origin, String(count), '/docs/scalar.js', 'gzip'])
-    const health = await probe(server.origin, '/health', load)
-    const outcome = await load
+    const outcome = await clients<ReadOutcome>(['read', server.origin, String(count), '/docs/scalar.js', 'gzip, br'])
+    const burstCpu = processCpuMs(pid) - cpu
+    await Bun.sleep(100)
+    poller.stdin.end()
+    const health = JSON.parse((await new Response(poller.stdout).text()).trim()) as { latencies: number[] }
+    const sorted = health.latencies.sort((a, b) => a - b)
     add(target, 'all read s', outcome.ms / 1000)
-    add(target, 'CPU ms', processCpuMs(pid) - cpu)
-    add(target, '/health p50 ms', quantile(health.sorted, 0.5))
-    add(target, '/health max ms', health.sorted.at(-1) ?? Number.NaN)
+    add(target, 'CPU ms', burstCpu)
+    add(target, '/health p50 ms', quantile(sorted, 0.5))
+    add(target, '/health max ms', sorted.at(-1) ?? Number.NaN)
     if ((outcome.statuses['200'] ?? 0) !== count) target.notes.add(JSON.stringify(outcome.statuses))
   } finally {
     await stop(server)
@@ -292,7 +313,8 @@ export async function runBounds(): Promise<number> {
     const lists = row('100 clients read `/books` (no page)')
     const included = row('100 clients read `/books?include=author,book_collection`')
     const stalled = row('200 clients send `/books` and never read')
-    const scalar = row('40 × `/docs/scalar.js` (gzip), fresh process')
+    const scalar = row('40 × `/docs/scalar.js` (gzip, br), fresh `bun src/cli.ts`')
+    const scalarCompiled = row('40 × `/docs/scalar.js` (gzip, br), fresh compiled executable')
     const atomic = row('atomic: 100 to-many replacements × 350 ids (1 MB)')
     const atomicAllowed = row(`atomic: 100 to-many adds × ${ATOMIC_IDS / 100} ids (${ATOMIC_IDS}, MAX_ATOMIC_IDS)`)
     const unknown = row('POST /authors, 1 MB of unknown attributes')
@@ -305,7 +327,8 @@ export async function runBounds(): Promise<number> {
       if (chosen(lists)) await concurrentLists(db, lists, 100, '/api/v1/books')
       if (chosen(included)) await concurrentLists(db, included, 100, '/api/v1/books?include=author,book_collection')
       if (chosen(stalled)) await stalledLists(db, stalled, 200, '/api/v1/books')
-      if (chosen(scalar)) await scalarBurst(db, scalar, 40)
+      if (chosen(scalar)) await scalarBurst(db, scalar, 40, ['bun', 'src/cli.ts'])
+      if (chosen(scalarCompiled)) await scalarBurst(db, scalarCompiled, 40, [compiledExecutable()])
     }
     const server = await fresh(db, true)
     try {
@@ -329,7 +352,7 @@ export async function runBounds(): Promise<number> {
       `Bun ${Bun.version}, ${navigator.hardwareConcurrency} cores; median in bold, then each of ${RUNS} runs. Memory is the service process's peak RSS (VmRSS sampled every 10 ms, and VmHWM) over its idle RSS with the read workers started; the clients run in another process.`,
       '',
       table('Many clients at once', [lists, included, stalled].filter(chosen)),
-      table('The viewer script', [scalar].filter(chosen)),
+      table('The viewer script', [scalar, scalarCompiled].filter(chosen)),
       table(
         'Large writes (one process, each write run in turn)',
         [atomic, atomicAllowed, unknown, unknownAllowed].filter(chosen),

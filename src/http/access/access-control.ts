@@ -2,21 +2,23 @@ import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import { httpError, type JsonApiError } from '../../jsonapi/errors'
 import { INDEX_PATH } from '../api-index'
-import { SCALAR_PATH } from '../openapi/docs-page'
+import { FAVICON_PATH, SCALAR_PATH } from '../openapi/docs-page'
 import { DOCS_PATH, SPEC_PATH } from '../openapi/openapi'
 import type { TokenEntry, TokenSet } from './api-tokens'
 import { isPreflight } from './cors'
 import { type RateLimiter, secondsLeft } from './rate-limiter'
 
 /**
- * Paths anyone may fetch without a token, whatever PUBLIC_READ says: the API's description and its
- * index (GET /, links to it), and the probes a load balancer or orchestrator calls. A path not
- * listed here (a /metrics, say) needs a token like the API does.
+ * Paths anyone may fetch without a token, whatever PUBLIC_READ says: the API's description (the
+ * document, the page, its viewer and icon) and its index (GET /, links to it), and the probes a
+ * load balancer or orchestrator calls. A path not listed here (a /metrics, say) needs a token like
+ * the API does.
  */
 export const PUBLIC_PATHS: ReadonlySet<string> = new Set([
   INDEX_PATH,
   DOCS_PATH,
   SCALAR_PATH,
+  FAVICON_PATH,
   SPEC_PATH,
   '/health',
   '/ready',

@@ -60,6 +60,11 @@ export class ReadPool {
     this.workers = Array.from({ length: size }, () => undefined)
   }
 
+  /** The workers started and not stopped since. */
+  get started(): number {
+    return this.workers.filter((entry) => entry !== undefined && !entry.dead).length
+  }
+
   async run(read: OffloadedRead): Promise<ApiResponse> {
     if (this.closing) throw new Error('the read workers are stopping')
     let target: PoolWorker | undefined
@@ -68,7 +73,35 @@ export class ReadPool {
       const entry = this.workers[slot] ?? this.spawn(slot)
       if (!target || entry.calls.size < target.calls.size) target = entry
     }
-    const worker = target as PoolWorker
+    return this.runOn(target as PoolWorker, read, this.roundTrip)
+  }
+
+  /**
+   * Starts the first `count` workers (all by default) and runs `reads` on each, one after another,
+   * their answers read to the end and dropped, and not timed (they are no client's): what a
+   * client's first read there would otherwise wait for, the thread's start (its modules, its store)
+   * and its first statements, is done. Rejects with the first failure, once each has run them.
+   */
+  async warm(reads: readonly OffloadedRead[], count = this.workers.length): Promise<void> {
+    if (this.closing) throw new Error('the read workers are stopping')
+    const workers = this.workers.slice(0, count).map((entry, slot) => entry ?? this.spawn(slot))
+    const untimed = () => {}
+    const runs = workers.map(async (worker) => {
+      for (const read of reads) {
+        const { body } = await this.runOn(worker, read, untimed)
+        if (body instanceof ReadableStream) for await (const _ of body) untimed()
+      }
+    })
+    const outcomes = await Promise.allSettled(runs)
+    const failed = outcomes.find((outcome) => outcome.status === 'rejected')
+    if (failed) throw failed.reason
+  }
+
+  private async runOn(
+    worker: PoolWorker,
+    read: OffloadedRead,
+    roundTrip: (seconds: number) => void,
+  ): Promise<ApiResponse> {
     const call = this.nextCall++
     const lostWhileWaiting: Settled = { kind: 'failed', call, failure: workerLost('it had stopped') }
     const next = () =>
@@ -77,7 +110,6 @@ export class ReadPool {
         else worker.calls.set(call, resolve)
       })
     const post = (message: MainMessage) => worker.worker.postMessage(message)
-    const roundTrip = this.roundTrip
     const started = performance.now()
     const answered = next()
     post({ kind: 'start', call, read })

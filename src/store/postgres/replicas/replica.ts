@@ -118,9 +118,10 @@ export class Replica {
     return Promise.all([this.probe.close(), this.pool.close({ timeout: 5 })]).then(() => {})
   }
 
+  /** Its lag in whole milliseconds (poll times are fractional; /ready and the log show 1.602, not 1.6018027959999999). */
   report(): ReplicaReport {
     const { name, state, reads, fallbacks } = this
-    const lagSeconds = this.lagMs === null ? null : this.lagMs / 1000
+    const lagSeconds = this.lagMs === null ? null : Math.round(this.lagMs) / 1000
     return { name, state, lagSeconds, reads, fallbacks, ...(state === 'foreign' ? { foreign: this.foreign } : {}) }
   }
 }
