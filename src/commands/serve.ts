@@ -103,6 +103,7 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     tokens: tokens ?? undefined,
     publicRead: config.publicRead,
     rateLimit: config.rateLimit > 0 ? { perMinute: config.rateLimit } : undefined,
+    trustedProxies: config.trustedProxies,
     corsOrigins: config.corsOrigins ?? undefined,
     longAnswers: { total: config.maxLongAnswers, perClient: config.maxLongAnswersPerClient },
     changes: {

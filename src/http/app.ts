@@ -10,9 +10,12 @@ import type { Store } from '../store/store'
 import { timedStore } from '../store/timed-store'
 import { accessControl } from './access/access-control'
 import type { TokenSet } from './access/api-tokens'
+import { ClientAddresses } from './access/client-address'
+import { requestRouting } from './access/client-key'
 import { type CorsOrigins, cors } from './access/cors'
 import { RateLimiter, type RateLimitOptions } from './access/rate-limiter'
 import { securityHeaders } from './access/security-headers'
+import { TrustedProxies } from './access/trusted-proxies'
 import { apiIndex } from './api-index'
 import { jsonApiBodyParser } from './body-parser'
 import { changeRoutes } from './changes/change-routes'
@@ -31,7 +34,7 @@ import { requestLifecycle } from './request-lifecycle'
 import { resourceRoutes } from './resource-routes'
 import { type ResponseSettings, send } from './responses'
 import { RouteTable } from './route-table'
-import { clientKey, DEFAULT_LONG_ANSWERS, type LongAnswerLimits, LongAnswers } from './streaming/long-answers'
+import { DEFAULT_LONG_ANSWERS, type LongAnswerLimits, LongAnswers } from './streaming/long-answers'
 
 export const API_PREFIX = '/api/v1'
 /** 1 MiB, the default limit on a request body. */
@@ -64,6 +67,11 @@ export interface AppOptions {
   readonly publicRead?: boolean
   /** Requests a minute per token or client address (RATE_LIMIT); off without it. */
   readonly rateLimit?: RateLimitOptions
+  /**
+   * The reverse proxies whose forwarding headers name a request's client (TRUSTED_PROXIES):
+   * addresses or CIDR ranges. Without them the client is the TCP peer. See client-address.ts.
+   */
+  readonly trustedProxies?: readonly string[]
   /** Origins browsers may call from (CORS_ORIGINS); no CORS headers without them. */
   readonly corsOrigins?: CorsOrigins
   /** Writes that change stored records without If-Match get 428 (docs/caching.md): all but creates. */
@@ -105,6 +113,7 @@ export function createApp({
   tokens,
   publicRead,
   rateLimit,
+  trustedProxies = [],
   corsOrigins,
   requireIfMatch = false,
   metrics: metricsOn = true,
@@ -114,6 +123,9 @@ export function createApp({
 }: AppOptions) {
   // Read replicas (PostgreSQL): each API request is run as its client's; none, no cost.
   const routing = store.routing ?? null
+  // Whose each request is: for the log, the rate limit, the long answers' cap and the replicas.
+  const addresses = new ClientAddresses(trustedProxies.length > 0 ? new TrustedProxies(trustedProxies) : null)
+  const routeRequest = requestRouting(routing, addresses)
   const metrics = metricsOn ? new ServiceMetrics(packageJson.version, routing) : null
   const log = new RequestLog(logger)
   // Each store call and read-worker round trip, timed for the metrics and, at debug, logged.
@@ -143,7 +155,7 @@ export function createApp({
           databaseTimer && ((seconds: number) => databaseTimer('read_worker', seconds)),
         )
       : null
-  const longAnswers = new LongAnswers(longAnswerLimits)
+  const longAnswers = new LongAnswers(longAnswerLimits, addresses)
   const viewerScript = new ViewerScript()
   const api = resourceRoutes(
     registry,
@@ -154,7 +166,7 @@ export function createApp({
     requireIfMatch,
     cores,
     longAnswers,
-    routing,
+    routeRequest,
   )
   const atomicLimits = {
     maxOperations,
@@ -166,9 +178,9 @@ export function createApp({
     send(set, await operations.run(request.url, request.headers, body), request)
   api.post(
     '/operations',
-    routing
+    routeRequest
       ? ({ request, body, set, server }) =>
-          routing.forClient(clientKey(request, server), 'write', () => runOperations({ request, body, set }))
+          routeRequest(request, server, 'write', () => runOperations({ request, body, set }))
       : runOperations,
     {
       detail: operationsDocs(registry, atomicLimits),
@@ -197,12 +209,12 @@ export function createApp({
   const errors = errorAnswers(logger, (path) => routes().methods(path), limits.maxErrors)
   const routeOf = (method: string, path: string): string | undefined => routes().template(method, path)
   const server = () => app.server
-  app.use(requestLifecycle({ log, metrics, errors, stopping, routeOf, server })).use(securityHeaders)
+  app.use(requestLifecycle({ log, metrics, errors, stopping, routeOf, server, addresses })).use(securityHeaders)
   // Each only when set, so that a feature left off costs nothing per request. CORS answers
   // preflights before any token is asked for; tokens and rate limits come before the Accept check.
   if (corsOrigins) app.use(cors(corsOrigins))
   if (tokens || rateLimiter)
-    app.use(accessControl({ tokens, publicRead, rateLimiter, corsPreflights: corsOrigins !== undefined }))
+    app.use(accessControl({ tokens, publicRead, rateLimiter, addresses, corsPreflights: corsOrigins !== undefined }))
   return app
     .use(acceptNegotiation)
     .use(jsonApiBodyParser({ maxBytes: maxBodyBytes, maxMembers: limits.maxBodyMembers }))

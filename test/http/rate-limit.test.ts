@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import http from 'node:http'
-import { clientOf } from '../../src/http/access/access-control'
 import { parseTokenFile, TokenSet } from '../../src/http/access/api-tokens'
+import { clientOf } from '../../src/http/access/client-address'
 import { RateLimiter, secondsLeft, WINDOW_MS } from '../../src/http/access/rate-limiter'
 import { changesNothing, expectOneError } from '../support/expectations'
 import { openTestApp, type TestApp } from '../support/harness'

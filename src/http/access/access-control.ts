@@ -1,10 +1,10 @@
-import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import { httpError, type JsonApiError } from '../../jsonapi/errors'
 import { INDEX_PATH } from '../api-index'
 import { SCALAR_PATH } from '../openapi/docs-page'
 import { DOCS_PATH, SPEC_PATH } from '../openapi/openapi'
 import type { TokenEntry, TokenSet } from './api-tokens'
+import { ClientAddresses } from './client-address'
 import { isPreflight } from './cors'
 import { type RateLimiter, secondsLeft } from './rate-limiter'
 
@@ -38,6 +38,8 @@ export interface AccessOptions {
   readonly publicRead?: boolean
   /** Counts requests per token, or per client address without one. */
   readonly rateLimiter?: RateLimiter
+  /** Whose address a request without a token is counted under (TRUSTED_PROXIES); the TCP peer's by default. */
+  readonly addresses?: ClientAddresses
   /** With CORS on: preflights need no token and are not counted (a browser sends none with them). */
   readonly corsPreflights?: boolean
 }
@@ -87,43 +89,19 @@ function pathOf(url: string): string {
   return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path
 }
 
-/** The rate limiter's key for a request without a token: the client's address. */
-function addressKey(request: Request, server: Server<unknown> | null): string {
-  // No server when the app answers app.handle() directly (the tests): one key for all.
-  const address = server?.requestIP(request)?.address
-  return `address:${address === undefined ? 'local' : clientOf(address)}`
-}
-
-/**
- * Whom an address stands for in the rate limit: an IPv4 address itself (an IPv4-mapped IPv6
- * address too), an IPv6 address by its /64 prefix, since one host or home network is given a
- * whole /64 and could otherwise rotate through it to dodge the limit and flood the key table.
- */
-export function clientOf(address: string): string {
-  const bare = address.replace(/%.*$/, '')
-  if (!bare.includes(':')) return bare
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare)
-  if (mapped) return mapped[1] as string
-  const [head = '', tail] = bare.split('::')
-  const headGroups = head === '' ? [] : head.split(':')
-  const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':')
-  const groups =
-    tail === undefined
-      ? headGroups
-      : [...headGroups, ...Array(Math.max(0, 8 - headGroups.length - tailGroups.length)).fill('0'), ...tailGroups]
-  return `${groups
-    .slice(0, 4)
-    .map((group) => Number.parseInt(group, 16).toString(16))
-    .join(':')}::/64`
-}
-
 /**
  * Tokens, scopes and rate limits, checked as a request arrives: before the Accept and Content-Type
  * checks and before any body is read, so a client without a token costs a header lookup and a hash.
  * A request is counted against its limit even when it is then refused, so guessing tokens is
  * limited too. Use only when there are tokens or a rate limit: without both, nothing is checked.
  */
-export function accessControl({ tokens, publicRead = false, rateLimiter, corsPreflights = false }: AccessOptions) {
+export function accessControl({
+  tokens,
+  publicRead = false,
+  rateLimiter,
+  addresses = new ClientAddresses(null),
+  corsPreflights = false,
+}: AccessOptions) {
   const policy = rateLimiter ? `${POLICY};q=${rateLimiter.limit};w=60` : ''
   return new Elysia({ name: 'access-control' }).onRequest(({ request, set, server }) => {
     if (corsPreflights && isPreflight(request)) return
@@ -140,7 +118,7 @@ export function accessControl({ tokens, publicRead = false, rateLimiter, corsPre
     }
     if (rateLimiter) {
       const now = rateLimiter.now()
-      const window = rateLimiter.hit(entry?.rateKey ?? addressKey(request, server), now)
+      const window = rateLimiter.hit(entry?.rateKey ?? addresses.key(request, server), now)
       const remaining = rateLimiter.limit - window.count
       const reset = secondsLeft(window, now)
       set.headers['ratelimit-policy'] = policy
