@@ -15,6 +15,7 @@ import { requestRouting } from './access/client-key'
 import { type CorsOrigins, cors } from './access/cors'
 import { RateLimiter, type RateLimitOptions } from './access/rate-limiter'
 import { securityHeaders } from './access/security-headers'
+import { SharedRateLimit } from './access/shared-rate-limit'
 import { TrustedProxies } from './access/trusted-proxies'
 import { apiIndex } from './api-index'
 import { jsonApiBodyParser } from './body-parser'
@@ -65,8 +66,11 @@ export interface AppOptions {
   readonly tokens?: TokenSet
   /** With tokens: reads need none (PUBLIC_READ). */
   readonly publicRead?: boolean
-  /** Requests a minute per token or client address (RATE_LIMIT); off without it. */
-  readonly rateLimit?: RateLimitOptions
+  /**
+   * Requests a minute per token or client address (RATE_LIMIT); off without it. Counted in this
+   * process, or, for a worker of several, by their supervisor (a SharedRateLimit).
+   */
+  readonly rateLimit?: RateLimitOptions | SharedRateLimit
   /**
    * The reverse proxies whose forwarding headers name a request's client (TRUSTED_PROXIES):
    * addresses or CIDR ranges. Without them the client is the TCP peer. See client-address.ts.
@@ -197,7 +201,12 @@ export function createApp({
   })
   metrics?.countChangeStreams(() => changeStreams.count)
   const stopPruning = startPruning(store.changes, retentionSeconds, onFeedError)
-  const rateLimiter = rateLimit && rateLimit.perMinute > 0 ? new RateLimiter(rateLimit) : undefined
+  const rateLimiter =
+    rateLimit instanceof SharedRateLimit
+      ? rateLimit
+      : rateLimit && rateLimit.perMinute > 0
+        ? new RateLimiter(rateLimit)
+        : undefined
   // Every route, read once all are in place: a 405 names the methods of any path the app serves
   // (the API's, the probes', /, /docs), and a request refused before routing is counted under its own.
   const app = new Elysia()
