@@ -6,10 +6,12 @@
  *
  * Starts the service of this checkout (src/cli.ts) over a new SQLite file with one author, four
  * ways (1 or 2 processes, RATE_LIMIT off or at 1,000,000 so that nothing is refused), and loads
- * each with GET /api/v1/authors/1 from bench/harness/load.ts at 16 connections, the ways taking
- * turns round after round. Prints, for each, the CPU every process of the service used (the
+ * each with GET /api/v1/authors/1 from bench/harness/load.ts at 16 connections: in each round, the
+ * limit off and on side by side, at the same time, one process and then two workers. Prints, for each, the CPU every process of the service used (the
  * supervisor's included) per request, and the requests a second, as median (min-max) of the
- * rounds. LOG_LEVEL=warn: the request lines would cost more than what is measured.
+ * rounds, then what RATE_LIMIT adds, from each round's pair. LOG_LEVEL=warn: the request lines
+ * would cost more than what is measured. On a shared machine the figures move from run to run by
+ * more than what is measured: take many rounds, and read the differences.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -67,26 +69,38 @@ async function measure(server: RunningServer): Promise<{ cpuUs: number; perSecon
   return { cpuUs: (used / round.answered) * 1e6, perSecond: round.requests / round.seconds }
 }
 
+/** Starts `way` over a new file with one author. */
+async function ready(way: (typeof ways)[number], round: number): Promise<RunningServer> {
+  const server = await start(way, join(dir, `${round}-${way.workers}-${way.rateLimit}.db`))
+  const created = await fetch(`${server.origin}/api/v1/authors`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/vnd.api+json', accept: 'application/vnd.api+json' },
+    body: JSON.stringify({ data: { type: 'authors', attributes: { name: 'Ada Quill' } } }),
+  })
+  if (created.status !== 201) throw new Error(`${way.name}: POST answered ${created.status}`)
+  return server
+}
+
 const results = new Map<string, { cpuUs: number[]; perSecond: number[] }>(
   ways.map((way) => [way.name, { cpuUs: [], perSecond: [] }]),
 )
 for (let round = 1; round <= rounds; round++) {
-  for (const way of ways) {
-    const file = join(dir, `${round}-${way.workers}-${way.rateLimit}.db`)
-    const server = await start(way, file)
+  for (const processes of [1, 2]) {
+    // The limit off and on at once, each under its own load: whatever else the machine does then
+    // weighs on both alike, and their difference is what the limit costs.
+    const pair = ways.filter((way) => way.workers === processes)
+    const servers: RunningServer[] = []
     try {
-      const created = await fetch(`${server.origin}/api/v1/authors`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/vnd.api+json', accept: 'application/vnd.api+json' },
-        body: JSON.stringify({ data: { type: 'authors', attributes: { name: 'Ada Quill' } } }),
+      for (const way of pair) servers.push(await ready(way, round))
+      const measured = await Promise.all(servers.map(measure))
+      pair.forEach((way, i) => {
+        const { cpuUs, perSecond } = measured[i] as { cpuUs: number; perSecond: number }
+        results.get(way.name)?.cpuUs.push(cpuUs)
+        results.get(way.name)?.perSecond.push(perSecond)
+        console.error(`round ${round}, ${way.name}: ${cpuUs.toFixed(1)} µs a request, ${perSecond.toFixed(0)}/s`)
       })
-      if (created.status !== 201) throw new Error(`${way.name}: POST answered ${created.status}`)
-      const { cpuUs, perSecond } = await measure(server)
-      results.get(way.name)?.cpuUs.push(cpuUs)
-      results.get(way.name)?.perSecond.push(perSecond)
-      console.error(`round ${round}, ${way.name}: ${cpuUs.toFixed(1)} µs a request, ${perSecond.toFixed(0)}/s`)
     } finally {
-      await stopServer(server)
+      for (const server of servers) await stopServer(server)
     }
   }
 }
@@ -96,4 +110,14 @@ const spread = (values: readonly number[], digits: number) =>
 console.log(`| way | CPU µs a request | requests a second |\n|---|---|---|`)
 for (const [name, { cpuUs, perSecond }] of results) {
   console.log(`| ${name} | ${spread(cpuUs, 1)} | ${spread(perSecond, 0)} |`)
+}
+for (const processes of ['1 process', '2 workers']) {
+  const on = results.get(`${processes}, RATE_LIMIT on`)?.cpuUs ?? []
+  const off = results.get(`${processes}, RATE_LIMIT off`)?.cpuUs ?? []
+  console.log(
+    `${processes}: RATE_LIMIT on costs ${spread(
+      on.map((us, i) => us - (off[i] ?? 0)),
+      1,
+    )} µs a request more`,
+  )
 }
