@@ -7,12 +7,14 @@ import { type RateLimiter, secondsLeft } from './rate-limiter'
  * over the IPC channel Bun.spawn opened between them. So the limit holds exactly whichever worker
  * a connection lands on, as RateLimit-Policy's q says, and a worker started again loses nothing.
  *
- * Measured (bench/standalone/rate-limit-cost.ts, a GET of one book over fresh keep-alive
- * connections, the CPU of every process of the service divided by the requests):
- *   - one process: the count is a Map lookup in the process (rate-limiter.ts), no IPC, and
- *     costs nothing measurable beside a request's own CPU; off, nothing at all is run;
- *   - two workers: about 10 µs of CPU a request in all (worker and supervisor), and one
- *     round trip of about 20 µs before the request goes on, during which the worker serves others.
+ * Measured (bench/standalone/rate-limit-cost.ts: GET of one author at 16 connections, the limit
+ * off and on side by side, the CPU of every process of the service per request, on the shared
+ * 2-core machine): with `--workers 2` the limit adds 30 µs a request (21-38 over six rounds; the
+ * supervisor's share 5-8 µs) to 126 µs, and one round trip of latency, during which the worker
+ * serves others. With one process the count stays in the process (rate-limiter.ts): 5 µs (0.5-11.5)
+ * over 107 µs, 5,000-9,000 of a single GET's 90,000 instructions, as before; off, nothing runs.
+ * The asks of one turn of a worker's event loop share one message (3 to 5 under that load).
+ *
  * The alternatives weighed: a shared SQLite file (WAL, synchronous=OFF, one upsert a request) was
  * exact and synchronous at 5-7 µs a request, but two workers contending for its write lock slept
  * in SQLite's busy handler, blocking their event loops: 1 ms for 1 request in 1,000, up to 185 ms
