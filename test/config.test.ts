@@ -528,6 +528,27 @@ describe('parseConfig API_TOKENS_FILE, PUBLIC_READ, RATE_LIMIT and CORS_ORIGINS'
   })
 })
 
+describe('parseConfig TRUSTED_PROXIES', () => {
+  it('trusts no proxy by default', () => {
+    expect(configOf([]).trustedProxies).toEqual([])
+  })
+
+  it('reads addresses and CIDR ranges, IPv4 and IPv6, separated by commas, from the environment or its flag', () => {
+    const env = { TRUSTED_PROXIES: '127.0.0.1, 10.0.0.0/8,::1 , fd00::/8,,' }
+    expect(configOf([], env).trustedProxies).toEqual(['127.0.0.1', '10.0.0.0/8', '::1', 'fd00::/8'])
+    expect(configOf(['--trusted-proxies', '192.0.2.10'], env).trustedProxies).toEqual(['192.0.2.10'])
+  })
+
+  it.each(['localhost', '10.0.0.0/33', 'fd00::/129', '10.0.0.1/', '10.0.0/8', '127.0.0.1, nginx'])(
+    'rejects TRUSTED_PROXIES=%p naming the entry',
+    (value) => {
+      const message = errorOf([], { TRUSTED_PROXIES: value }).message
+      expect(message).toStartWith('TRUSTED_PROXIES: "')
+      expect(message).toContain('is not an IP address or a CIDR range')
+    },
+  )
+})
+
 describe('parseConfig REQUIRE_IF_MATCH', () => {
   it('does not require If-Match by default', () => {
     expect(configOf([]).requireIfMatch).toBe(false)

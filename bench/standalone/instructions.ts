@@ -1,5 +1,5 @@
 /**
- * `bun bench/standalone/instructions.ts [PATH] [--raw] [--requests N] [--warm-up W]`: the CPU instructions one
+ * `bun bench/standalone/instructions.ts [PATH] [--raw] [--rate-limit] [--requests N] [--warm-up W]`: the CPU instructions one
  * request costs in-process, counted by valgrind (callgrind), not timed. On a shared machine whose
  * speed moves from minute to minute (the same server measured 36 to 57 µs a request in one run), a
  * change of a few per cent cannot be seen in req/s; an instruction count is the same from run to
@@ -16,7 +16,7 @@
  * instructions, with one 78k: much of the first figure was code not yet optimized.
  *
  * The service runs as operators run it (request log at info, to a sink that drops the lines;
- * metrics on). `--raw` counts the raw reference's handler instead (bench/references/sqlite-handlers.ts: the
+ * metrics on); `--rate-limit` with RATE_LIMIT on, at a limit never reached. `--raw` counts the raw reference's handler instead (bench/references/sqlite-handlers.ts: the
  * same SQL and bytes, no framework; GET one book and pages of books only), the Request included.
  *
  * Blind to system calls: a read outside a transaction takes a lock in the kernel, which costs time
@@ -37,6 +37,7 @@ const path = args.find((a) => a.startsWith('/')) ?? '/api/v1/books/{n}'
 const requests = Number(option('--requests') ?? 10000)
 const warmUp = Number(option('--warm-up') ?? 40000)
 const raw = flag('--raw')
+const rateLimited = flag('--rate-limit')
 
 /** Waits for the parent's word on stdin, after saying that the warm-up is done. */
 async function warmedUp(): Promise<void> {
@@ -64,7 +65,7 @@ async function child(database: string, count: number): Promise<void> {
     const { SqliteStore } = await import('../../src/store/sqlite/sqlite-store')
     const store = SqliteStore.open(database, resources)
     const logger = createLogger('info', { write() {}, flush() {} })
-    const app = createApp({ store, logger })
+    const app = createApp({ store, logger, rateLimit: rateLimited ? { perMinute: 1e9 } : undefined })
     one = async (i) => (await app.handle(new Request(url(i)))).text()
     close = () => store.close()
   }
@@ -86,6 +87,7 @@ async function counted(database: string, count: number): Promise<number> {
       import.meta.path,
       path,
       ...(raw ? ['--raw'] : []),
+      ...(rateLimited ? ['--rate-limit'] : []),
       '--warm-up',
       String(warmUp),
       '--child',

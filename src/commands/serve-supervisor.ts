@@ -1,5 +1,7 @@
 import type { Subprocess } from 'bun'
 import type { Config } from '../config'
+import { RateLimiter } from '../http/access/rate-limiter'
+import { answerRateAsk, isRateAsk } from '../http/access/shared-rate-limit'
 import { createLogger, withFields } from '../logger'
 import { resources } from '../resources/registry'
 import { databaseIdentity, openStore, shownDatabaseUrl } from '../store/open'
@@ -17,7 +19,8 @@ export const FEED_RESTARTED =
  * WORKERS > 1: this process serves nothing itself. It migrates the database once, makes sure the
  * port is free, then runs WORKERS copies of the program that listen on that one port with
  * SO_REUSEPORT (the kernel spreads the connections), passes signals on to them and starts again
- * one that dies. See docs/workers.md.
+ * one that dies, and counts every worker's requests against RATE_LIMIT (shared-rate-limit.ts). See
+ * docs/workers.md.
  */
 
 /** What tells a copy it is worker `number` and which port to share (PORT=0 is settled by then). */
@@ -150,6 +153,8 @@ export async function runSupervisor(
   /** The file the workers serve is no longer at its path: one started now would open the other. */
   const replaced = () => database !== undefined && databaseIdentity(config.database) !== database
 
+  // RATE_LIMIT for all the workers at once: each asks this process to count its requests.
+  const rates = config.rateLimit > 0 ? new RateLimiter({ perMinute: config.rateLimit }) : null
   const out = Bun.stdout.writer()
   const command = ownCommand(args)
   let stopping = false
@@ -168,7 +173,10 @@ export async function runSupervisor(
       stdin: 'ignore',
       stdout: 'pipe',
       stderr: 'pipe',
-      ipc: (message: { kind?: string }) => {
+      // JSON: the asks of the rate limit cost less to pass than with the structured clone.
+      serialization: 'json',
+      ipc: (message: { kind?: string }, child) => {
+        if (rates && isRateAsk(message)) return void child.send(answerRateAsk(rates, message))
         if (message.kind !== 'ready') return
         worker.ready = true
         if (!started && workers.every((w) => w.ready)) readyAll()

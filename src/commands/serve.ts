@@ -1,5 +1,6 @@
 import { ConfigError, helpText, parseConfig } from '../config'
 import { readTokenFile, TokenFileError, TokenSet } from '../http/access/api-tokens'
+import { supervisedRateLimit } from '../http/access/shared-rate-limit'
 import { createApp } from '../http/app'
 import { stopServer } from '../http/shutdown'
 import { createLogger, withFields } from '../logger'
@@ -112,7 +113,14 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
       : undefined,
     tokens: tokens ?? undefined,
     publicRead: config.publicRead,
-    rateLimit: config.rateLimit > 0 ? { perMinute: config.rateLimit } : undefined,
+    // A worker's requests are counted by its supervisor, with the other workers' (shared-rate-limit.ts).
+    rateLimit:
+      config.rateLimit === 0
+        ? undefined
+        : slot
+          ? supervisedRateLimit(config.rateLimit)
+          : { perMinute: config.rateLimit },
+    trustedProxies: config.trustedProxies,
     corsOrigins: config.corsOrigins ?? undefined,
     longAnswers: { total: config.maxLongAnswers, perClient: config.maxLongAnswersPerClient },
     warmUp: true,

@@ -40,6 +40,8 @@ export interface Config extends RequestLimits {
   readonly publicRead: boolean
   /** Requests a minute per token or client address; 0: no limit. */
   readonly rateLimit: number
+  /** Addresses and CIDR ranges of the reverse proxies whose forwarding headers are read; none: the TCP peer is the client. */
+  readonly trustedProxies: readonly string[]
   /** null: no CORS headers. */
   readonly corsOrigins: CorsOrigins | null
   readonly requireIfMatch: boolean

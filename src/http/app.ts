@@ -10,9 +10,13 @@ import type { Store } from '../store/store'
 import { timedStore } from '../store/timed-store'
 import { accessControl } from './access/access-control'
 import type { TokenSet } from './access/api-tokens'
+import { ClientAddresses } from './access/client-address'
+import { requestRouting } from './access/client-key'
 import { type CorsOrigins, cors } from './access/cors'
 import { RateLimiter, type RateLimitOptions } from './access/rate-limiter'
 import { securityHeaders } from './access/security-headers'
+import { SharedRateLimit } from './access/shared-rate-limit'
+import { TrustedProxies } from './access/trusted-proxies'
 import { apiIndex } from './api-index'
 import { jsonApiBodyParser } from './body-parser'
 import { changeRoutes } from './changes/change-routes'
@@ -31,7 +35,7 @@ import { requestLifecycle } from './request-lifecycle'
 import { resourceRoutes } from './resource-routes'
 import { type ResponseSettings, send } from './responses'
 import { RouteTable } from './route-table'
-import { clientKey, DEFAULT_LONG_ANSWERS, type LongAnswerLimits, LongAnswers } from './streaming/long-answers'
+import { DEFAULT_LONG_ANSWERS, type LongAnswerLimits, LongAnswers } from './streaming/long-answers'
 import { warmUp } from './warm-up'
 
 export const API_PREFIX = '/api/v1'
@@ -63,8 +67,16 @@ export interface AppOptions {
   readonly tokens?: TokenSet
   /** With tokens: reads need none (PUBLIC_READ). */
   readonly publicRead?: boolean
-  /** Requests a minute per token or client address (RATE_LIMIT); off without it. */
-  readonly rateLimit?: RateLimitOptions
+  /**
+   * Requests a minute per token or client address (RATE_LIMIT); off without it. Counted in this
+   * process, or, for a worker of several, by their supervisor (a SharedRateLimit).
+   */
+  readonly rateLimit?: RateLimitOptions | SharedRateLimit
+  /**
+   * The reverse proxies whose forwarding headers name a request's client (TRUSTED_PROXIES):
+   * addresses or CIDR ranges. Without them the client is the TCP peer. See client-address.ts.
+   */
+  readonly trustedProxies?: readonly string[]
   /** Origins browsers may call from (CORS_ORIGINS); no CORS headers without them. */
   readonly corsOrigins?: CorsOrigins
   /** Writes that change stored records without If-Match get 428 (docs/caching.md): all but creates. */
@@ -112,6 +124,7 @@ export function createApp({
   tokens,
   publicRead,
   rateLimit,
+  trustedProxies = [],
   corsOrigins,
   requireIfMatch = false,
   metrics: metricsOn = true,
@@ -122,6 +135,9 @@ export function createApp({
 }: AppOptions) {
   // Read replicas (PostgreSQL): each API request is run as its client's; none, no cost.
   const routing = store.routing ?? null
+  // Whose each request is: for the log, the rate limit, the long answers' cap and the replicas.
+  const addresses = new ClientAddresses(trustedProxies.length > 0 ? new TrustedProxies(trustedProxies) : null)
+  const routeRequest = requestRouting(routing, addresses)
   const metrics = metricsOn ? new ServiceMetrics(packageJson.version, routing) : null
   const log = new RequestLog(logger)
   // Each store call and read-worker round trip, timed for the metrics and, at debug, logged.
@@ -156,7 +172,7 @@ export function createApp({
   const warmedUp = warming ? warmUp(registry, store, API_PREFIX, fetchLimits, reads) : Promise.resolve()
   // Awaited by whoever listens; until then, a failure is not an unhandled one.
   warmedUp.catch(() => {})
-  const longAnswers = new LongAnswers(longAnswerLimits)
+  const longAnswers = new LongAnswers(longAnswerLimits, addresses)
   const viewerScript = new ViewerScript()
   const api = resourceRoutes(
     registry,
@@ -167,7 +183,7 @@ export function createApp({
     requireIfMatch,
     cores,
     longAnswers,
-    routing,
+    routeRequest,
   )
   const atomicLimits = {
     maxOperations,
@@ -179,9 +195,9 @@ export function createApp({
     send(set, await operations.run(request.url, request.headers, body), request)
   api.post(
     '/operations',
-    routing
+    routeRequest
       ? ({ request, body, set, server }) =>
-          routing.forClient(clientKey(request, server), 'write', () => runOperations({ request, body, set }))
+          routeRequest(request, server, 'write', () => runOperations({ request, body, set }))
       : runOperations,
     {
       detail: operationsDocs(registry, atomicLimits),
@@ -198,7 +214,12 @@ export function createApp({
   })
   metrics?.countChangeStreams(() => changeStreams.count)
   const stopPruning = startPruning(store.changes, retentionSeconds, onFeedError)
-  const rateLimiter = rateLimit && rateLimit.perMinute > 0 ? new RateLimiter(rateLimit) : undefined
+  const rateLimiter =
+    rateLimit instanceof SharedRateLimit
+      ? rateLimit
+      : rateLimit && rateLimit.perMinute > 0
+        ? new RateLimiter(rateLimit)
+        : undefined
   // Every route, read once all are in place: a 405 names the methods of any path the app serves
   // (the API's, the probes', /, /docs), and a request refused before routing is counted under its own.
   const app = new Elysia()
@@ -210,12 +231,12 @@ export function createApp({
   const errors = errorAnswers(logger, (path) => routes().methods(path), limits.maxErrors)
   const routeOf = (method: string, path: string): string | undefined => routes().template(method, path)
   const server = () => app.server
-  app.use(requestLifecycle({ log, metrics, errors, stopping, routeOf, server })).use(securityHeaders)
+  app.use(requestLifecycle({ log, metrics, errors, stopping, routeOf, server, addresses })).use(securityHeaders)
   // Each only when set, so that a feature left off costs nothing per request. CORS answers
   // preflights before any token is asked for; tokens and rate limits come before the Accept check.
   if (corsOrigins) app.use(cors(corsOrigins))
   if (tokens || rateLimiter)
-    app.use(accessControl({ tokens, publicRead, rateLimiter, corsPreflights: corsOrigins !== undefined }))
+    app.use(accessControl({ tokens, publicRead, rateLimiter, addresses, corsPreflights: corsOrigins !== undefined }))
   return app
     .use(acceptNegotiation)
     .use(jsonApiBodyParser({ maxBytes: maxBodyBytes, maxMembers: limits.maxBodyMembers }))

@@ -1,5 +1,6 @@
 import type { Server } from 'bun'
 import { Elysia } from 'elysia'
+import type { ClientAddresses } from './access/client-address'
 import type { ErrorAnswers, ErrorContext } from './error-handler'
 import type { ServiceMetrics } from './observability/metrics'
 import { bodyBytes, type RequestLog, requestIdOf } from './observability/request-log'
@@ -21,9 +22,11 @@ export interface LifecycleParts {
    * app, not read from the context: Elysia would define a getter on every request's context for it.
    */
   readonly server: () => Server<unknown> | null
+  /** Whose request it is, for its log line: the TCP peer, or the client a trusted proxy names. */
+  readonly addresses: ClientAddresses
 }
 
-/** What a request is given when it begins: its id, when it began (performance.now()), whence it came. */
+/** What a request is given when it begins: its id, when it began (performance.now()), whence it came (client-address.ts). */
 interface Begun {
   readonly id: string
   readonly start: number
@@ -94,7 +97,7 @@ function counted(
  * It must be the first plugin: its request hook gives the id that later hooks' failures (a 406, a
  * 401) are answered and logged with, and Elysia applies a hook only to the routes declared after it.
  */
-export function requestLifecycle({ log, metrics, errors, stopping, routeOf, server }: LifecycleParts) {
+export function requestLifecycle({ log, metrics, errors, stopping, routeOf, server, addresses }: LifecycleParts) {
   const begun = new WeakMap<Request, Begun>()
   /**
    * Logged and counted once, by whichever hook answers first; the hook that answers later finds
@@ -127,7 +130,7 @@ export function requestLifecycle({ log, metrics, errors, stopping, routeOf, serv
     const id = requestIdOf(request)
     set.headers['x-request-id'] = id
     // Asked only when a line will say it.
-    const address = log.enabled ? server()?.requestIP(request)?.address : undefined
+    const address = log.enabled ? addresses.of(request, server()) : undefined
     begun.set(request, { id, start: performance.now(), address })
     log.received(request, id, address)
     metrics?.begun()

@@ -2,8 +2,8 @@ import type { Server } from 'bun'
 import { Elysia, t } from 'elysia'
 import { requestedCursorProfile } from '../jsonapi/media-type'
 import type { ResourceRegistry } from '../resources/registry'
-import type { ReadRouting } from '../store/read-routing'
 import type { Store } from '../store/store'
+import type { RequestRouting } from './access/client-key'
 import { holdsWeakTag, unchangedSinceStreamed, WritePreconditions } from './conditional'
 import { type DocumentedLimits, operationDocs, relationshipDocs } from './openapi/openapi'
 import type { OffloadedRead, ReadOffload } from './read-threads/read-calls'
@@ -11,7 +11,7 @@ import type { ReadPool } from './read-threads/read-pool'
 import { RelationshipController } from './relationship-controller'
 import { type HandlerInput, ResourceController } from './resource-controller'
 import { type ApiResponse, type ResponseSettings, send } from './responses'
-import { clientKey, heldUntilSent, type LongAnswers } from './streaming/long-answers'
+import { heldUntilSent, type LongAnswers } from './streaming/long-answers'
 
 /** The part of Elysia's context an operation reads and answers through. */
 interface OperationContext {
@@ -42,7 +42,7 @@ function reading(
   store: Store,
   longAnswers: LongAnswers | null,
   list = false,
-  routing: ReadRouting | null = null,
+  routing: RequestRouting | null = null,
 ) {
   const read = async ({ request, params, set, server }: Omit<OperationContext, 'body'>) => {
     const noneMatch = request.headers.get('if-none-match')
@@ -65,7 +65,7 @@ function reading(
   }
   if (!routing) return read
   return ({ request, params, set, server }: Omit<OperationContext, 'body'>) =>
-    routing.forClient(clientKey(request, server), 'read', () => read({ request, params, set, server }))
+    routing(request, server, 'read', () => read({ request, params, set, server }))
 }
 
 /**
@@ -80,24 +80,24 @@ function preconditionsOf(request: Request, guard: WriteGuard, requireIfMatch: bo
 }
 
 /** A write without a request document (DELETE of a record). */
-function deleting(operation: Operation, requireIfMatch: boolean, routing: ReadRouting | null) {
+function deleting(operation: Operation, requireIfMatch: boolean, routing: RequestRouting | null) {
   const remove = async ({ request, params, set }: Omit<OperationContext, 'body' | 'server'>) => {
     const preconditions = preconditionsOf(request, 'guarded', requireIfMatch)
     return send(set, await operation({ url: request.url, id: params?.id, preconditions }), request)
   }
   if (!routing) return remove
   return ({ request, params, set, server }: Omit<OperationContext, 'body'>) =>
-    routing.forClient(clientKey(request, server), 'write', () => remove({ request, params, set }))
+    routing(request, server, 'write', () => remove({ request, params, set }))
 }
 
-function writing(operation: Operation, guard: WriteGuard, requireIfMatch: boolean, routing: ReadRouting | null) {
+function writing(operation: Operation, guard: WriteGuard, requireIfMatch: boolean, routing: RequestRouting | null) {
   const write = async ({ request, params, body, set }: Omit<OperationContext, 'server'>) => {
     const preconditions = preconditionsOf(request, guard, requireIfMatch)
     return send(set, await operation({ url: request.url, id: params?.id, body, preconditions }), request)
   }
   if (!routing) return write
   return ({ request, params, body, set, server }: OperationContext) =>
-    routing.forClient(clientKey(request, server), 'write', () => write({ request, params, body, set }))
+    routing(request, server, 'write', () => write({ request, params, body, set }))
 }
 
 /**
@@ -117,7 +117,7 @@ export function resourceRoutes(
   /** The caps on long answers in flight; none without it. */
   longAnswers: LongAnswers | null = null,
   /** Read replicas: each request run as its client's (see reading). */
-  routing: ReadRouting | null = null,
+  routing: RequestRouting | null = null,
 ) {
   const api = new Elysia({ prefix })
   const offload: ReadOffload | undefined = reads

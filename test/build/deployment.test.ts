@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import packageJson from '../../package.json'
 import { type Config, parseConfig, settingVariables } from '../../src/config'
+import { TrustedProxies } from '../../src/http/access/trusted-proxies'
 import { CLI, REPO, runCli, startService, tempDatabase } from '../support/commands'
 import { removeTempDirs, spawnChild, stopChildren, tempDir, WAIT_MS } from '../support/process'
 
@@ -96,6 +97,15 @@ describe('deploy/catalogue.service', () => {
     expect(Number.parseInt(directive('TimeoutStopSec'), 10)).toBeGreaterThan(shutdownTimeout + 5)
     expect(directive('DynamicUser')).toBe('yes')
     expect(directive('ProtectSystem')).toBe('strict')
+  })
+
+  it('listens on loopback for a proxy on the same machine, and trusts that proxy to name the client', () => {
+    const config = parseConfig([], variablesOf(service.get('Environment') ?? [])) as Config
+    expect(config.host).toBe('127.0.0.1')
+    const proxies = new TrustedProxies(config.trustedProxies)
+    // The proxy calls from the loopback address the service listens on; no other address is trusted.
+    expect(proxies.has(config.host)).toBe(true)
+    expect(proxies.has('10.0.0.1')).toBe(false)
   })
 
   it('as systemd would run it: ExecStart serves from the state directory, ExecReload keeps it running, SIGTERM stops it', async () => {

@@ -96,6 +96,14 @@ describe('a request line', () => {
     expect(spec.body.byteLength).toBeLessThan(Bun.gunzipSync(spec.body).byteLength)
   })
 
+  it('names the client a trusted proxy forwards (TRUSTED_PROXIES), and the peer when it is not one', async () => {
+    const service = await start({ TRUSTED_PROXIES: '127.0.0.1' })
+    const headers = { accept: JSON_API, 'x-forwarded-for': '198.51.100.23' }
+    expect((await logged(service, '/api/v1/authors', { headers })).line.address).toBe('198.51.100.23')
+    const other = await start({ TRUSTED_PROXIES: '10.0.0.0/8' })
+    expect((await logged(other, '/api/v1/authors', { headers })).line.address).toBe('127.0.0.1')
+  })
+
   it('counts the bytes of a streamed list as they are sent, and logs it when it ends', async () => {
     const service = await start()
     // 600 authors of 200 characters: a list longer than what is answered whole (64 KiB).

@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import http from 'node:http'
-import { clientOf } from '../../src/http/access/access-control'
 import { parseTokenFile, TokenSet } from '../../src/http/access/api-tokens'
+import { clientOf } from '../../src/http/access/client-address'
 import { RateLimiter, secondsLeft, WINDOW_MS } from '../../src/http/access/rate-limiter'
+import { SharedRateLimit } from '../../src/http/access/shared-rate-limit'
 import { changesNothing, expectOneError } from '../support/expectations'
 import { openTestApp, type TestApp } from '../support/harness'
 import { WAIT_MS } from '../support/process'
@@ -137,6 +138,20 @@ describe('RATE_LIMIT=3', () => {
     expect((await getFrom('127.0.0.2', port, '/api/v1/authors')).status).toBe(429)
     const other = await getFrom('127.0.0.3', port, '/api/v1/authors')
     expect(other).toEqual({ status: 200, ratelimit: '"default";r=1;t=60' })
+  })
+})
+
+describe('RATE_LIMIT counted by the supervisor of workers (SharedRateLimit)', () => {
+  it('answers 503 with Retry-After, never a 500, once the channel to the supervisor has closed', async () => {
+    const shared = new SharedRateLimit(3, () => {})
+    shared.close()
+    const opened = await openTestApp({ app: { rateLimit: shared } })
+    app = opened
+    const refused = await changesNothing(opened, () =>
+      opened.post('/api/v1/authors', { data: { type: 'author', attributes: { name: 'Uncounted' } } }),
+    )
+    expectOneError(refused, 503)
+    expect(refused.headers.get('retry-after')).toBe('1')
   })
 })
 

@@ -1,4 +1,5 @@
 import { type CorsOrigins, parseCorsOrigins } from '../../http/access/cors'
+import { parseTrustedProxies } from '../../http/access/trusted-proxies'
 import { boolean, checkedBy, integer, optionalPath, type Setting } from '../setting'
 
 /** Who may call the API, how often, from which pages, and whether writes must name the version they change. */
@@ -28,6 +29,18 @@ export const accessSettings = {
     help: 'requests a minute per API token, or per client address without one (429 above it; 0: no limit)',
     doc: 'Requests a minute per token, or per client address without one; more get 429',
     docDefault: '`0` (off)',
+  },
+  trustedProxies: {
+    flag: '--trusted-proxies',
+    env: 'TRUSTED_PROXIES',
+    kind: checkedBy<readonly string[]>(
+      'IPv4 or IPv6 addresses or CIDR ranges, separated by commas',
+      parseTrustedProxies,
+    ),
+    fallback: '',
+    help: 'reverse proxies in front of the service, addresses or CIDR ranges separated by commas: from them, Forwarded or X-Forwarded-For names the client (rate limit, log); from any other peer it is ignored (docs/deployment.md)',
+    doc: 'The reverse proxies in front of the service, as addresses or CIDR ranges (`127.0.0.1`, `10.0.0.0/8`, `fd00::/8`). A request whose TCP peer is one of them is counted and logged as the client its `Forwarded` (`for=`) or else `X-Forwarded-For` header names: the first address from the right that is not a listed proxy. From any other peer those headers are ignored. Empty: every client is its TCP peer ([deployment.md](deployment.md#behind-a-reverse-proxy))',
+    docDefault: 'none',
   },
   corsOrigins: {
     flag: '--cors-origins',

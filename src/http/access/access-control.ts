@@ -1,12 +1,14 @@
 import type { Server } from 'bun'
 import { Elysia } from 'elysia'
-import { httpError, type JsonApiError } from '../../jsonapi/errors'
+import { httpError, JsonApiError } from '../../jsonapi/errors'
 import { INDEX_PATH } from '../api-index'
 import { FAVICON_PATH, SCALAR_PATH } from '../openapi/docs-page'
 import { DOCS_PATH, SPEC_PATH } from '../openapi/openapi'
 import type { TokenEntry, TokenSet } from './api-tokens'
+import { ClientAddresses } from './client-address'
 import { isPreflight } from './cors'
 import { type RateLimiter, secondsLeft } from './rate-limiter'
+import { SharedRateLimit } from './shared-rate-limit'
 
 /**
  * Paths anyone may fetch without a token, whatever PUBLIC_READ says: the API's description (the
@@ -38,8 +40,10 @@ export interface AccessOptions {
   readonly tokens?: TokenSet
   /** With tokens: reads need none (a token sent is still checked). */
   readonly publicRead?: boolean
-  /** Counts requests per token, or per client address without one. */
-  readonly rateLimiter?: RateLimiter
+  /** Counts requests per token, or per client address without one: in this process, or by the supervisor of its workers. */
+  readonly rateLimiter?: RateLimiter | SharedRateLimit
+  /** Whose address a request without a token is counted under (TRUSTED_PROXIES); the TCP peer's by default. */
+  readonly addresses?: ClientAddresses
   /** With CORS on: preflights need no token and are not counted (a browser sends none with them). */
   readonly corsPreflights?: boolean
 }
@@ -89,81 +93,88 @@ function pathOf(url: string): string {
   return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path
 }
 
-/** The rate limiter's key for a request without a token: the client's address. */
-function addressKey(request: Request, server: Server<unknown> | null): string {
-  // No server when the app answers app.handle() directly (the tests): one key for all.
-  const address = server?.requestIP(request)?.address
-  return `address:${address === undefined ? 'local' : clientOf(address)}`
-}
-
-/**
- * Whom an address stands for in the rate limit: an IPv4 address itself (an IPv4-mapped IPv6
- * address too), an IPv6 address by its /64 prefix, since one host or home network is given a
- * whole /64 and could otherwise rotate through it to dodge the limit and flood the key table.
- */
-export function clientOf(address: string): string {
-  const bare = address.replace(/%.*$/, '')
-  if (!bare.includes(':')) return bare
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare)
-  if (mapped) return mapped[1] as string
-  const [head = '', tail] = bare.split('::')
-  const headGroups = head === '' ? [] : head.split(':')
-  const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':')
-  const groups =
-    tail === undefined
-      ? headGroups
-      : [...headGroups, ...Array(Math.max(0, 8 - headGroups.length - tailGroups.length)).fill('0'), ...tailGroups]
-  return `${groups
-    .slice(0, 4)
-    .map((group) => Number.parseInt(group, 16).toString(16))
-    .join(':')}::/64`
-}
-
 /**
  * Tokens, scopes and rate limits, checked as a request arrives: before the Accept and Content-Type
  * checks and before any body is read, so a client without a token costs a header lookup and a hash.
  * A request is counted against its limit even when it is then refused, so guessing tokens is
  * limited too. Use only when there are tokens or a rate limit: without both, nothing is checked.
+ * With a SharedRateLimit (workers) the count is asked of the supervisor, and the hook waits for it;
+ * with a RateLimiter (one process) it is counted here, and the hook never waits.
  */
-export function accessControl({ tokens, publicRead = false, rateLimiter, corsPreflights = false }: AccessOptions) {
-  const policy = rateLimiter ? `${POLICY};q=${rateLimiter.limit};w=60` : ''
-  return new Elysia({ name: 'access-control' }).onRequest(({ request, set, server }) => {
-    if (corsPreflights && isPreflight(request)) return
-    let entry: TokenEntry | undefined
-    let refusal: JsonApiError | undefined
-    if (tokens) {
-      const header = request.headers.get('authorization')
-      if (header !== null) {
-        const bearer = BEARER.exec(header)
-        entry = bearer ? tokens.find(bearer[1] as string) : undefined
-        if (entry) identified.set(request, entry)
-        else refusal = bearer ? unknownToken : malformedHeader
-      }
+export function accessControl({
+  tokens,
+  publicRead = false,
+  rateLimiter,
+  addresses = new ClientAddresses(null),
+  corsPreflights = false,
+}: AccessOptions) {
+  const limit = rateLimiter?.limit ?? 0
+  const policy = `${POLICY};q=${limit};w=60`
+
+  /** The token the request sent (remembered for the log), or the 401 it earns; undefined for none. */
+  function identify(request: Request): TokenEntry | JsonApiError | undefined {
+    const header = tokens ? request.headers.get('authorization') : null
+    if (header === null || !tokens) return undefined
+    const bearer = BEARER.exec(header)
+    const entry = bearer ? tokens.find(bearer[1] as string) : undefined
+    if (!entry) return bearer ? unknownToken : malformedHeader
+    identified.set(request, entry)
+    return entry
+  }
+
+  /** The rate key of a request: its token's, else its client's address. */
+  function keyOf(request: Request, server: Server<unknown> | null, identity: TokenEntry | JsonApiError | undefined) {
+    return identity !== undefined && !(identity instanceof JsonApiError)
+      ? identity.rateKey
+      : addresses.key(request, server)
+  }
+
+  /** The RateLimit fields of a request that is its window's `count`th, `reset` seconds before the window ends; 429 past the limit. */
+  function counted(count: number, reset: number, set: { headers: Record<string, unknown> }): void {
+    const remaining = limit - count
+    set.headers['ratelimit-policy'] = policy
+    set.headers.ratelimit = `${POLICY};r=${Math.max(0, remaining)};t=${reset}`
+    if (remaining < 0) {
+      throw httpError(
+        429,
+        `Too many requests: the limit is ${limit} a minute; try again in ${reset} seconds`,
+        undefined,
+        { 'retry-after': String(reset) },
+      )
     }
-    if (rateLimiter) {
-      const now = rateLimiter.now()
-      const window = rateLimiter.hit(entry?.rateKey ?? addressKey(request, server), now)
-      const remaining = rateLimiter.limit - window.count
-      const reset = secondsLeft(window, now)
-      set.headers['ratelimit-policy'] = policy
-      set.headers.ratelimit = `${POLICY};r=${Math.max(0, remaining)};t=${reset}`
-      if (remaining < 0) {
-        throw httpError(
-          429,
-          `Too many requests: the limit is ${rateLimiter.limit} a minute; try again in ${reset} seconds`,
-          undefined,
-          { 'retry-after': String(reset) },
-        )
-      }
-    }
+  }
+
+  /** Throws the 401 or 403 a request earns with the token it sent (or without one). */
+  function authorize(request: Request, identity: TokenEntry | JsonApiError | undefined): void {
     if (!tokens) return
-    if (refusal) throw refusal
-    if (entry?.scope === 'write') return
+    if (identity instanceof JsonApiError) throw identity
+    if (identity?.scope === 'write') return
     if (PUBLIC_PATHS.has(pathOf(request.url))) return
     if (READ_METHODS.has(request.method)) {
-      if (entry || publicRead) return
+      if (identity || publicRead) return
       throw missingToken
     }
-    throw entry ? readOnlyToken : missingWriteToken
+    throw identity ? readOnlyToken : missingWriteToken
+  }
+
+  const plugin = new Elysia({ name: 'access-control' })
+  if (rateLimiter instanceof SharedRateLimit) {
+    return plugin.onRequest(async function accessShared({ request, set, server }) {
+      if (corsPreflights && isPreflight(request)) return
+      const identity = identify(request)
+      const answer = await rateLimiter.count(keyOf(request, server, identity))
+      counted(answer.count, answer.reset, set)
+      authorize(request, identity)
+    })
+  }
+  return plugin.onRequest(function access({ request, set, server }) {
+    if (corsPreflights && isPreflight(request)) return
+    const identity = identify(request)
+    if (rateLimiter) {
+      const now = rateLimiter.now()
+      const window = rateLimiter.hit(keyOf(request, server, identity), now)
+      counted(window.count, secondsLeft(window, now), set)
+    }
+    authorize(request, identity)
   })
 }

@@ -1,6 +1,6 @@
 /**
  * Requests counted per key (a token's name or a client address) in fixed windows of a minute, in
- * this process's memory. A key's window starts with its first request and lasts WINDOW_MS; the
+ * this process's memory (with workers, the supervisor's, for all of them: shared-rate-limit.ts). A key's window starts with its first request and lasts WINDOW_MS; the
  * next request after that starts a new one. Fixed windows let a client send up to twice the limit
  * across a window's end; in exchange each key costs one small record and one lookup per request.
  */

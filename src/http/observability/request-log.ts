@@ -25,7 +25,7 @@ export interface Answered {
   /** performance.now() when the request began. */
   readonly start: number
   readonly id: string
-  /** The client's address (the TCP peer); none where the app is called without a server (tests). */
+  /** The client's address (the TCP peer, or the client a trusted proxy names); none where the app is called without a server (tests). */
   readonly address: string | undefined
   /** The body's bytes as sent (compressed, if it was), 0 for none; undefined where not known. */
   readonly bytes: number | undefined

@@ -1,6 +1,7 @@
 import type { Server } from 'bun'
 import { httpError, type JsonApiError } from '../../jsonapi/errors'
-import { clientOf, tokenNameOf } from '../access/access-control'
+import type { ClientAddresses } from '../access/client-address'
+import { clientKey } from '../access/client-key'
 import { textStream } from '../compression'
 import { type ApiResponse, BUFFERED_BYTES } from '../responses'
 
@@ -26,18 +27,6 @@ export const LONG_ANSWER_RETRY_SECONDS = 1
 export type Release = () => void
 
 /**
- * Whom a request counts for: its API token's name, else its address (see clientOf). Also whose
- * commits its reads must see, with read replicas (resource-routes.ts).
- */
-export function clientKey(request: Request, server: Server<unknown> | null): string {
-  const token = tokenNameOf(request)
-  if (token !== undefined) return `token:${token}`
-  // No server when the app answers app.handle() directly (the tests): one client for all.
-  const address = server?.requestIP(request)?.address
-  return `address:${address === undefined ? 'local' : clientOf(address)}`
-}
-
-/**
  * The long answers in flight: those sent as they are written (a list, a record with its to-many
  * linkage, once past the first BUFFERED_BYTES) and any other over BUFFERED_BYTES (a relationship's
  * linkage). A list that may be long (any list but a short one or a bounded page) takes its slot
@@ -56,7 +45,10 @@ export class LongAnswers {
   private inFlight = 0
   private readonly byClient = new Map<string, number>()
 
-  constructor(readonly limits: LongAnswerLimits) {}
+  constructor(
+    readonly limits: LongAnswerLimits,
+    private readonly addresses: ClientAddresses,
+  ) {}
 
   /** Long answers in flight now. */
   get count(): number {
@@ -65,7 +57,7 @@ export class LongAnswers {
 
   /** Runs `read`, whose answer may be long, in a slot of the request's client: the answer carries its release. */
   async run(request: Request, server: Server<unknown> | null, read: () => Promise<ApiResponse>): Promise<ApiResponse> {
-    const release = this.reserve(clientKey(request, server))
+    const release = this.reserve(clientKey(request, server, this.addresses))
     try {
       return { ...(await read()), release }
     } catch (error) {
@@ -82,7 +74,7 @@ export class LongAnswers {
     const { body } = response
     if (!isLong(body)) return null
     try {
-      return this.reserve(clientKey(request, server))
+      return this.reserve(clientKey(request, server, this.addresses))
     } catch (error) {
       if (body instanceof ReadableStream) void body.cancel().catch(() => {})
       throw error
