@@ -88,14 +88,22 @@ describe('TRUSTED_PROXIES: requests a trusted proxy forwards', () => {
     expect(loggedAddresses(t as TestApp)).toEqual(['203.0.113.1', '203.0.113.1', '203.0.113.1', '203.0.113.2'])
   })
 
-  it('read RFC 7239 Forwarded before X-Forwarded-For: for= as an IPv4 address, or a quoted IPv6 one with a port', async () => {
+  it("read X-Forwarded-For before a client's own Forwarded, which nginx and Caddy pass on untouched", async () => {
+    const { port } = await serve({ trustedProxies: [PROXY], rateLimit: { perMinute: 1 } })
+    // The proxy appended the client's real address to X-Forwarded-For; the client wrote Forwarded.
+    const spoofed = (address: string) => ({ ...forwarded(`for=${address}`), ...xff('198.51.100.1') })
+    expect(await getFrom(port, PROXY, spoofed('192.0.2.60'))).toMatchObject({ status: 200 })
+    expect(await getFrom(port, PROXY, spoofed('192.0.2.61'))).toMatchObject({ status: 429 })
+    expect(loggedAddresses(t as TestApp)).toEqual(['198.51.100.1', '198.51.100.1'])
+  })
+
+  it('read RFC 7239 Forwarded where there is no X-Forwarded-For: for= as an IPv4 address, or a quoted IPv6 one with a port', async () => {
     const { port } = await serve({ trustedProxies: [PROXY] })
-    const both = { ...forwarded('for=192.0.2.60;proto=http;by=203.0.113.43'), ...xff('198.51.100.1') }
-    expect(await loggedFor(port, PROXY, both)).toBe('192.0.2.60')
+    expect(await loggedFor(port, PROXY, forwarded('for=192.0.2.60;proto=http;by=203.0.113.43'))).toBe('192.0.2.60')
     expect(await loggedFor(port, PROXY, forwarded('For="[2001:db8:cafe::17]:4711"'))).toBe('2001:db8:cafe::17')
     expect(await loggedFor(port, PROXY, forwarded('for="192.0.2.61:8080"'))).toBe('192.0.2.61')
-    // Without a for= (a proxy that sets only the scheme), X-Forwarded-For names the client.
-    expect(await loggedFor(port, PROXY, { ...forwarded('proto=https'), ...xff('198.51.100.2') })).toBe('198.51.100.2')
+    // Without a for= (a proxy that sets only the scheme), the proxy is the client.
+    expect(await loggedFor(port, PROXY, forwarded('proto=https'))).toBe(PROXY)
   })
 
   it('count a forwarded IPv6 client by its /64, as a direct one is', async () => {

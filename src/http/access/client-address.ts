@@ -10,8 +10,10 @@ import type { TrustedProxies } from './trusted-proxies'
  * header is read from right to left (each proxy appends the address it was called from), skipping
  * the addresses that are trusted proxies themselves, and the first that is not one is the client.
  * What lies left of it was written by the client or by proxies nobody vouches for, and is never
- * read: a client cannot choose its address. `Forwarded` (RFC 7239) is read when it has a `for=`,
- * else `X-Forwarded-For`. A header from a peer that is not a trusted proxy is ignored.
+ * read: a client cannot choose its address. `X-Forwarded-For` is read, else `Forwarded` (RFC 7239)
+ * when it has a `for=`. That order because nginx, Caddy and most load balancers append to
+ * X-Forwarded-For and pass a client's own `Forwarded` on untouched: read first, a client could
+ * name any address in it. A header from a peer that is not a trusted proxy is ignored.
  */
 
 /**
@@ -81,7 +83,7 @@ function forwardedHop(element: string): Hop | null {
   return hop
 }
 
-/** Where the Forwarded header is read from: only when it says whom it forwards (proxies that set only proto or host leave X-Forwarded-For to say it). */
+/** Where the Forwarded header is read from: only when it says whom it forwards (a proxy may set only proto or host). */
 const FORWARDED_FOR = /(?:^|[\s;,])for=/i
 
 /**
@@ -89,9 +91,10 @@ const FORWARDED_FOR = /(?:^|[\s;,])for=/i
  * undefined when there is no forwarding header or it is malformed (the peer is then the client).
  */
 function forwardedClient(headers: Headers, proxies: TrustedProxies): string | undefined {
-  const forwarded = headers.get('forwarded')
+  const xff = headers.get('x-forwarded-for')
+  const forwarded = xff === null ? headers.get('forwarded') : null
   const rfc = forwarded !== null && FORWARDED_FOR.test(forwarded)
-  const header = rfc ? forwarded : headers.get('x-forwarded-for')
+  const header = xff ?? (rfc ? forwarded : null)
   if (header === null) return undefined
   // The last trusted hop seen: whom an `unknown` on its left stands for, and the client when every hop is trusted.
   let nearest: string | undefined
