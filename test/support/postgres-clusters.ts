@@ -1,16 +1,6 @@
-import { chownSync, mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SQL } from 'bun'
-import {
-  CLUSTER_PREFIX,
-  freePort,
-  initCluster,
-  removeCluster,
-  removeLeftClusters,
-  runAs,
-  startCluster,
-} from './postgres-server'
+import { clusterFolder, freePort, initCluster, startCluster } from './postgres-server'
 
 /*
  * Two independent clusters of a test's own (initdb twice, each on a free port), for what crosses
@@ -28,17 +18,7 @@ export interface TwoClusters {
 }
 
 export function startTwoClusters(bin: string): TwoClusters {
-  const { prefix, owner } = runAs()
-  removeLeftClusters(bin, prefix)
-  const dir = mkdtempSync(join(tmpdir(), `${CLUSTER_PREFIX}${process.pid}-`))
-  if (owner) chownSync(dir, owner.uid, owner.gid)
-  let removed = false
-  const remove = () => {
-    if (removed) return
-    removed = true
-    removeCluster(bin, dir, prefix)
-  }
-  process.once('exit', remove)
+  const { dir, prefix, remove } = clusterFolder(bin)
   const ports: number[] = []
   try {
     for (const data of ['data', 'second']) {

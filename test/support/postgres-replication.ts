@@ -1,17 +1,7 @@
-import { chownSync, existsSync, mkdtempSync, readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SQL } from 'bun'
-import {
-  CLUSTER_PREFIX,
-  freePort,
-  initCluster,
-  removeCluster,
-  removeLeftClusters,
-  run,
-  runAs,
-  startCluster,
-} from './postgres-server'
+import { clusterFolder, freePort, initCluster, run, startCluster } from './postgres-server'
 
 /*
  * A primary and a hot standby streaming from it, for the tests of read replicas: initdb into a
@@ -55,18 +45,8 @@ function urlOf(port: number, database: string): string {
 
 /** A primary on a free port and a standby of it on another, both of this process's own. */
 export async function startReplicatedClusters(bin: string): Promise<ReplicatedClusters> {
-  const { prefix, owner } = runAs()
-  removeLeftClusters(bin, prefix)
-  const dir = mkdtempSync(join(tmpdir(), `${CLUSTER_PREFIX}${process.pid}-`))
-  if (owner) chownSync(dir, owner.uid, owner.gid)
-  let removed = false
-  const remove = () => {
-    if (removed) return
-    removed = true
-    removeCluster(bin, dir, prefix)
-  }
   // However the run ends, the clusters go with it (the test's afterAll removes them first, normally).
-  process.once('exit', remove)
+  const { dir, prefix, remove } = clusterFolder(bin)
   const primary = join(dir, 'data')
   const replica = join(dir, 'replica')
   const primaryPort = freePort()

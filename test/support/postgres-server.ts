@@ -95,6 +95,26 @@ export function removeCluster(bin: string, dir: string, prefix: readonly string[
   rmSync(dir, { recursive: true, force: true })
 }
 
+/**
+ * A folder for clusters of this process's own, named as the throwaway clusters' (so that a run
+ * killed before removing it leaves it to the next run that starts one), owned by the user they run
+ * as; `remove` stops them and removes it, and runs at exit if nothing did before.
+ */
+export function clusterFolder(bin: string): { dir: string; prefix: string[]; remove(): void } {
+  const { prefix, owner } = runAs()
+  removeLeftClusters(bin, prefix)
+  const dir = mkdtempSync(join(tmpdir(), `${CLUSTER_PREFIX}${process.pid}-`))
+  if (owner) chownSync(dir, owner.uid, owner.gid)
+  let removed = false
+  const remove = () => {
+    if (removed) return
+    removed = true
+    removeCluster(bin, dir, prefix)
+  }
+  process.once('exit', remove)
+  return { dir, prefix, remove }
+}
+
 /** Clusters left by test runs that were killed before they could remove theirs. */
 export function removeLeftClusters(bin: string, prefix: readonly string[]): void {
   for (const name of readdirSync(tmpdir())) {
