@@ -1,3 +1,5 @@
+import type { SQL } from 'bun'
+
 /**
  * Which history of which database a PostgreSQL change position belongs to: the first ten hex
  * digits of an MD5 of what no copy of the data carries along.
@@ -50,4 +52,41 @@ export function compareWithin(a: string, b: string): number {
   const [ax, as, bx, bs] = [x.xid, x.seq, y.xid, y.seq].map(BigInt) as [bigint, bigint, bigint, bigint]
   if (ax !== bx) return ax < bx ? -1 : 1
   return as === bs ? 0 : as < bs ? -1 : 1
+}
+
+/**
+ * Makes the database's current history the feed's, once it differs from the one stored: this
+ * database is a restore, a copy or a promoted standby of the one the changes were recorded in.
+ * Their transaction ids are another server's or another timeline's, and may be above the ids to
+ * come: the changes go, and the horizon moves to HISTORY_START, which every position given before
+ * (the start of the feed included) is below. No position of the new history is handed out before
+ * this: every read compares first. The lock waits for the writes in flight, and holds new ones
+ * until it commits. `untimed`: not held to the statement timeout (a start). Whether it changed
+ * anything (another instance may have adopted it first).
+ */
+export function adoptHistory(sql: SQL, untimed: boolean): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    if (untimed) await tx.unsafe('SET LOCAL statement_timeout = 0')
+    await tx.unsafe('LOCK TABLE changes IN EXCLUSIVE MODE')
+    const [row] = (await tx.unsafe(`SELECT history = ${HISTORY_SQL} AS adopted FROM change_horizon FOR UPDATE`)) as {
+      adopted: boolean
+    }[]
+    if (row?.adopted) return false
+    await tx.unsafe('DELETE FROM changes')
+    await tx.unsafe(
+      `UPDATE change_horizon SET xid = '${HISTORY_START.xid}', seq = ${HISTORY_START.seq}, history = ${HISTORY_SQL}`,
+    )
+    return true
+  })
+}
+
+/** Whether the history stored differs from the database's: one look, nothing locked, no statement timeout. */
+export function historyMoved(sql: SQL): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    await tx.unsafe('SET LOCAL statement_timeout = 0')
+    const [row] = (await tx.unsafe(`SELECT history <> ${HISTORY_SQL} AS moved FROM change_horizon`)) as {
+      moved: boolean
+    }[]
+    return row?.moved === true
+  })
 }

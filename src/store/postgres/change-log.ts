@@ -3,7 +3,7 @@ import type { Change, ChangeOp, ChangeRead, ChangeWindow } from '../../model/cha
 import { START_OF_FEED } from '../../model/changes'
 import { type ChangeLog, isChangePosition, POSITION_FORMS } from '../change-log'
 import type { ChangeSignal } from '../change-signal'
-import { compareWithin, HISTORY_SQL, HISTORY_START, partsOf, positionOf } from './change-history'
+import { adoptHistory, compareWithin, HISTORY_SQL, historyMoved, partsOf, positionOf } from './change-history'
 import { storeError } from './faults'
 
 /** The channel other instances are woken on (LISTEN/NOTIFY, on a direct connection). */
@@ -172,34 +172,27 @@ export class PostgresChangeLog implements ChangeLog {
     }
   }
 
-  /**
-   * Makes the database's current history the feed's (src/store/postgres/change-history.ts), once it
-   * differs from the one stored: this database is a restore, a copy or a promoted standby of the
-   * one the changes were recorded in. Their transaction ids are another server's or another
-   * timeline's, and may be above the ids to come: the changes go, and the horizon moves to the
-   * start of the new history, which every position given before (the start of the feed included) is
-   * below. No position of the new history is handed out before this: every read compares first.
-   * The lock waits for the writes in flight, and holds new ones until it commits.
-   */
-  private async adopt(): Promise<void> {
+  /** Adopts the database's current history, once it differs from the one stored (change-history.ts). */
+  private async adopt(untimed = false): Promise<void> {
     try {
-      const restarted = await this.sql.begin(async (tx) => {
-        await tx.unsafe('LOCK TABLE changes IN EXCLUSIVE MODE')
-        const [row] = (await tx.unsafe(
-          `SELECT history = ${HISTORY_SQL} AS adopted FROM change_horizon FOR UPDATE`,
-        )) as { adopted: boolean }[]
-        // Another instance's read got here first.
-        if (row?.adopted) return false
-        await tx.unsafe('DELETE FROM changes')
-        await tx.unsafe(
-          `UPDATE change_horizon SET xid = '${HISTORY_START.xid}', seq = ${HISTORY_START.seq}, history = ${HISTORY_SQL}`,
-        )
-        return true
-      })
-      if (restarted) this.told.restarted?.()
+      if (await adoptHistory(this.sql, untimed)) this.told.restarted?.()
     } catch (error) {
       throw storeError(error)
     }
+  }
+
+  /**
+   * At an instance's start, before its first write: adopts the database's history if it changed.
+   * Not held to STATEMENT_TIMEOUT, as the rest of a start is not (migrations, the schema check).
+   */
+  async adoptAtStart(): Promise<void> {
+    let moved: boolean
+    try {
+      moved = await historyMoved(this.sql)
+    } catch (error) {
+      throw storeError(error)
+    }
+    if (moved) await this.adopt(true)
   }
 
   watch(wake: () => void): () => void {

@@ -85,7 +85,7 @@ export class PostgresStore implements Store {
     // write, which the feed then holds (PostgresChangeLog.adopt); reads adopt it too, for an
     // instance that was running when the database became another.
     try {
-      await store.changes.latest()
+      await store.changes.adoptAtStart()
     } catch (error) {
       await store.close()
       throw error
