@@ -19,13 +19,15 @@ import type { SQL } from 'bun'
  * `pg_upgrade` gives the server a new system identifier, so its followers read the lists again too.
  * The timeline is read from the current WAL position, which moves to the new timeline the moment
  * a standby is promoted (the control file's follows only at the next checkpoint). Reads of the
- * feed go to the primary, where `pg_current_wal_lsn()` answers.
+ * feed go to the primary, where `pg_current_wal_lsn()` answers; a standby (a DATABASE_URL that
+ * reaches one) has no timeline of its own here, so its history is another, and adopting it fails
+ * as a write there does (25006, read-only: a 503), not with an error of our SQL.
  */
 export const HISTORY_SQL = `substr(md5(concat_ws('/',
     (SELECT system_identifier FROM pg_control_system()),
     (SELECT oid FROM pg_database WHERE datname = current_database()),
     'changes'::regclass::oid,
-    substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))), 1, 10)`
+    CASE WHEN NOT pg_is_in_recovery() THEN substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) END)), 1, 10)`
 
 /**
  * Where a history adopted by a restored or promoted database begins (PostgresChangeLog.adopt):
