@@ -197,8 +197,9 @@ export interface StoreOptions {
   /** SQLite: checkpoint the WAL on a thread of its own (SqliteOptions.offloadDiskWaits). */
   readonly offloadDiskWaits?: boolean
   /**
-   * Told when the change feed starts over because the database is not the one its changes were
-   * recorded in (a copy, a restore, a promoted standby: docs/changes.md); the service logs it.
+   * PostgreSQL: told when the change feed starts over because the database is not the one its
+   * changes were recorded in (a restore, a database made again, a promoted standby:
+   * docs/changes.md); the service logs it.
    */
   readonly onFeedRestart?: () => void
   /** Told of each migration this opening applies, once it is committed (catalogue migrate lists them). */
@@ -244,7 +245,6 @@ export async function openStore(
         newGeneration: options.newGeneration,
         durability: options.durability,
         offloadDiskWaits: options.offloadDiskWaits,
-        onFeedRestart: options.onFeedRestart,
         sameFileAs: options.sameDatabaseAs,
         ...(options.sharedMigrations ? { migrations: sqliteMigrationsWith(options.sharedMigrations) } : {}),
       })

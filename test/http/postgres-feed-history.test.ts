@@ -8,7 +8,14 @@ import { createLogger } from '../../src/logger'
 import { resources } from '../../src/resources/registry'
 import { PostgresStore } from '../../src/store/postgres/postgres-store'
 import { runCli } from '../support/commands'
-import { nextTransactionId, startTwoClusters, type TwoClusters, useTransactionIds } from '../support/postgres-clusters'
+import {
+  type CopiedCluster,
+  nextTransactionId,
+  startCopiedCluster,
+  startTwoClusters,
+  type TwoClusters,
+  useTransactionIds,
+} from '../support/postgres-clusters'
 import { type ReplicatedClusters, replayed, startReplicatedClusters } from '../support/postgres-replication'
 import { describeWithPrograms, POSTGRES_PROGRAMS } from '../support/postgres-tests'
 
@@ -276,6 +283,39 @@ describeWithPrograms('the change feed after a standby is promoted (PostgreSQL)',
       expect(seen(fresh.json)).toEqual([`create authors/${a}`])
       const b = await app.createAuthor('Again')
       expect(seen((await changesAfter(app, fresh.json.meta.latest)).json)).toEqual([`create authors/${b}`])
+    } finally {
+      await app.close()
+    }
+  })
+})
+
+describeWithPrograms('the change feed after a physical copy of the cluster is put back (PostgreSQL)', () => {
+  let cluster: CopiedCluster
+
+  beforeAll(() => {
+    cluster = startCopiedCluster(POSTGRES_PROGRAMS as string)
+  })
+
+  afterAll(() => cluster?.remove())
+
+  it('answers 410, for good, to a position given after the copy was taken, and goes on from one the copy holds', async () => {
+    await createDatabase(cluster.url('postgres'), 'copied')
+    let app = await served(cluster.url('copied'))
+    await app.createAuthor('Before the copy')
+    const early = (await changesAfter(app, null)).json.meta.latest as string
+    cluster.copy()
+    for (let i = 0; i < 3; i++) await app.createAuthor(`After the copy ${i}`)
+    const late = (await changesAfter(app, null)).json.meta.latest as string
+    await app.close()
+    // The same system identifier, database, table and timeline: the same history.
+    cluster.putCopyBack()
+    app = await served(cluster.url('copied'))
+    try {
+      const made: string[] = []
+      for (let i = 0; i < 6; i++) made.push(await app.createAuthor(`After the restore ${i}`))
+      expect((await changesAfter(app, null)).json.meta.latest?.split('.')[0]).toBe(late.split('.')[0])
+      expectGone(await changesAfter(app, late))
+      expect(seen((await changesAfter(app, early)).json)).toEqual(made.map((id) => `create authors/${id}`))
     } finally {
       await app.close()
     }

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { SQL } from 'bun'
-import { clusterFolder, freePort, initCluster, startCluster } from './postgres-server'
+import { clusterFolder, freePort, initCluster, run, startCluster } from './postgres-server'
 
 /*
  * Two independent clusters of a test's own (initdb twice, each on a free port), for what crosses
@@ -61,5 +61,48 @@ export async function useTransactionIds(url: string, count: number): Promise<voi
     })
   } finally {
     await sql.close()
+  }
+}
+
+/** A cluster of a test's own, and a physical copy of it that can be put back in its place. */
+export interface CopiedCluster {
+  /** `database` on the cluster (the copy, once put back), as `postgres`. */
+  url(database: string): string
+  /** Copies the running cluster as a file system or VM snapshot would: `pg_basebackup`, WAL included. */
+  copy(): void
+  /** Stops the cluster and starts the copy on the same port, as it is: the same identifier and timeline. */
+  putCopyBack(): void
+  remove(): void
+}
+
+export function startCopiedCluster(bin: string): CopiedCluster {
+  const { dir, prefix, remove } = clusterFolder(bin)
+  const data = join(dir, 'data')
+  const copy = join(dir, 'second')
+  const port = freePort()
+  try {
+    initCluster(bin, prefix, data)
+    startCluster(bin, prefix, data, dir, port)
+  } catch (error) {
+    remove()
+    throw error
+  }
+  return {
+    url: (database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
+    copy: () =>
+      run(
+        [
+          ...prefix,
+          join(bin, 'pg_basebackup'),
+          ...['-D', copy, '-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-X', 'stream', '-c', 'fast'],
+          '--no-sync',
+        ],
+        'pg_basebackup',
+      ),
+    putCopyBack: () => {
+      run([...prefix, join(bin, 'pg_ctl'), '-D', data, '-m', 'fast', '-w', 'stop'], 'pg_ctl stop')
+      startCluster(bin, prefix, copy, dir, port)
+    },
+    remove,
   }
 }

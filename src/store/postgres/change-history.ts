@@ -47,15 +47,6 @@ export function partsOf(position: string): { history: string | null; xid: string
   return position === '0' ? { history: null, xid: '0', seq: '0' } : { history, xid, seq }
 }
 
-/** The order of two positions of one history: negative when `a` comes first. */
-export function compareWithin(a: string, b: string): number {
-  const x = partsOf(a)
-  const y = partsOf(b)
-  const [ax, as, bx, bs] = [x.xid, x.seq, y.xid, y.seq].map(BigInt) as [bigint, bigint, bigint, bigint]
-  if (ax !== bx) return ax < bx ? -1 : 1
-  return as === bs ? 0 : as < bs ? -1 : 1
-}
-
 /**
  * Makes the database's current history the feed's, once it differs from the one stored: this
  * database is a restore, a copy or a promoted standby of the one the changes were recorded in.
@@ -73,7 +64,8 @@ export function adoptHistory(sql: SQL, untimed: boolean): Promise<boolean> {
     const [row] = (await tx.unsafe(`SELECT history = ${HISTORY_SQL} AS adopted FROM change_horizon FOR UPDATE`)) as {
       adopted: boolean
     }[]
-    if (row?.adopted) return false
+    // Adopted by another instance's read first; or no horizon row at all (a restore under way).
+    if (row === undefined || row.adopted) return false
     await tx.unsafe('DELETE FROM changes')
     await tx.unsafe(
       `UPDATE change_horizon SET xid = '${HISTORY_START.xid}', seq = ${HISTORY_START.seq}, history = ${HISTORY_SQL}`,
@@ -82,13 +74,27 @@ export function adoptHistory(sql: SQL, untimed: boolean): Promise<boolean> {
   })
 }
 
-/** Whether the history stored differs from the database's: one look, nothing locked, no statement timeout. */
-export function historyMoved(sql: SQL): Promise<boolean> {
+/**
+ * At an instance's start: whether the history stored differs from the database's (one look,
+ * nothing locked, no statement timeout), and the next sequence number moved past the time in
+ * microseconds. A copy of the cluster put back without a new timeline (a file system or VM
+ * snapshot, a base backup started as it is) keeps its history, but its sequence and transaction ids
+ * went back with it, and would hand out again the positions its lost commits had: past every
+ * sequence number given before (an earlier start's time, and fewer than a million changes a second
+ * since), no new change takes one, and a read finds no row for it (gone) for good. Instances that
+ * went on running across such a restore do not do this: they are to be started again
+ * (docs/postgres.md, "Backups and the change feed").
+ */
+export function startHistory(sql: SQL): Promise<{ moved: boolean }> {
   return sql.begin(async (tx) => {
     await tx.unsafe('SET LOCAL statement_timeout = 0')
     const [row] = (await tx.unsafe(`SELECT history <> ${HISTORY_SQL} AS moved FROM change_horizon`)) as {
       moved: boolean
     }[]
-    return row?.moved === true
+    await tx.unsafe(
+      `SELECT setval(s, GREATEST(nextval(s), (extract(epoch FROM clock_timestamp()) * 1000000)::bigint))
+         FROM CAST(pg_get_serial_sequence('changes', 'seq') AS regclass) AS s`,
+    )
+    return { moved: row?.moved === true }
   })
 }

@@ -3,7 +3,8 @@ import type { Change, ChangeOp, ChangeRead, ChangeWindow } from '../../model/cha
 import { START_OF_FEED } from '../../model/changes'
 import { type ChangeLog, isChangePosition, POSITION_FORMS } from '../change-log'
 import type { ChangeSignal } from '../change-signal'
-import { adoptHistory, compareWithin, HISTORY_SQL, historyMoved, partsOf, positionOf } from './change-history'
+import { StoreUnavailableError } from '../faults'
+import { adoptHistory, HISTORY_SQL, partsOf, positionOf, startHistory } from './change-history'
 import { storeError } from './faults'
 
 /** The channel other instances are woken on (LISTEN/NOTIFY, on a direct connection). */
@@ -33,6 +34,19 @@ const BOUND = `(SELECT COALESCE(MIN(x), pg_snapshot_xmax(pg_current_snapshot()))
 
 /** Rows below the bound: final. */
 const FINAL = `xid < ${BOUND}`
+
+/**
+ * The feed's horizon row is missing (or will not take the database's history): the database is
+ * being restored or changed under the service (a `pg_restore` into it while it runs). A fault of
+ * the database, not of our SQL: 503, and the service goes on once the row is back.
+ */
+function horizonMissing(): StoreUnavailableError {
+  return new StoreUnavailableError(
+    'unavailable',
+    'FEED_HORIZON_MISSING',
+    "the change feed's horizon row is missing: the database is being restored or changed under the service",
+  )
+}
 
 interface ChangeRow {
   readonly xid: string
@@ -85,12 +99,11 @@ export class PostgresChangeLog implements ChangeLog {
     const { after } = window
     if (after !== null && after !== START_OF_FEED && !POSITION_FORMS.postgres.test(after)) return { kind: 'gone' }
     const asked = after === null ? null : partsOf(after)
-    // One statement, one snapshot: the history, the horizon, the newest change committed (final or
-    // not: a position once handed out is never above it, however the bound moves), the rows after
-    // the position (or after the horizon) and the bound below which they are final.
+    // One statement, one snapshot: the history, the horizon, whether the position is a row, the rows
+    // after it (or after the horizon) and the bound below which they are final.
     const rows = (await this.query(
       `SELECT here.history, h.history AS stored, h.xid::text AS hxid, h.seq::text AS hseq, c.xid::text AS xid, c.seq::text AS seq, c.type, c.record_id::text AS record_id, c.op,
-          (SELECT xid::text || '.' || seq FROM changes ORDER BY xid DESC, seq DESC LIMIT 1) AS newest
+          EXISTS (SELECT 1 FROM changes WHERE xid = $1::xid8 AND seq = $2::bigint) AS held
          FROM change_horizon h
          CROSS JOIN (SELECT ${HISTORY_SQL} AS history) here
          LEFT JOIN LATERAL (
@@ -99,24 +112,29 @@ export class PostgresChangeLog implements ChangeLog {
              ORDER BY xid, seq LIMIT $3
          ) c ON true`,
       [asked?.xid ?? null, asked?.seq ?? null, window.size],
-    )) as (ChangeRow & { history: string; stored: string; hxid: string; hseq: string; newest: string | null })[]
+    )) as (ChangeRow & {
+      history: string
+      stored: string
+      hxid: string
+      hseq: string
+      held: boolean
+    })[]
     const first = rows[0]
-    if (!first) throw new Error('change_horizon has no row')
+    if (!first) throw horizonMissing()
     const { history } = first
     if (first.stored !== history) {
-      if (adopted) throw new Error(`the change feed's history ${history} does not stay adopted`)
+      if (adopted) throw horizonMissing()
       await this.adopt()
       return this.read(window, true)
     }
     const horizon = positionOf(history, first.hxid, first.hseq)
     if (asked !== null) {
-      // Another history's (the database was restored, re-created or promoted since), pruned past,
-      // or ahead of every change (a database put back from an older copy): read the lists again.
+      // Another history's (the database was restored, re-created or promoted since); else the start
+      // of the feed once pruned past, or no row of this database (pruned, ahead of every change, a
+      // commit lost with a copy of the cluster put back: change-history.ts): read the lists again.
       if (asked.history !== null && asked.history !== history) return { kind: 'gone' }
-      const newest = first.newest === null ? horizon : `${history}.${first.newest}`
-      if (compareWithin(after as string, horizon) < 0 || compareWithin(after as string, newest) > 0) {
-        return { kind: 'gone' }
-      }
+      const valid = after === horizon || (after === START_OF_FEED ? horizon === START_OF_FEED : first.held)
+      if (!valid) return { kind: 'gone' }
     }
     const types = window.types && new Set(window.types)
     const changes: Change[] = []
@@ -140,7 +158,7 @@ export class PostgresChangeLog implements ChangeLog {
       [],
     )) as { history: string; stored: string; id: string | null }[]
     if (row && row.stored !== row.history) {
-      if (adopted) throw new Error(`the change feed's history ${row.history} does not stay adopted`)
+      if (adopted) throw horizonMissing()
       await this.adopt()
       return this.latest(true)
     }
@@ -188,7 +206,7 @@ export class PostgresChangeLog implements ChangeLog {
   async adoptAtStart(): Promise<void> {
     let moved: boolean
     try {
-      moved = await historyMoved(this.sql)
+      ;({ moved } = await startHistory(this.sql))
     } catch (error) {
       throw storeError(error)
     }

@@ -1,6 +1,5 @@
 import { Database } from 'bun:sqlite'
 import { statSync } from 'node:fs'
-import { markAsCopy } from './change-history'
 
 /*
  * The copy runs on the command's own thread. A thread of its own (until issue 25) only let the
@@ -67,13 +66,6 @@ export async function backupSqlite(
   } catch (error) {
     const code = (error as { code?: unknown }).code
     throw new Error(`${(error as Error).message}${typeof code === 'string' ? ` (${code})` : ''}`)
-  }
-  // Whatever file the copy becomes, its change feed starts over there (sqlite/change-history.ts).
-  const copy = new Database(target, { strict: true })
-  try {
-    markAsCopy(copy)
-  } finally {
-    copy.close()
   }
   const check = quickCheck(target)
   if (check !== 'ok') throw new Error(`the copy is damaged: ${check}`)

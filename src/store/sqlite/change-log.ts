@@ -2,7 +2,7 @@ import type { Database, Statement } from 'bun:sqlite'
 import { type Change, type ChangeOp, type ChangeRead, type ChangeWindow, START_OF_FEED } from '../../model/changes'
 import { type ChangeLog, isChangePosition, POSITION_FORMS } from '../change-log'
 import type { ChangeSignal } from '../change-signal'
-import { restartFeed } from './change-history'
+import { restartFeed, START_OP } from './change-history'
 
 /** How many changes a batch of pruning reads and deletes: one short write each. */
 const PRUNE_BATCH = 5000
@@ -11,7 +11,7 @@ interface ChangeRow {
   readonly id: number
   readonly type: string
   readonly record_id: number
-  readonly op: ChangeOp
+  readonly op: ChangeOp | typeof START_OP
 }
 
 /** What the change log needs of the store: reads and writes on its connection, as its own go. */
@@ -30,6 +30,7 @@ export interface SqliteChangeAccess {
 export class SqliteChangeLog implements ChangeLog {
   private readonly after: Statement<ChangeRow, [number, number]>
   private readonly newest: Statement<{ id: number | null }, []>
+  private readonly held: Statement<{ found: number }, [number]>
   private readonly horizon: Statement<{ pruned: number }, []>
   private readonly oldest: Statement<{ id: number; at: number }, [number]>
   private readonly remove: Statement<unknown, [number]>
@@ -39,6 +40,7 @@ export class SqliteChangeLog implements ChangeLog {
     const { db } = access
     this.after = db.prepare('SELECT id, type, record_id, op FROM changes WHERE id > ? ORDER BY id LIMIT ?')
     this.newest = db.prepare('SELECT MAX(id) AS id FROM changes')
+    this.held = db.prepare('SELECT 1 AS found FROM changes WHERE id = ?')
     this.horizon = db.prepare('SELECT pruned FROM change_horizon')
     this.oldest = db.prepare('SELECT id, at FROM changes ORDER BY id LIMIT ?')
     // The newest row stays, even pruned (then at the horizon, never read): the next id follows it.
@@ -62,13 +64,16 @@ export class SqliteChangeLog implements ChangeLog {
       const asked = window.after === null ? null : Number(window.after)
       const start = asked ?? this.prunedUpTo()
       const rows = this.after.all(start, window.size)
-      // Pruned past it, or ahead of every change (a position from before a restore): read the lists again.
+      // Pruned past it, or no row of this file (an id a copy put back in its place never held, or
+      // ahead of every change): read the lists again (sqlite/change-history.ts).
       const pruned = this.prunedUpTo()
-      if (asked !== null && (asked < pruned || asked > Math.max(this.newest.get()?.id ?? 0, pruned))) {
+      if (asked !== null && (asked < pruned || (asked !== pruned && this.held.get(asked) === null))) {
         return { kind: 'gone' }
       }
       const changes: Change[] = []
       for (const row of rows) {
+        // An opening's place holder moves `next` past it, and is no change.
+        if (row.op === START_OP) continue
         if (!types || types.has(row.type)) {
           changes.push({ id: String(row.id), type: row.type, recordId: row.record_id, op: row.op })
         }
@@ -120,7 +125,15 @@ export class SqliteChangeLog implements ChangeLog {
 
   /** Before the connection closes. */
   close(): void {
-    for (const statement of [this.after, this.newest, this.horizon, this.oldest, this.remove, this.moveHorizon]) {
+    for (const statement of [
+      this.after,
+      this.newest,
+      this.held,
+      this.horizon,
+      this.oldest,
+      this.remove,
+      this.moveHorizon,
+    ]) {
       statement.finalize()
     }
   }

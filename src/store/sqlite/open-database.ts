@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { ResourceRegistry } from '../../resources/registry'
 import { type MigrationApplied, unmigrated } from '../migration-state'
-import { adoptFile } from './change-history'
+import { skipToNow } from './change-history'
 import { storeError } from './faults'
 import { fileIdentity, fileReplaced } from './file-guard'
 import { migrate, schemaVersion, useWal } from './migrate'
@@ -34,11 +34,6 @@ export interface SqliteOptions {
   readonly onMigration?: (migration: MigrationApplied) => void
   /** A start of the service: draw a new generation for version() (StoreOptions.newGeneration in open.ts). */
   readonly newGeneration?: boolean
-  /**
-   * Told when the file is not the one the change feed recorded (a copy, a restore), whose feed
-   * then starts over (sqlite/change-history.ts).
-   */
-  readonly onFeedRestart?: () => void
   /** `full` by default (see Durability). */
   readonly durability?: Durability
   /**
@@ -106,6 +101,9 @@ export function openDatabase(path: string, registry: ResourceRegistry, options: 
   db.run(`PRAGMA synchronous = ${options.durability === 'normal' ? 'NORMAL' : 'FULL'}`)
   db.run('PRAGMA foreign_keys = ON')
   try {
+    // A file that held a database before this opening may be a copy put back: its feed's next id
+    // moves past every id handed out before (sqlite/change-history.ts). A new one starts at 1.
+    const existed = path !== ':memory:' && schemaVersion(db) > 0
     migrate(db, options.migrations ?? sqliteMigrations, options.onMigration)
     checkSchema(db, registry)
     // A new generation at each start of the service: tags given before it (for a file since put
@@ -115,8 +113,7 @@ export function openDatabase(path: string, registry: ResourceRegistry, options: 
       db.run(`INSERT INTO data_version (id, generation, changes) VALUES (1, lower(hex(randomblob(8))), 0)
         ON CONFLICT (id) DO UPDATE SET generation = excluded.generation`)
     }
-    // A copy or a restore of the file the feed's positions were given in starts the feed over.
-    if (path !== ':memory:' && adoptFile(db, path) === 'restarted') options.onFeedRestart?.()
+    if (existed) skipToNow(db)
   } catch (error) {
     db.close()
     throw error
