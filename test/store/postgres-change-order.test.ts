@@ -183,3 +183,20 @@ describe('the PostgreSQL change feed with transaction ids of different lengths',
     expect(((await store.changes.latest()) as string).split('.')[1]).toBe('1000')
   })
 })
+
+describe('the PostgreSQL change feed while its database is being restored', () => {
+  it('answers a read without the horizon row (a pg_restore under way) as a fault of the database, and goes on once it is back', async () => {
+    const { store, url } = await setUp()
+    const sql = connection(url)
+    const [horizon] = await sql`SELECT xid::text AS xid, seq, history FROM change_horizon`
+    await sql`DELETE FROM change_horizon`
+    for (const read of [
+      () => store.changes.read({ after: null, types: null, size: 10 }),
+      () => store.changes.latest(),
+    ]) {
+      await expect(read()).rejects.toMatchObject({ name: 'StoreUnavailableError', reason: 'unavailable' })
+    }
+    await sql`INSERT INTO change_horizon (xid, seq, history) VALUES (${horizon.xid}::xid8, ${horizon.seq}, ${horizon.history})`
+    expect(seen(await store.changes.read({ after: null, types: null, size: 10 }))).toEqual([])
+  })
+})
