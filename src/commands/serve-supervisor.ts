@@ -10,6 +10,7 @@ import { listeningFields } from './listening-line'
 import { logMigration } from './migration-log'
 import { NOTHING_TO_RELOAD } from './reload'
 import { fail, listenFailure } from './start-failure'
+import { warnOfWideTrustedProxies } from './trusted-proxies-warning'
 
 /** The log line of a change feed that starts over (StoreOptions.onFeedRestart), for the operator. */
 export const FEED_RESTARTED =
@@ -98,6 +99,7 @@ export async function runSupervisor(
 ): Promise<number> {
   const logger = createLogger(config.logLevel)
   noteDotenvFiles(logger, env)
+  warnOfWideTrustedProxies(logger, config.trustedProxies)
   const workers: Worker[] = []
   // SIGHUP never stops the service (reload.ts). The supervisor has nothing to reload itself; each
   // worker reads the token file again. Only a worker that listens gets it: one still starting has a

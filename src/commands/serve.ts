@@ -13,6 +13,7 @@ import { logMigration } from './migration-log'
 import { reloadOnHangup } from './reload'
 import { FEED_RESTARTED, runSupervisor, workerSlot } from './serve-supervisor'
 import { fail, listenFailure } from './start-failure'
+import { warnOfWideTrustedProxies } from './trusted-proxies-warning'
 
 /** Whether `host` is reachable only from this machine. */
 function isLoopback(host: string): boolean {
@@ -51,7 +52,10 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
   const logger = slot
     ? withFields(createLogger(config.logLevel), { worker: slot.number, pid: process.pid })
     : createLogger(config.logLevel)
-  if (slot === null) noteDotenvFiles(logger, env)
+  if (slot === null) {
+    noteDotenvFiles(logger, env)
+    warnOfWideTrustedProxies(logger, config.trustedProxies)
+  }
   const tokens = loadTokens(config.apiTokensFile)
   // From here on SIGHUP reloads (reload.ts): it never stops the service, not even while it starts.
   reloadOnHangup(logger, tokens, config.apiTokensFile)

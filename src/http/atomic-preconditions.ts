@@ -8,10 +8,12 @@ import { type EntityTag, linkageState, matchesState, namesState, parseTags, reco
 
 /*
  * The preconditions of an atomic request (RFC 9110 §13.1.1-2): `If-Match` and `If-None-Match` are
- * about the request as a whole, so they apply to every record (or to-many relationship) stored
- * before it that its operations change, each compared as the resource routes compare one
- * (conditional.ts), inside the batch's transaction before any operation runs. Records the request
- * adds, and those it names by lid, are not compared: nothing was stored to compare them with.
+ * about the request as a whole, so they apply to each operation its own route would compare, with
+ * the state that route compares (conditional.ts): the record named by id, or the members of its
+ * to-many relationship; inside the batch's transaction before any operation runs. Records the
+ * request adds, and those it names by lid, are not compared: nothing was stored to compare them
+ * with. A record a to-many operation takes in is compared only with REQUIRE_IF_MATCH, as on its
+ * route (docs/caching.md, "Atomic operations").
  */
 
 /** A stored record or relationship the request changes, and the first operation that does. */
@@ -142,11 +144,13 @@ function findFailure(
   match: '*' | readonly EntityTag[] | null,
   noneMatch: '*' | readonly EntityTag[] | null,
 ): Failure | undefined {
+  // A record that does not exist (an owner, a member, a record by id) is the 404 of the first
+  // operation naming it, whatever the headers say: no check of that operation or a later one fails.
+  const missing = checks.find((check) => (states[check.at] ?? null) === null)?.operation ?? Number.POSITIVE_INFINITY
   for (const check of checks) {
+    if (check.operation >= missing) break
     const target = targets[check.at] as AtomicTarget
-    const state = states[check.at] ?? null
-    // No such record: its operation answers 404, as it would without preconditions.
-    if (state === null) continue
+    const state = states[check.at] as Exclude<TargetState, null>
     const hash = 'id' in state ? recordState(target.resource, state) : linkageState(state)
     if (check.role === 'joining') {
       const members = check.owner === undefined ? null : (states[check.owner] ?? null)
@@ -189,7 +193,7 @@ function refusal(target: AtomicTarget, { check, by }: Failure): JsonApiError {
     return error(
       412,
       'If-None-Match',
-      `The state of ${what}, changed by ${at}, matches If-None-Match, so nothing of this request was written (If-None-Match: * refuses a request that changes any stored record)`,
+      `The state of ${what}, changed by ${at}, matches If-None-Match, so nothing of this request was written (If-None-Match: * refuses a request with any operation on a record stored before it, named by id)`,
     )
   }
   return error(

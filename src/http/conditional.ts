@@ -111,9 +111,10 @@ function preconditionFailed(
   noun: 'it' | 'them',
 ): JsonApiError {
   if (refusedBy === 'If-None-Match') {
+    // "Book 1 matches", "The books of author 1 match".
     return httpError(
       412,
-      `${what} matches If-None-Match, so nothing was written (If-None-Match: * refuses any write to a record that exists)`,
+      `${what} ${noun === 'it' ? 'matches' : 'match'} If-None-Match, so nothing was written (If-None-Match: * refuses any write to a record that exists)`,
       { header: 'If-None-Match' },
     )
   }

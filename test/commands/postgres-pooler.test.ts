@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { SQL } from 'bun'
 import { csvOf, runCli, startService } from '../support/commands'
 import { describeWithPgBouncer, type PgBouncer, startPgBouncer } from '../support/pgbouncer'
+import { startPoolerLoad } from '../support/pooler-load'
 import { freePort } from '../support/postgres-server'
 import { afterAll, afterEach, beforeAll, it, POSTGRES_SERVER } from '../support/postgres-tests'
 import { removeTempDirs, stopChildren, tempDir, WAIT_MS } from '../support/process'
@@ -119,6 +120,29 @@ describeWithPgBouncer('the service and the commands through PgBouncer with prepa
       expect(run.lines[0]).toContain(SETTING)
     }
     expect(await migrated(name)).toBe(false)
+  })
+
+  it('refuses to start in transaction mode while 8 other clients keep its 5 server connections busy (about 2,000 statements a second): 12 starts, each with exit 2 and the line naming the setting', async () => {
+    // The load under which 2 starts in 12 went on, then answered 500s, when the start asked only once.
+    const busy = await startPgBouncer(SERVER, { poolSize: 5, settings: { server_round_robin: '0' } })
+    try {
+      const name = await newDatabase()
+      const load = await startPoolerLoad(busy.url(name))
+      const starts: { code: number; named: boolean }[] = []
+      try {
+        for (let i = 0; i < 12; i++) {
+          const env = { PORT: '0', HOST: '127.0.0.1', DATABASE_URL: busy.url(name) }
+          const run = await runCli([], { env })
+          starts.push({ code: run.code, named: run.lines.at(-1)?.includes(SETTING) ?? false })
+        }
+      } finally {
+        await load.stop()
+      }
+      expect(starts).toEqual(Array.from({ length: 12 }, () => ({ code: 2, named: true })))
+      expect(await migrated(name)).toBe(false)
+    } finally {
+      await busy.stop()
+    }
   })
 
   it('refuses it the same for every command that opens the database: migrate, export, import of books (a dry run too) and of an export', async () => {

@@ -180,3 +180,25 @@ describe('LOG_LEVEL=debug', () => {
     expect(Object.keys(atDebug.line).sort()).toEqual(Object.keys(atInfo.line).sort())
   })
 })
+
+describe('the start-up warning of a wide TRUSTED_PROXIES range', () => {
+  const warnings = (child: ChildProcess) => child.logs.filter((line) => line.level === 'warn')
+
+  it('warns once before listening, naming the ranges wider than an IPv4 /8 or an IPv6 /32, with one process or with workers', async () => {
+    for (const workers of ['1', '2']) {
+      const service = await start({ TRUSTED_PROXIES: '127.0.0.1, 0.0.0.0/0, 10.0.0.0/8, ::/0', WORKERS: workers })
+      const shown = warnings(service.child)
+      expect({ workers, warnings: shown.length }).toEqual({ workers, warnings: 1 })
+      expect(shown[0]).toMatchObject({ trusted_proxies: '0.0.0.0/0, ::/0' })
+      expect(shown[0]?.msg).toContain('every client inside it can choose the address it is counted')
+      const order = service.child.logs.map((line) => line.msg)
+      expect(order.indexOf(shown[0]?.msg as string)).toBeLessThan(order.indexOf('listening'))
+      await stopChildren()
+    }
+  })
+
+  it("says nothing of the proxies' own addresses and of ranges a proxy tier may span: private ones, an IPv6 /32", async () => {
+    const service = await start({ TRUSTED_PROXIES: '127.0.0.1, 10.0.0.0/8, 172.16.0.0/12, fd00::/8, 2001:db8::/32' })
+    expect(warnings(service.child)).toEqual([])
+  })
+})

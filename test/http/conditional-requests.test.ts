@@ -332,6 +332,20 @@ describe('relationship writes with If-Match', () => {
     expect(replaced.json.data).toEqual([{ type: 'books', id: lib.bookId }])
   })
 
+  it('refuses a write with If-None-Match: * with 412, its detail agreeing with what it names: a book matches, the books of an author match', async () => {
+    const noneMatch = { 'if-none-match': '*' }
+    const record = await changesNothing(t, () => renameBook(t, lib.bookId, 'Mine', noneMatch))
+    expect(record.json.errors[0].detail).toStartWith(`Book ${lib.bookId} matches If-None-Match, so nothing was written`)
+    const path = `/api/v1/authors/${lib.authorId}/relationships/books`
+    const members = await changesNothing(t, () =>
+      t.request('POST', path, { body: { data: [{ type: 'books', id: lib.bookId }] }, headers: noneMatch }),
+    )
+    expectOneError(members, 412, { header: 'If-None-Match' })
+    expect(members.json.errors[0].detail).toBe(
+      `The books of author ${lib.authorId} match If-None-Match, so nothing was written (If-None-Match: * refuses any write to a record that exists)`,
+    )
+  })
+
   it("does not take the owner's ETag for a to-many relationship: its members are not part of it", async () => {
     const tag = etagOf(await t.get(`/api/v1/book_collections/${lib.collectionId}`))
     const answer = await changesNothing(t, () =>

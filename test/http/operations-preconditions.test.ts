@@ -1,45 +1,17 @@
 import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
-import { changesNothing, expectErrorResponse, expectOneError } from '../support/expectations'
+import { addAuthor, atomicRequest, etagOf, expectRefused, ref, rename } from '../support/atomic-requests'
+import { changesNothing, expectOneError } from '../support/expectations'
 import { type Library, seedLibrary } from '../support/fixtures'
-import { type Answer, openTestApp, type TestApp } from '../support/harness'
+import { openTestApp, type TestApp } from '../support/harness'
 
-// If-Match and If-None-Match on POST /api/v1/operations (docs/caching.md): they apply to every
-// record (or to-many relationship) stored before the request that its operations change, each
-// compared as the resource routes compare one, inside the request's transaction.
-
-const ATOMIC = 'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"'
-
-function etagOf(answer: Answer): string {
-  const tag = answer.headers.get('etag')
-  if (tag === null) throw new Error(`no ETag on a ${answer.status} answer: ${answer.text}`)
-  return tag
-}
-
-const rename = (type: string, id: string, name: string) => ({ op: 'update', data: { type, id, attributes: { name } } })
-const addAuthor = (name: string) => ({ op: 'add', data: { type: 'authors', lid: 'new', attributes: { name } } })
-const ref = (type: string, id: string, relationship?: string) => ({ ref: { type, id, relationship } })
-
-/** A 412 or 428 about one record of an atomic request: the header, and the operation in meta. */
-function expectRefused(answer: Answer, status: number, header: string, operation: number): void {
-  expectErrorResponse(answer, status)
-  expect(answer.json.errors).toEqual([
-    {
-      status: String(status),
-      title: status === 412 ? 'Precondition Failed' : 'Precondition Required',
-      detail: expect.stringMatching(/\S/),
-      source: { header },
-      meta: { operation: `/atomic:operations/${operation}` },
-    },
-  ])
-}
+// If-Match and If-None-Match on POST /api/v1/operations (docs/caching.md, "Atomic operations"):
+// they apply to each operation its own route would compare, with the state that route compares (a
+// record named by id, the members of its to-many relationship), inside the request's transaction.
+// With REQUIRE_IF_MATCH: operations-require-if-match.test.ts.
 
 let t: TestApp
 let lib: Library
-const atomic = (operations: unknown[], headers: Record<string, string> = {}) =>
-  t.request('POST', '/api/v1/operations', {
-    body: { 'atomic:operations': operations },
-    headers: { 'content-type': ATOMIC, accept: ATOMIC, ...headers },
-  })
+const atomic = (operations: unknown[], headers: Record<string, string> = {}) => atomicRequest(t, operations, headers)
 const bookTag = async (id = lib.bookId) => etagOf(await t.get(`/api/v1/books/${id}`))
 
 describe('POST /api/v1/operations with If-Match', () => {
@@ -144,6 +116,13 @@ describe('POST /api/v1/operations with If-Match', () => {
     expectOneError(answer, 404, { pointer: '/atomic:operations/0' })
   })
 
+  it('answers the 404 of an operation naming a record that does not exist before the 412 of a later one', async () => {
+    const answer = await changesNothing(t, () =>
+      atomic([rename('books', '999', 'Nobody'), rename('books', lib.bookId, 'Stale')], { 'if-match': '"x"' }),
+    )
+    expectOneError(answer, 404, { pointer: '/atomic:operations/0' })
+  })
+
   it('lets one of two requests with the same tag through and answers the other 412: compared inside the write', async () => {
     const tag = await bookTag()
     const answers = await Promise.all(
@@ -168,9 +147,29 @@ describe('POST /api/v1/operations with If-None-Match', () => {
     )
     expectRefused(answer, 412, 'If-None-Match', 1)
     expect(answer.json.errors[0].detail).toBe(
-      `The state of book ${lib.bookId}, changed by operation 1, matches If-None-Match, so nothing of this request was written (If-None-Match: * refuses a request that changes any stored record)`,
+      `The state of book ${lib.bookId}, changed by operation 1, matches If-None-Match, so nothing of this request was written (If-None-Match: * refuses a request with any operation on a record stored before it, named by id)`,
     )
     expect((await atomic([addAuthor('Added')], { 'if-none-match': '*' })).status).toBe(200)
+  })
+
+  it("compares what each operation's route compares: an author added by the request taking in a stored book runs with * or a stale If-Match and moves it; the book moved by its own relationship is refused 412", async () => {
+    const books = { type: 'authors', lid: 'new', relationship: 'books' }
+    const taken = { op: 'add', ref: books, data: [{ type: 'books', id: lib.bookId }] }
+    const conditions: Record<string, string>[] = [{ 'if-none-match': '*' }, { 'if-match': '"definitely-stale"' }]
+    for (const headers of conditions) {
+      const answer = await atomic([addAuthor('Taker'), taken], headers)
+      expect({ headers, status: answer.status }).toEqual({ headers, status: 200 })
+      const taker = answer.json['atomic:results'][0].data.id
+      expect((await t.stored('books'))[0]?.author_id).toBe(Number(taker))
+    }
+    const moved = { op: 'update', ...ref('books', lib.bookId, 'author'), data: { type: 'authors', lid: 'new' } }
+    for (const [header, value] of [
+      ['If-None-Match', '*'],
+      ['If-Match', '"definitely-stale"'],
+    ] as const) {
+      const refused = await changesNothing(t, () => atomic([addAuthor('Taker'), moved], { [header]: value }))
+      expectRefused(refused, 412, header, 1)
+    }
   })
 
   it("refuses a request when a record's current tag is listed, and runs it when only older ones are", async () => {
@@ -182,112 +181,5 @@ describe('POST /api/v1/operations with If-None-Match', () => {
     )
     expectRefused(refused, 412, 'If-None-Match', 0)
     expect((await atomic([rename('books', lib.bookId, 'Yes')], { 'if-none-match': old })).status).toBe(200)
-  })
-})
-
-describe('REQUIRE_IF_MATCH=true: POST /api/v1/operations', () => {
-  beforeEach(async () => {
-    t = await openTestApp({ app: { requireIfMatch: true } })
-    lib = await seedLibrary(t)
-  })
-  afterEach(() => t.close())
-
-  const shelf = { op: 'add', data: { type: 'book_collections', lid: 'shelf', attributes: { name: 'Shelf' } } }
-  const membersTag = async (type: string, id: string) =>
-    etagOf(await t.get(`/api/v1/${type}/${id}/relationships/books`))
-  /** Each operation that changes a stored record, and the tag that covers it. */
-  const cases: [string, () => unknown, () => Promise<string>][] = [
-    ['an update of a book', () => rename('books', lib.bookId, 'Guarded'), () => bookTag()],
-    ['a removal of a book', () => ({ op: 'remove', ...ref('books', lib.bookId) }), () => bookTag()],
-    [
-      "a change of a book's to-one",
-      () => ({ op: 'update', ...ref('books', lib.bookId, 'book_collection'), data: null }),
-      () => bookTag(),
-    ],
-    [
-      "an add to an author's books (its own book: no book joins)",
-      () => ({ op: 'add', ...ref('authors', lib.authorId, 'books'), data: [{ type: 'books', id: lib.bookId }] }),
-      () => membersTag('authors', lib.authorId),
-    ],
-    [
-      "a replace of a collection's books",
-      () => ({ op: 'update', ...ref('book_collections', lib.collectionId, 'books'), data: [] }),
-      () => membersTag('book_collections', lib.collectionId),
-    ],
-    [
-      'a collection added by the request taking a stored book from its collection',
-      () => ({
-        op: 'add',
-        ref: { type: 'book_collections', lid: 'shelf', relationship: 'books' },
-        data: [{ type: 'books', id: lib.bookId }],
-      }),
-      () => bookTag(),
-    ],
-  ]
-
-  for (const [what, change, tag] of cases) {
-    it(`answers 428 to ${what} without If-Match, pointing at it, and stores nothing`, async () => {
-      const answer = await changesNothing(t, () => atomic([shelf, change()]))
-      expectOneError(answer, 428, { pointer: '/atomic:operations/1' })
-      expect(answer.json.errors[0].detail).toBe(
-        'This service requires If-Match on writes that change stored records, and operation 1 changes one stored before this request: send in If-Match the ETag of each record (or to-many relationship) the request changes, as your last GET of it gave it, or If-Match: * to write whatever is stored',
-      )
-    })
-
-    it(`runs ${what} with the tag that covers it`, async () => {
-      expect((await atomic([shelf, change()], { 'if-match': await tag() })).status).toBe(200)
-    })
-  }
-
-  it('answers 412 to a tag that does not cover a record the request changes, and stores nothing', async () => {
-    const authorTag = etagOf(await t.get(`/api/v1/authors/${lib.authorId}`))
-    const answer = await changesNothing(t, () =>
-      atomic([shelf, rename('books', lib.bookId, 'Guarded')], { 'if-match': authorTag }),
-    )
-    expectRefused(answer, 412, 'If-Match', 1)
-  })
-
-  it("answers 428 to a book taken in from elsewhere that only the relationship's tag covers, as its route does", async () => {
-    const second = await t.create('authors', { name: 'Second author' })
-    const moved = { op: 'add', ...ref('authors', second, 'books'), data: [{ type: 'books', id: lib.bookId }] }
-    const relationshipTag = await membersTag('authors', second)
-    const answer = await changesNothing(t, () => atomic([moved], { 'if-match': relationshipTag }))
-    expectRefused(answer, 428, 'If-Match', 0)
-    expect(answer.json.errors[0].detail).toBe(
-      `This service requires If-Match on writes that change stored records, and no ETag in If-Match is the current one of book ${lib.bookId}, which operation 0 would take in from elsewhere, changing its own relationship; nothing of this request was written. Send its ETag with the others (GET it again if it has changed), or If-Match: * to write whatever is stored`,
-    )
-    const both = `${await membersTag('authors', second)}, ${await bookTag()}`
-    expect((await atomic([moved], { 'if-match': both })).status).toBe(200)
-    expect((await t.stored('books'))[0]?.author_id).toBe(Number(second))
-  })
-
-  it('runs adds, and changes to records the request added, without If-Match', async () => {
-    const answer = await atomic([
-      { op: 'add', data: { type: 'authors', lid: 'a', attributes: { name: 'New author' } } },
-      { op: 'add', data: { type: 'book_collections', lid: 'c', attributes: { name: 'New shelf' } } },
-      {
-        op: 'add',
-        data: {
-          type: 'books',
-          lid: 'b',
-          attributes: { name: 'New book' },
-          relationships: { author: { data: { type: 'authors', lid: 'a' } } },
-        },
-      },
-      { op: 'update', data: { type: 'authors', lid: 'a', attributes: { name: 'Renamed author' } } },
-      {
-        op: 'add',
-        ref: { type: 'book_collections', lid: 'c', relationship: 'books' },
-        data: [{ type: 'books', lid: 'b' }],
-      },
-    ])
-    expect(answer.status).toBe(200)
-    expect((await t.stored('authors')).map((a) => a.name)).toEqual(['Ursula K. Le Guin', 'Renamed author'])
-  })
-
-  it('runs operations that change stored records with If-Match: *', async () => {
-    const answer = await atomic([rename('books', lib.bookId, 'Unguarded')], { 'if-match': '*' })
-    expect(answer.status).toBe(200)
-    expect((await t.stored('books'))[0]?.name).toBe('Unguarded')
   })
 })

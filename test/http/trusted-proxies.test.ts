@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import http from 'node:http'
 import net from 'node:net'
 import { MAX_FORWARDED_ENTRIES } from '../../src/http/access/client-address'
+import { wideTrustedRanges } from '../../src/http/access/trusted-proxies'
 import { insertCatalogue } from '../support/bulk'
 import { JSON_API, openTestApp, type TestApp, type TestAppOptions } from '../support/harness'
 import { WAIT_MS } from '../support/process'
@@ -205,6 +206,17 @@ describe(`a forwarding header of many entries: at most ${MAX_FORWARDED_ENTRIES} 
     )
   })
 
+  it("leaves a header past Bun's 16 KiB of request headers to Bun: 1,400 IPv4 entries are answered, 1,500 get its bare 431", async () => {
+    const { t, port } = await serve({ trustedProxies: [PROXY] })
+    const entries = (n: number) => Array.from({ length: n }, (_, i) => `10.0.${i >> 8}.${i & 255}`).join(', ')
+    expect(entries(1400).length).toBe(16_138)
+    expect((await getFrom(port, PROXY, xff(entries(1400)))).status).toBe(200)
+    const logged = loggedAddresses(t).length
+    expect((await getFrom(port, PROXY, xff(entries(1500)))).status).toBe(431)
+    // Refused before the service saw it: no request line.
+    expect(loggedAddresses(t)).toHaveLength(logged)
+  })
+
   it('reads none of a header of 10,000 empty entries past the cap', async () => {
     const { port } = await serve({ trustedProxies: [PROXY] })
     expect(await loggedFor(port, PROXY, xff(`198.51.100.60${','.repeat(10_000)}`))).toBe(PROXY)
@@ -252,5 +264,33 @@ describe('MAX_LONG_ANSWERS_PER_CLIENT behind a trusted proxy', () => {
     const other = await openRaw(port, PROXY, '/api/v1/books', xff('203.0.113.71'))
     expect(other.status).toBe('200')
     for (const { socket } of [first, again, other]) socket.destroy()
+  })
+})
+
+describe('TRUSTED_PROXIES ranges too wide to be a proxy tier, warned of at start', () => {
+  it('are those wider than an IPv4 /8 or an IPv6 /32, private IPv6 ranges aside, and IPv6 ranges holding IPv4-mapped addresses measured as IPv4', () => {
+    const wide = [
+      '0.0.0.0/0',
+      '10.0.0.0/7',
+      '128.0.0.0/1',
+      '::/0',
+      '2000::/3',
+      '::/64',
+      '::ffff:0:0/96',
+      '::ffff:0.0.0.0/100',
+    ]
+    const narrow = [
+      '127.0.0.1',
+      '::1',
+      '10.0.0.0/8',
+      '172.16.0.0/12',
+      '192.168.0.0/16',
+      '2001:db8::/32',
+      'fd00::/8',
+      'fc00::/7',
+      'fe80::/10',
+      '::ffff:10.0.0.0/104',
+    ]
+    expect(wideTrustedRanges([...narrow, ...wide])).toEqual(wide)
   })
 })

@@ -39,7 +39,7 @@ export const accessSettings = {
     ),
     fallback: '',
     help: 'reverse proxies in front of the service, addresses or CIDR ranges separated by commas: from them, X-Forwarded-For (else Forwarded) names the client (rate limit, log); from any other peer it is ignored (docs/deployment.md)',
-    doc: 'The reverse proxies in front of the service, as addresses or CIDR ranges (`127.0.0.1`, `10.0.0.0/8`, `fd00::/8`). A request whose TCP peer is one of them is counted and logged as the client its `X-Forwarded-For` header (else, without one, its `Forwarded` `for=`) names: the first address from the right that is not a listed proxy. From any other peer those headers are ignored. Empty: every client is its TCP peer ([deployment.md](deployment.md#behind-a-reverse-proxy))',
+    doc: 'The reverse proxies in front of the service, as addresses or CIDR ranges (`127.0.0.1`, `10.0.0.0/8`, `fd00::/8`). A request whose TCP peer is one of them is counted and logged as the client its `X-Forwarded-For` header (else, without one, its `Forwarded` `for=`) names: the first address from the right that is not a listed proxy. From any other peer those headers are ignored; any client inside a listed range can choose its address, and a range wider than an IPv4 /8 or an IPv6 /32 is warned of at start. Empty: every client is its TCP peer ([deployment.md](deployment.md#behind-a-reverse-proxy))',
     docDefault: 'none',
   },
   corsOrigins: {

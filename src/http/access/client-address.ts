@@ -19,10 +19,11 @@ import type { TrustedProxies } from './trusted-proxies'
 /**
  * Entries of a forwarding header examined, from the right, at most: a chain of 16 trusted proxies
  * is far beyond any deployment. Each is found with lastIndexOf, and nothing left of them is split
- * or read, so a header of 10,000 entries costs about what one of 16 does (measured: 6 µs against
- * 5 µs to find the client, the difference the header's copy; one entry, 0.8 µs; a peer that is
- * not a trusted proxy, 0.3 µs; no TRUSTED_PROXIES, 0.04 µs). Past it, the client is taken to be
- * the 16th entry, a trusted proxy.
+ * or read, so the longest header that reaches the service costs about what one of 16 does. Bun
+ * answers 431 itself to request headers past about 16 KiB in all (an X-Forwarded-For of 1,400 IPv4
+ * entries passes, one of 1,500 does not); the function alone, given 10,000 entries, took 6 µs
+ * against 5 µs for 16 (one entry, 0.8 µs; a peer that is not a trusted proxy, 0.3 µs; no
+ * TRUSTED_PROXIES, 0.04 µs). Past the 16th, the client is taken to be that entry, a trusted proxy.
  */
 export const MAX_FORWARDED_ENTRIES = 16
 

@@ -68,3 +68,41 @@ export class TrustedProxies {
     return version !== 0 && this.list.check(bare, version === 4 ? 'ipv4' : 'ipv6')
   }
 }
+
+/*
+ * A trusted range lets every client inside it choose the address it is counted and logged as (it
+ * sends X-Forwarded-For itself). A range wider than an IPv4 /8 or an IPv6 /32 spans networks of many
+ * owners: a /8 is the largest block one network holds (10.0.0.0/8, the largest private one), a /32
+ * the usual allocation to a whole provider. Private IPv6 ranges (fc00::/7, fe80::/10) are wider
+ * and hold only one site's own hosts. An IPv6 range holding IPv4-mapped addresses (::ffff:0:0/96)
+ * trusts those IPv4 peers too (BlockList matches them both ways): it is measured as IPv4 there.
+ */
+const MAPPED_IPV4 = subnet('::ffff:0:0', 96)
+const PRIVATE_IPV6: readonly [BlockList, number][] = [
+  [subnet('fc00::', 7), 7],
+  [subnet('fe80::', 10), 10],
+]
+
+function subnet(address: string, prefix: number): BlockList {
+  const list = new BlockList()
+  list.addSubnet(address, prefix, 'ipv6')
+  return list
+}
+
+/** Whether an entry of TRUSTED_PROXIES is a range wider than a proxy tier needs (see above). */
+function tooWide(entry: string): boolean {
+  const range = rangeOf(entry)
+  if (range?.prefix === undefined) return false
+  const { address, family, prefix } = range
+  if (family === 'ipv4') return prefix < 8
+  // Within the mapped block, an IPv4 range of prefix - 96; holding it whole, every IPv4 peer.
+  if (MAPPED_IPV4.check(address, 'ipv6')) return prefix < 96 + 8
+  if (subnet(address, prefix).check('::ffff:0:0', 'ipv6')) return true
+  if (PRIVATE_IPV6.some(([block, widest]) => block.check(address, 'ipv6') && prefix >= widest)) return false
+  return prefix < 32
+}
+
+/** The entries of TRUSTED_PROXIES too wide to be a proxy tier's, for a warning at start. */
+export function wideTrustedRanges(entries: readonly string[]): readonly string[] {
+  return entries.filter(tooWide)
+}
