@@ -7,14 +7,10 @@ import { resources } from '../resources/registry'
 import { databaseIdentity, openStore, shownDatabaseUrl } from '../store/open'
 import { isCompiledExecutable, noteDotenvFiles } from './dotenv-files'
 import { listeningFields } from './listening-line'
-import { logMigration } from './migration-log'
 import { NOTHING_TO_RELOAD } from './reload'
 import { fail, listenFailure } from './start-failure'
+import { logFeedRestart, logMigration } from './store-log'
 import { warnOfWideTrustedProxies } from './trusted-proxies-warning'
-
-/** The log line of a change feed that starts over (StoreOptions.onFeedRestart), for the operator. */
-export const FEED_RESTARTED =
-  "the change feed starts over: this database is not the one its changes were recorded in (a copy, a restore, a database made again, a promoted standby); followers' positions from before are 410 Gone and they read the lists again (docs/changes.md)"
 
 /*
  * WORKERS > 1: this process serves nothing itself. It migrates the database once, makes sure the
@@ -143,7 +139,7 @@ export async function runSupervisor(
     durability: config.durability,
     // With its pid, as its listening line: what no worker number marks, a pid marks as the supervisor's.
     onMigration: logMigration(withFields(logger, { pid: process.pid })),
-    onFeedRestart: () => logger.log('warn', FEED_RESTARTED),
+    onFeedRestart: logFeedRestart(logger),
   }).catch((error: Error) =>
     fail(`cannot open the database at ${shownDatabaseUrl(config.databaseUrl)}: ${error.message}`),
   )

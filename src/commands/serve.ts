@@ -9,10 +9,10 @@ import { openStore, servedByReadWorkers, shownDatabaseUrl } from '../store/open'
 import type { Command } from './command'
 import { noteDotenvFiles } from './dotenv-files'
 import { listeningFields } from './listening-line'
-import { logMigration } from './migration-log'
 import { reloadOnHangup } from './reload'
-import { FEED_RESTARTED, runSupervisor, workerSlot } from './serve-supervisor'
+import { runSupervisor, workerSlot } from './serve-supervisor'
 import { fail, listenFailure } from './start-failure'
+import { logFeedRestart, logMigration } from './store-log'
 import { warnOfWideTrustedProxies } from './trusted-proxies-warning'
 
 /** Whether `host` is reachable only from this machine. */
@@ -87,7 +87,7 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
         expected_database: replica.foreign?.expected,
       })
     },
-    onFeedRestart: () => logger.log('warn', FEED_RESTARTED),
+    onFeedRestart: logFeedRestart(logger),
     // A worker's supervisor drew it already; a worker started again must not void the tags.
     newGeneration: slot === null,
     // A worker finds the schema its supervisor migrated: only a process started alone applies any.

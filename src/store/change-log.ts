@@ -28,7 +28,9 @@ export function isChangePosition(text: string): boolean {
  * so a change is stored exactly when its write commits, on every path (REST, relationship
  * endpoints, atomic batches, a foreign key's ON DELETE SET NULL, imports). Each backend reads them
  * in an order that never lets a later commit appear before a position already handed out:
- * - SQLite: one writer at a time, so the AUTOINCREMENT id of the changes row is commit order.
+ * - SQLite: one writer at a time, so the id of the changes row is commit order. A position is a row
+ *   of the file, and each opening moves the next id past its time: a copy put back never hands
+ *   out again an id the file gave (sqlite/change-history.ts).
  * - PostgreSQL: (transaction id, sequence), read only below the oldest transaction still running
  *   (pg_snapshot_xmin): positions below it can no longer be filled in. No lock any write takes.
  *   Transaction ids are one server's, and a restored or re-created database reuses them: each

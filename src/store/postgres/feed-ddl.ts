@@ -36,7 +36,8 @@ export const feedTablesSql = [
 /**
  * The history the feed's positions belong to (src/store/postgres/change-history.ts), recorded when
  * the feed gets it (shared migration 2): a database whose history differs since (a restore, a
- * database made again, a promoted standby) starts its feed over at its first read.
+ * database made again, a promoted standby) starts its feed over when an instance opens it, or at
+ * a running instance's next read of the feed.
  */
 export const feedHistorySql = [
   "ALTER TABLE change_horizon ADD COLUMN history text NOT NULL DEFAULT '';",

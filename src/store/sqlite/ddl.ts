@@ -3,7 +3,7 @@ import { type ResourceRegistry, searchOf } from '../../resources/registry'
 import { sortIndexSql, toOnes } from '../sql/sort-indexes'
 import { Table } from '../sql/table'
 import { addToOneColumnSql, type ToOneDialect, toOneColumnSql } from '../sql/to-one-columns'
-import { feedHistorySql, feedTablesSql, feedTriggerSql } from './feed-ddl'
+import { feedTablesSql, feedTriggerSql } from './feed-ddl'
 import { indexColumns, searchIndexName } from './search'
 
 /**
@@ -151,10 +151,5 @@ export function addToOneSql(resource: ResourceDescription, name: string, lookup:
 
 /** The whole schema the descriptions of `registry` say: the shared tables, the feed's, then every type. */
 export function schemaSql(registry: ResourceRegistry): string {
-  return [
-    ...sharedTablesSql,
-    ...feedTablesSql,
-    ...feedHistorySql,
-    ...registry.all.flatMap((r) => typeSql(r, registry, true)),
-  ].join('\n')
+  return [...sharedTablesSql, ...feedTablesSql, ...registry.all.flatMap((r) => typeSql(r, registry, true))].join('\n')
 }

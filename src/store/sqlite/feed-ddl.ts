@@ -25,14 +25,6 @@ export const feedTablesSql = [
 ]
 
 /**
- * The file the feed's positions were handed out in (shared migration 2): its device and inode as
- * the service last opened it, `copy` in a copy that `catalogue backup` wrote, or empty where none
- * was recorded yet (a database from before, whose file is then taken as the one). A file that is
- * not the one recorded is a copy or a restore: its feed starts over (src/store/sqlite/change-log.ts).
- */
-export const feedHistorySql = ["ALTER TABLE change_horizon ADD COLUMN history TEXT NOT NULL DEFAULT '';"]
-
-/**
  * The triggers that record a type's changes (a foreign key's SET NULL is an update: it fires too).
  * A delete is recorded BEFORE the row goes, so that it comes before the updates its foreign keys'
  * SET NULL makes, as on PostgreSQL, where those run after the statement's row triggers.

@@ -1,6 +1,11 @@
 import type { Logger } from '../logger'
 import type { MigrationApplied } from '../store/migration-state'
 
+/*
+ * What the service logs of its database as it starts (one process, or the supervisor of
+ * --workers): the migrations it applies, and a change feed that starts over.
+ */
+
 /**
  * The service's line for each migration its start applies (one process, or the supervisor of
  * --workers): an upgrade leaves in the log what it changed and how long each step took, a table
@@ -13,4 +18,13 @@ export function logMigration(logger: Logger): (migration: MigrationApplied) => v
       name: migration.name,
       duration_ms: Math.round(migration.durationMs * 1000) / 1000,
     })
+}
+
+/** The line of a change feed that starts over (StoreOptions.onFeedRestart), for the operator. */
+export function logFeedRestart(logger: Logger): () => void {
+  return () =>
+    logger.log(
+      'warn',
+      "the change feed starts over: this database is not the one its changes were recorded in (a restore, a database made again, a promoted standby); followers' positions from before are 410 Gone and they read the lists again (docs/changes.md)",
+    )
 }
