@@ -131,6 +131,7 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     changes: {
       retentionSeconds: config.changesRetention,
       maxStreams: config.maxChangeStreams,
+      maxStreamsPerClient: config.maxChangeStreamsPerClient,
       heartbeatMs: config.changeStreamHeartbeat * 1000,
     },
   })

@@ -53,6 +53,7 @@ export interface Config extends RequestLimits {
   /** The change feed: seconds a change is kept, live streams per process, seconds between heartbeats (docs/changes.md). */
   readonly changesRetention: number
   readonly maxChangeStreams: number
+  readonly maxChangeStreamsPerClient: number
   readonly changeStreamHeartbeat: number
 }
 

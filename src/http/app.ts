@@ -96,7 +96,8 @@ export interface AppOptions {
   readonly longAnswers?: LongAnswerLimits
   /**
    * The change feed (docs/changes.md): how long changes are kept (CHANGES_RETENTION, seconds) and
-   * the limits of its live streams (MAX_CHANGE_STREAMS, CHANGE_STREAM_HEARTBEAT).
+   * the limits of its live streams (MAX_CHANGE_STREAMS, MAX_CHANGE_STREAMS_PER_CLIENT,
+   * CHANGE_STREAM_HEARTBEAT).
    */
   readonly changes?: { readonly retentionSeconds?: number } & Partial<ChangeStreamLimits>
   /**
@@ -209,8 +210,9 @@ export function createApp({
   const { retentionSeconds = DEFAULT_CHANGES_RETENTION_SECONDS, ...streamLimits } = changes
   const changeStreams = new ChangeStreams(new ChangeHub(store.changes, onFeedError), {
     maxStreams: streamLimits.maxStreams ?? DEFAULT_CHANGE_STREAM_LIMITS.maxStreams,
+    maxStreamsPerClient: streamLimits.maxStreamsPerClient ?? DEFAULT_CHANGE_STREAM_LIMITS.maxStreamsPerClient,
     heartbeatMs: streamLimits.heartbeatMs ?? DEFAULT_CHANGE_STREAM_LIMITS.heartbeatMs,
-    maxWaitingBytes: streamLimits.maxWaitingBytes ?? DEFAULT_CHANGE_STREAM_LIMITS.maxWaitingBytes,
+    stallMs: streamLimits.stallMs ?? DEFAULT_CHANGE_STREAM_LIMITS.stallMs,
   })
   metrics?.countChangeStreams(() => changeStreams.count)
   const stopPruning = startPruning(store.changes, retentionSeconds, onFeedError)
@@ -251,7 +253,7 @@ export function createApp({
     .use(docsPage(viewerScript))
     .use(apiIndex(registry, API_PREFIX, packageJson.version))
     .use(api)
-    .use(changeRoutes({ registry, store: timed, prefix: API_PREFIX, maxPageSize, streams: changeStreams }))
+    .use(changeRoutes({ registry, store: timed, prefix: API_PREFIX, maxPageSize, streams: changeStreams, addresses }))
     .decorate('reads', reads)
     .decorate('changeFeed', {
       streams: changeStreams,

@@ -3,8 +3,16 @@ import type { ChangeLog } from '../store/change-log'
 
 /** One follower of the live feed: a stream. */
 export interface ChangeSubscriber {
-  /** The next changes after its position, in the feed's order. */
-  deliver(changes: readonly Change[]): void
+  /**
+   * Whether it has room for more now. One that has none is passed over and keeps its position: it
+   * is fed at the pace its client reads, and calls ChangeHub.wake once it has room again.
+   */
+  ready(): boolean
+  /**
+   * The next changes after its position: `window` from index `from` on. A window is one read of
+   * the feed, the same array for every follower it serves.
+   */
+  deliver(window: readonly Change[], from: number): void
   /** Its position was pruned before it was read past (it fell 7 days behind): it ends. */
   lost(): void
 }
@@ -16,19 +24,26 @@ export const POLL_MS = 100
  * only once every older transaction has ended, which under load is a few milliseconds later.
  */
 export const SETTLE_MS = 20
-/** Changes read at once for one position: a stream far behind catches up this many a round. */
+/** Changes one read takes: a follower far behind gets up to this many each time it has room. */
 const BATCH = 1000
+
+type Group = Set<ChangeSubscriber>
 
 /**
  * The live feed of one process: every open stream of the process, grouped by the position each
- * has reached. A round reads the feed once per distinct position (streams that are caught up share
- * one), hands each group what follows, and moves the group on: streams converge on the newest
- * position and then cost one read a round together, however many there are. Rounds run at once
- * after a write of this process (and another instance's, where the store can hear of it), and
- * every POLL_MS while any stream is open; none without streams.
+ * has reached. A round reads the feed from one group's position and serves, from that one read,
+ * every group whose position lies inside it; then the next group not yet served. Followers at
+ * nearby positions thus share reads (and the events the streams make of them), converge on the
+ * newest position, and then cost one read a round together, however many there are.
+ *
+ * A follower is fed only while it has room (its client reads): a backlog of any size goes out at
+ * the pace of the reader, and waits in the database meanwhile, not in memory. Between two reads a
+ * round lets the event loop run, so that a thousand streams catching up leave requests their
+ * turn. Rounds run at once after a write of this process (and another instance's, where the store
+ * can hear of it), when a follower has room again, and every POLL_MS while any stream is open.
  */
 export class ChangeHub {
-  private readonly groups = new Map<string, Set<ChangeSubscriber>>()
+  private readonly groups = new Map<string, Group>()
   private timer: ReturnType<typeof setInterval> | null = null
   private unwatch: (() => void) | null = null
   private reading = false
@@ -50,17 +65,40 @@ export class ChangeHub {
   add(position: string, subscriber: ChangeSubscriber): () => void {
     this.join(position, subscriber)
     if (!this.timer) {
-      this.timer = setInterval(() => this.round(), POLL_MS)
+      this.timer = setInterval(() => this.wake(), POLL_MS)
       this.unwatch = this.log.watch(() => this.woken())
     }
-    this.round()
+    this.wake()
     return () => this.remove(subscriber)
+  }
+
+  /** Reads on from each position; one round at a time, and one more if asked meanwhile. */
+  wake(): void {
+    if (this.reading) {
+      this.again = true
+      return
+    }
+    this.reading = true
+    this.readAll()
+      .catch(this.onError)
+      .finally(() => {
+        this.reading = false
+        if (this.again && this.groups.size > 0) {
+          this.again = false
+          this.wake()
+        }
+      })
   }
 
   private join(position: string, subscriber: ChangeSubscriber): void {
     const group = this.groups.get(position) ?? new Set<ChangeSubscriber>()
     group.add(subscriber)
     this.groups.set(position, group)
+  }
+
+  private leave(position: string, subscriber: ChangeSubscriber): void {
+    const group = this.groups.get(position)
+    if (group?.delete(subscriber) && group.size === 0) this.groups.delete(position)
   }
 
   private remove(subscriber: ChangeSubscriber): void {
@@ -79,44 +117,51 @@ export class ChangeHub {
 
   /** A write may have committed: a round now, and one a little later. */
   private woken(): void {
-    this.round()
+    this.wake()
     this.settle ??= setTimeout(() => {
       this.settle = null
-      this.round()
+      this.wake()
     }, SETTLE_MS)
   }
 
-  /** Reads on from each position; one round at a time, and one more if asked meanwhile. */
-  private round(): void {
-    if (this.reading) {
-      this.again = true
-      return
-    }
-    this.reading = true
-    this.readAll()
-      .catch(this.onError)
-      .finally(() => {
-        this.reading = false
-        if (this.again && this.groups.size > 0) {
-          this.again = false
-          this.round()
-        }
-      })
-  }
-
   private async readAll(): Promise<void> {
+    const served = new Set<string>()
     for (const position of [...this.groups.keys()]) {
+      if (served.has(position) || !this.anyReady(position)) continue
+      if (served.size > 0) await nextTurn()
       const read = await this.log.read({ after: position, types: null, size: BATCH })
-      const group = this.groups.get(position)
-      if (!group) continue
-      this.groups.delete(position)
+      served.add(position)
       if (read.kind === 'gone') {
-        for (const subscriber of group) subscriber.lost()
+        const group = this.groups.get(position)
+        this.groups.delete(position)
+        for (const subscriber of group ?? []) subscriber.lost()
         continue
       }
       if (read.changes.length === BATCH) this.again = true
-      for (const subscriber of group) this.join(read.next, subscriber)
-      if (read.changes.length > 0) for (const subscriber of group) subscriber.deliver(read.changes)
+      // Where each position inside the window starts in it: the one read from, and each change's.
+      const starts = new Map<string, number>([[position, 0]])
+      for (const [index, change] of read.changes.entries()) starts.set(change.id, index + 1)
+      for (const [at, group] of [...this.groups]) {
+        const from = starts.get(at)
+        if (from === undefined) continue
+        served.add(at)
+        for (const subscriber of [...group]) {
+          if (!subscriber.ready()) continue
+          this.leave(at, subscriber)
+          this.join(read.next, subscriber)
+          if (from < read.changes.length) subscriber.deliver(read.changes, from)
+        }
+      }
     }
   }
+
+  private anyReady(position: string): boolean {
+    for (const subscriber of this.groups.get(position) ?? []) if (subscriber.ready()) return true
+    return false
+  }
+}
+
+/** Lets timers and I/O run: requests are answered between two reads of a round. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve))
 }

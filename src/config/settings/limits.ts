@@ -108,6 +108,14 @@ export const limitSettings = {
     help: 'change streams (GET /api/v1/changes as Server-Sent Events) open at once in this process (503 with Retry-After above it)',
     doc: 'Live change streams (`GET /api/v1/changes` with `Accept: text/event-stream`) open at once per process; more get 503 with `Retry-After` ([changes.md](changes.md))',
   },
+  maxChangeStreamsPerClient: {
+    flag: '--max-change-streams-per-client',
+    env: 'MAX_CHANGE_STREAMS_PER_CLIENT',
+    kind: integer(1, 100_000),
+    fallback: '100',
+    help: 'change streams one client (API token name, else address through TRUSTED_PROXIES) may hold open at once in this process (503 with Retry-After above it)',
+    doc: 'Live change streams one client may hold open at once per process: counted by API token name, else by address (through `TRUSTED_PROXIES`); more get 503 with `Retry-After` ([changes.md](changes.md))',
+  },
   changesRetention: {
     flag: '--changes-retention',
     env: 'CHANGES_RETENTION',

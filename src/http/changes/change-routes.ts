@@ -12,6 +12,8 @@ import { EVENT_STREAM, prefersEventStream } from '../../jsonapi/media-type'
 import type { ResourceRegistry } from '../../resources/registry'
 import { ChangeFeed } from '../../service/change-feed'
 import type { Store } from '../../store/store'
+import type { ClientAddresses } from '../access/client-address'
+import { clientKey } from '../access/client-key'
 import { changesDocs } from '../openapi/changes-docs'
 import { jsonApiResponse, READ_CACHE_CONTROL, type ResponseSettings, send } from '../responses'
 import type { ChangeStreams } from './change-streams'
@@ -24,13 +26,15 @@ interface ChangeRouteOptions {
   readonly prefix: string
   readonly maxPageSize: number
   readonly streams: ChangeStreams
+  /** Whom a stream counts for (MAX_CHANGE_STREAMS_PER_CLIENT). */
+  readonly addresses: ClientAddresses
 }
 
 /**
  * GET /api/v1/changes: a page of the change feed as a JSON:API document, or with
  * `Accept: text/event-stream` a live stream of it (docs/changes.md).
  */
-export function changeRoutes({ registry, store, prefix, maxPageSize, streams }: ChangeRouteOptions) {
+export function changeRoutes({ registry, store, prefix, maxPageSize, streams, addresses }: ChangeRouteOptions) {
   const feed = new ChangeFeed(registry, store)
   const limits = {
     defaultSize: Math.min(DEFAULT_CHANGES_PAGE_SIZE, maxPageSize),
@@ -60,10 +64,15 @@ export function changeRoutes({ registry, store, prefix, maxPageSize, streams }: 
     const position = await feed.streamStart(after)
     // HEAD: the headers a stream would have, and the answer complete.
     if (request.method === 'HEAD') return new Response(null, { headers })
-    streams.admit()
+    const client = {
+      key: clientKey(request, server, addresses),
+      // The connection closes a second after its last progress: a client that reads nothing loses it.
+      dropConnection: () => server?.timeout(request, 1),
+    }
+    streams.admit(client.key)
     // A stream is quiet between changes: no idle timeout ends it (its heartbeat keeps proxies' off).
     server?.timeout(request, 0)
-    const body = streams.start(position, query.types ? new Set(query.types) : null)
+    const body = streams.start(position, query.types ? new Set(query.types) : null, client)
     return new Response(body, { headers })
   }
 
