@@ -1,12 +1,5 @@
 import { afterEach, describe, expect, it } from 'bun:test'
-import {
-  CHANGES,
-  type ChangeRecord,
-  described,
-  idAt,
-  latestChange,
-  waitForChanges,
-} from '../support/change-feed'
+import { CHANGES, type ChangeRecord, described, idAt, latestChange, waitForChanges } from '../support/change-feed'
 import { EventStreamReader, type StreamedEvent } from '../support/event-stream'
 import { expectOneError } from '../support/expectations'
 import { openTestApp, type TestApp, type TestAppOptions } from '../support/harness'
