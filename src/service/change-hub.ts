@@ -27,6 +27,12 @@ export const SETTLE_MS = 20
 /** Changes one read takes: a follower far behind gets up to this many each time it has room. */
 const BATCH = 1000
 
+/**
+ * Streams handed a window before the round lets requests run: handing one a window writes to its
+ * socket at once, and a thousand of them in a row held the event loop for over 100 ms.
+ */
+const DELIVERIES_A_TURN = 64
+
 type Group = Set<ChangeSubscriber>
 
 /**
@@ -44,6 +50,8 @@ type Group = Set<ChangeSubscriber>
  */
 export class ChangeHub {
   private readonly groups = new Map<string, Group>()
+  /** Where each follower is: its group's position. */
+  private readonly positions = new Map<ChangeSubscriber, string>()
   private timer: ReturnType<typeof setInterval> | null = null
   private unwatch: (() => void) | null = null
   private reading = false
@@ -56,9 +64,7 @@ export class ChangeHub {
   ) {}
 
   get size(): number {
-    let n = 0
-    for (const group of this.groups.values()) n += group.size
-    return n
+    return this.positions.size
   }
 
   /** Follows the feed after `position` for `subscriber` until the returned function is called. */
@@ -94,17 +100,19 @@ export class ChangeHub {
     const group = this.groups.get(position) ?? new Set<ChangeSubscriber>()
     group.add(subscriber)
     this.groups.set(position, group)
+    this.positions.set(subscriber, position)
   }
 
-  private leave(position: string, subscriber: ChangeSubscriber): void {
+  private leave(subscriber: ChangeSubscriber): void {
+    const position = this.positions.get(subscriber)
+    if (position === undefined) return
+    this.positions.delete(subscriber)
     const group = this.groups.get(position)
     if (group?.delete(subscriber) && group.size === 0) this.groups.delete(position)
   }
 
   private remove(subscriber: ChangeSubscriber): void {
-    for (const [position, group] of this.groups) {
-      if (group.delete(subscriber) && group.size === 0) this.groups.delete(position)
-    }
+    this.leave(subscriber)
     if (this.groups.size === 0 && this.timer) {
       clearInterval(this.timer)
       this.timer = null
@@ -126,15 +134,17 @@ export class ChangeHub {
 
   private async readAll(): Promise<void> {
     const served = new Set<string>()
+    let delivered = 0
     for (const position of [...this.groups.keys()]) {
       if (served.has(position) || !this.anyReady(position)) continue
       if (served.size > 0) await nextTurn()
       const read = await this.log.read({ after: position, types: null, size: BATCH })
       served.add(position)
       if (read.kind === 'gone') {
-        const group = this.groups.get(position)
-        this.groups.delete(position)
-        for (const subscriber of group ?? []) subscriber.lost()
+        for (const subscriber of [...(this.groups.get(position) ?? [])]) {
+          this.leave(subscriber)
+          subscriber.lost()
+        }
         continue
       }
       if (read.changes.length === BATCH) this.again = true
@@ -146,10 +156,13 @@ export class ChangeHub {
         if (from === undefined) continue
         served.add(at)
         for (const subscriber of [...group]) {
-          if (!subscriber.ready()) continue
-          this.leave(at, subscriber)
+          // Still there (it may have gone while the round let others run), and with room.
+          if (this.positions.get(subscriber) !== at || !subscriber.ready()) continue
+          this.leave(subscriber)
           this.join(read.next, subscriber)
-          if (from < read.changes.length) subscriber.deliver(read.changes, from)
+          if (from === read.changes.length) continue
+          subscriber.deliver(read.changes, from)
+          if (++delivered % DELIVERIES_A_TURN === 0) await nextTurn()
         }
       }
     }
