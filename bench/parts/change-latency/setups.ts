@@ -90,10 +90,11 @@ export async function seedFor(backend: Backend, dir: string): Promise<Seeded> {
   return { backend, source }
 }
 
-const ENV = { HOST: '127.0.0.1', LOG_LEVEL: 'info' }
+/** How the bench starts the service: as operators run it, its request log on. */
+export const SERVICE_ENV = { HOST: '127.0.0.1', LOG_LEVEL: 'info' }
 
 /** The last lines a server logged (its 'stopping' line names the signal that stopped it). */
-function lastLines(server: RunningServer): string {
+export function lastLines(server: RunningServer): string {
   try {
     return readFileSync(server.logPath, 'utf8').trimEnd().split('\n').slice(-3).join(' | ')
   } catch {
@@ -112,7 +113,7 @@ export async function startSetup(
 ): Promise<Setup> {
   const servers: RunningServer[] = []
   const start = (name: string, env: Record<string, string>, placement: readonly string[]) => {
-    const server = startServer(name, 'src/cli.ts', { ...ENV, ...env }, placement, ['serve'])
+    const server = startServer(name, 'src/cli.ts', { ...SERVICE_ENV, ...env }, placement, ['serve'])
     servers.push(server)
     track(server)
     return server
