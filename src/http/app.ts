@@ -251,7 +251,7 @@ export function createApp({
     .use(docsPage(viewerScript))
     .use(apiIndex(registry, API_PREFIX, packageJson.version))
     .use(api)
-    .use(changeRoutes({ registry, store: timed, prefix: API_PREFIX, maxPageSize, streams: changeStreams }))
+    .use(changeRoutes({ registry, store: timed, prefix: API_PREFIX, maxPageSize, streams: changeStreams, longAnswers }))
     .decorate('reads', reads)
     .decorate('changeFeed', {
       streams: changeStreams,
