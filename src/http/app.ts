@@ -253,7 +253,17 @@ export function createApp({
     .use(docsPage(viewerScript))
     .use(apiIndex(registry, API_PREFIX, packageJson.version))
     .use(api)
-    .use(changeRoutes({ registry, store: timed, prefix: API_PREFIX, maxPageSize, streams: changeStreams, addresses }))
+    .use(
+      changeRoutes({
+        registry,
+        store: timed,
+        prefix: API_PREFIX,
+        maxPageSize,
+        streams: changeStreams,
+        addresses,
+        longAnswers,
+      }),
+    )
     .decorate('reads', reads)
     .decorate('changeFeed', {
       streams: changeStreams,

@@ -156,10 +156,11 @@ export function holdsWeakTag(ifNoneMatch: string | null): ifNoneMatch is string 
  * A 304 before anything is read, for a GET or HEAD whose If-None-Match (`header`) holds the weak
  * tag of a streamed answer (see etag.ts) made at the store's current version: nothing has been
  * written since, so the answer would be the same. It costs one small read (the version), and only
- * for requests that send a weak tag.
+ * for requests that send a weak tag. A long page of the change feed gives a version of its own
+ * (ChangeFeed.version).
  */
 export async function unchangedSinceStreamed(
-  store: Store,
+  store: Pick<Store, 'version'>,
   request: Request,
   header: string,
   set: ResponseSettings,

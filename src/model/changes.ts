@@ -27,8 +27,12 @@ export interface ChangeWindow {
 /** The position before every change: a follower that has seen nothing starts here. */
 export const START_OF_FEED = '0'
 
-/** A window read: the changes, and the position to ask after next (past every change read). */
+/**
+ * A window read: the changes, the position to ask after next (past every change read), and how
+ * many rows of the log the read took, those of other types and place holders included (what
+ * `size` counts: a window read in batches stops where one read would have).
+ */
 export type ChangeRead =
-  | { readonly kind: 'page'; readonly changes: readonly Change[]; readonly next: string }
+  | { readonly kind: 'page'; readonly changes: readonly Change[]; readonly next: string; readonly rows: number }
   /** The position asked after is older than what is kept: changes after it were pruned. */
   | { readonly kind: 'gone' }

@@ -17,6 +17,9 @@ export interface ChangesPage {
   readonly included: readonly { readonly resource: ResourceDescription; readonly record: StoredRecord }[]
 }
 
+/** A record a change names: what `included` is read from. */
+export type ChangedRecord = Pick<Change, 'type' | 'recordId'>
+
 /** What the feed asks of a window, as parsed from a request (jsonapi/changes.ts). */
 export interface FeedWindow {
   readonly after: string | null
@@ -51,8 +54,49 @@ export class ChangeFeed {
     if (read.kind === 'gone') throw feedGone()
     // Read after the window (not beside it): the newest change is then never older than the page's last.
     const latest = await this.store.changes.latest()
-    const included = window.includeResources ? await this.records(read.changes) : []
+    const included = window.includeResources ? await this.included(read.changes) : []
     return { changes: read.changes, next: read.next, latest, included }
+  }
+
+  /**
+   * The window of `page`, read `batch` rows at a time (a page too long to hold at once): each read
+   * after the last one's `next`, as a follower walking links.next would, so each change comes once
+   * and in order, until `size` rows are read or the feed has no more, where one read would have
+   * stopped. At least one batch, which may be empty; the last one's `next` is the window's.
+   * Read `latest` after the last batch: as for a page, never older than its last change.
+   */
+  async *batches(window: FeedWindow, batch: number): AsyncGenerator<{ changes: readonly Change[]; next: string }> {
+    let after = window.after
+    let left = window.size
+    for (;;) {
+      const size = Math.min(batch, left)
+      const read = await this.store.changes.read({ after, types: window.types, size })
+      if (read.kind === 'gone') throw feedGone()
+      yield read
+      left -= read.rows
+      if (left <= 0 || read.rows < size) return
+      after = read.next
+    }
+  }
+
+  /** The newest change that can be read, or null. */
+  latest(): Promise<string | null> {
+    return this.store.changes.latest()
+  }
+
+  /**
+   * What a long page's weak ETag stands for, read before the page: the store's version (the
+   * records, and every commit), the newest change that can be read (on PostgreSQL a committed
+   * change becomes readable only once older transactions end, which need not change the version)
+   * and the first position after `after` (pruning moves it and changes no version). Null when
+   * there is none, or the position is gone: no tag, and the page answers 410.
+   */
+  async version(after: string | null): Promise<string | null> {
+    const version = await this.store.version()
+    if (version === null) return null
+    const latest = await this.store.changes.latest()
+    const first = await this.store.changes.read({ after, types: null, size: 1 })
+    return first.kind === 'gone' ? null : `${version} ${latest} ${first.next}`
   }
 
   /** Where a stream starts: after `after` (410 when pruned past it), or after the newest change now. */
@@ -63,8 +107,11 @@ export class ChangeFeed {
     return after
   }
 
-  /** The current state of each changed record that still exists: one read per type. */
-  private async records(changes: readonly Change[]): Promise<ChangesPage['included']> {
+  /**
+   * The current state of each changed record that still exists, each once, in the order of their
+   * first change: one read per type.
+   */
+  async included(changes: readonly ChangedRecord[]): Promise<ChangesPage['included']> {
     const idsByType = new Map<string, Set<number>>()
     for (const change of changes) {
       const ids = idsByType.get(change.type) ?? new Set<number>()

@@ -1,12 +1,6 @@
 import type { Server } from 'bun'
 import { Elysia } from 'elysia'
-import {
-  changeObject,
-  DEFAULT_CHANGES_PAGE_SIZE,
-  includedRecord,
-  nextLink,
-  parseChangesQuery,
-} from '../../jsonapi/changes'
+import { DEFAULT_CHANGES_PAGE_SIZE, parseChangesQuery } from '../../jsonapi/changes'
 import { httpError } from '../../jsonapi/errors'
 import { EVENT_STREAM, prefersEventStream } from '../../jsonapi/media-type'
 import type { ResourceRegistry } from '../../resources/registry'
@@ -15,7 +9,9 @@ import type { Store } from '../../store/store'
 import type { ClientAddresses } from '../access/client-address'
 import { clientKey } from '../access/client-key'
 import { changesDocs } from '../openapi/changes-docs'
-import { jsonApiResponse, READ_CACHE_CONTROL, type ResponseSettings, send } from '../responses'
+import type { ResponseSettings } from '../responses'
+import type { LongAnswers } from '../streaming/long-answers'
+import { ChangePages } from './change-pages'
 import type { ChangeStreams } from './change-streams'
 
 export const CHANGES_PATH = '/changes'
@@ -28,13 +24,16 @@ interface ChangeRouteOptions {
   readonly streams: ChangeStreams
   /** Whom a stream counts for (MAX_CHANGE_STREAMS_PER_CLIENT). */
   readonly addresses: ClientAddresses
+  /** The long answers' slots, which a long page takes (change-pages.ts). */
+  readonly longAnswers: LongAnswers
 }
 
 /**
  * GET /api/v1/changes: a page of the change feed as a JSON:API document, or with
  * `Accept: text/event-stream` a live stream of it (docs/changes.md).
  */
-export function changeRoutes({ registry, store, prefix, maxPageSize, streams, addresses }: ChangeRouteOptions) {
+export function changeRoutes(options: ChangeRouteOptions) {
+  const { registry, store, prefix, maxPageSize, streams, addresses, longAnswers } = options
   const feed = new ChangeFeed(registry, store)
   const limits = {
     defaultSize: Math.min(DEFAULT_CHANGES_PAGE_SIZE, maxPageSize),
@@ -76,24 +75,14 @@ export function changeRoutes({ registry, store, prefix, maxPageSize, streams, ad
     return new Response(body, { headers })
   }
 
-  const page = async (request: Request, set: ResponseSettings) => {
-    const query = parseChangesQuery(request.url, registry, limits, false)
-    const window = await feed.page(query)
-    const document = {
-      data: window.changes.map(changeObject),
-      ...(query.includeResources
-        ? { included: window.included.map(({ resource, record }) => includedRecord(registry, resource, record)) }
-        : {}),
-      links: { next: nextLink(path, query, window.next) },
-      meta: { latest: window.latest },
-    }
-    return send(set, jsonApiResponse(200, document, { 'cache-control': READ_CACHE_CONTROL }), request)
-  }
+  const pages = new ChangePages({ registry, feed, path, longAnswers })
+  const page = (request: Request, set: ResponseSettings, server: Server<unknown> | null) =>
+    pages.answer(parseChangesQuery(request.url, registry, limits, false), request, set, server)
 
   return new Elysia({ name: 'change-feed' }).get(
     path,
     ({ request, set, server }) =>
-      prefersEventStream(request.headers.get('accept')) ? stream(request, server) : page(request, set),
+      prefersEventStream(request.headers.get('accept')) ? stream(request, server) : page(request, set, server),
     { detail: changesDocs(registry, maxPageSize) },
   )
 }

@@ -86,7 +86,7 @@ export function changesDocs(registry: ResourceRegistry, maxPageSize: number) {
         'page[size]',
         'query',
         { type: 'integer', minimum: 1, maximum: maxPageSize, default: Math.min(100, maxPageSize) },
-        'How many changes a page reads',
+        'How many changes a page reads; a page of more than 1,000 is streamed, and counts as a long answer',
         { value: 10 },
       ),
       parameter(
@@ -129,7 +129,9 @@ export function changesDocs(registry: ResourceRegistry, maxPageSize: number) {
       410: failure(
         'The changes after page[after] are no longer kept, or it is from before the database was restored, copied or re-created: read the lists again',
       ),
-      503: failure('This process has MAX_CHANGE_STREAMS streams open (Retry-After says when to try again)'),
+      503: failure(
+        'This process has MAX_CHANGE_STREAMS streams open, or a page of more than 1,000 changes found as many long answers in flight as MAX_LONG_ANSWERS (or MAX_LONG_ANSWERS_PER_CLIENT) allows (Retry-After says when to try again)',
+      ),
     },
   }
 }

@@ -141,14 +141,16 @@ export class PostgresChangeLog implements ChangeLog {
     const types = window.types && new Set(window.types)
     const changes: Change[] = []
     let last: string | null = null
+    let read = 0
     for (const row of rows) {
       if (row.xid === null) continue
+      read++
       last = positionOf(history, row.xid, row.seq)
       if (!types || types.has(row.type)) {
         changes.push({ id: last, type: row.type, recordId: Number(row.record_id), op: row.op })
       }
     }
-    return { kind: 'page', changes, next: last ?? after ?? horizon }
+    return { kind: 'page', changes, next: last ?? after ?? horizon, rows: read }
   }
 
   async latest(adopted = false): Promise<string | null> {

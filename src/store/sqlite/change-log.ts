@@ -79,7 +79,7 @@ export class SqliteChangeLog implements ChangeLog {
         }
       }
       const last = rows.at(-1)
-      return { kind: 'page', changes, next: last ? String(last.id) : String(start) }
+      return { kind: 'page', changes, next: last ? String(last.id) : String(start), rows: rows.length }
     })
   }
 

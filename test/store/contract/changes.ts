@@ -72,6 +72,7 @@ export function describeChangeLogContract(t: ContractContext): void {
         kind: 'page',
         changes: [],
         next: START_OF_FEED,
+        rows: 0,
       })
       expect(log().isPosition(START_OF_FEED)).toBe(true)
       for (const bad of ['', 'x', '-1', '1e3', ' 1', '01', '1.2.3', '1.']) expect(log().isPosition(bad)).toBe(false)
@@ -109,6 +110,7 @@ export function describeChangeLogContract(t: ContractContext): void {
         kind: 'page',
         changes: [],
         next,
+        rows: 0,
       })
     })
 
@@ -154,8 +156,11 @@ export function describeChangeLogContract(t: ContractContext): void {
       await author('B')
       const first = page(await log().read({ after: null, types: ['books'], size: 2 }))
       expect(seen(first.changes)).toEqual([`create books/${x.id}`])
+      // The rows read count those of the other types too: what page[size] counts.
+      expect(first.rows).toBe(2)
       const second = page(await log().read({ after: first.next, types: ['books'], size: 2 }))
       expect(second.changes).toEqual([])
+      expect(second.rows).toBe(1)
       expect(second.next).toBe((await log().latest()) as string)
     })
 
@@ -172,6 +177,7 @@ export function describeChangeLogContract(t: ContractContext): void {
         kind: 'page',
         changes: [],
         next: latest,
+        rows: 0,
       })
       expect(await log().latest()).toBe(latest)
       const b = await author('B')
@@ -210,6 +216,7 @@ export function describeChangeLogContract(t: ContractContext): void {
         kind: 'page',
         changes: [],
         next: latest,
+        rows: 0,
       })
       const c = await author('C')
       expect(seen(page(await log().read({ after: latest, types: null, size: 10 })).changes)).toEqual([
