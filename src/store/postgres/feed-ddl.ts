@@ -13,7 +13,7 @@ import type { PostgresFunction } from './search-totals-ddl'
  * id can only break it when a transaction with an older id changes a row after a younger one
  * committed a change to it (it waited for the row's lock): the trigger sees the row's last writer
  * (its xmin, younger than this transaction) and fails the write with a serialization failure, which
- * the store runs again (postgres/writes.ts), then with a younger id of its own.
+ * the store runs again (postgres/retries.ts), then with a younger id of its own.
  */
 export const feedTablesSql = [
   `CREATE TABLE changes (

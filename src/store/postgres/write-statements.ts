@@ -25,7 +25,7 @@ const ATTEMPTS = 3
  * alone. Only a write that did not happen asks why (the references missing, the record gone, the
  * records that restrict a delete) in further reads. A reference that a concurrent delete removed
  * after the statement's snapshot fails its foreign key (23503), and the write runs again
- * (postgres/writes.ts): it then answers `missing` or `restricted`.
+ * (postgres/retries.ts): it then answers `missing` or `restricted`.
  */
 export class PostgresWriteStatements {
   constructor(

@@ -17,26 +17,19 @@ import type {
 import type { ResourceRegistry } from '../../resources/registry'
 import { AtomicAbort, runAtomicAsync, type ToManyRequest, type TransactionWriter } from '../atomic'
 import { quote } from '../sql/table'
-import { sqlState, storeError } from './faults'
+import { LockPlan } from './lock-order'
 import type { PostgresReader, Queryable } from './reader'
+import { retrying } from './retries'
 import { PostgresWriteStatements } from './write-statements'
-
-/**
- * Why a write runs again from the start: a foreign key its own checks did not see coming (another
- * transaction changed a reference between the statement's snapshot and its write), or a deadlock
- * (two atomic batches, or a collection's delete and a book's move into it, locking rows in other
- * orders), or the change feed's order check (a younger transaction committed a change to a row
- * this one then changed: postgres/feed-ddl.ts); PostgreSQL rolled the statement or the whole
- * transaction back.
- */
-const retried = new Set(['23503', '40P01', '40001'])
 
 /**
  * The PostgreSQL store's writes (PostgresStore delegates them here). A create, an update and a
  * delete are one statement each on the pool (postgres/write-statements.ts): no lock but the
  * foreign keys' on what they refer to and the row they change, held only for that statement's
- * transaction. A write with an expectation, a to-many change and an atomic batch are one READ
- * COMMITTED transaction, with the rows they read before writing locked; the store's reads stay in
+ * transaction. A write with an expectation, a to-many change, a delete that sets other records'
+ * references to null and an atomic batch are one READ COMMITTED transaction, with the rows they
+ * read or change locked first, in the one order of postgres/lock-order.ts. Each runs again, from
+ * the start, when PostgreSQL asks (postgres/retries.ts). The store's reads stay in
  * postgres/postgres-store.ts.
  */
 export class PostgresWrites {
@@ -52,7 +45,7 @@ export class PostgresWrites {
 
   /** One statement, one round trip: the id from the table's identity sequence, no lock of its own. */
   create(resource: ResourceDescription, input: RecordInput): Promise<WriteResult> {
-    return this.retrying(() => this.statements.create(this.sql, resource, input))
+    return retrying(() => this.statements.create(this.sql, resource, input))
   }
 
   /** Unconditional: one statement on the pool; with `expect`, a transaction that locks the row first. */
@@ -62,7 +55,7 @@ export class PostgresWrites {
     input: RecordInput,
     expect?: Expectation<StoredRecord>,
   ): Promise<WriteResult | null | Stale> {
-    if (!expect) return this.retrying(() => this.statements.update(this.sql, resource, id, input))
+    if (!expect) return retrying(() => this.statements.update(this.sql, resource, id, input))
     return this.write(async (tx) => {
       // Locked as the UPDATE would lock it: of two conditional writers expecting the same state,
       // the second sees the first's.
@@ -76,23 +69,34 @@ export class PostgresWrites {
   changeToMany(request: ToManyRequest, expect?: Expectation<readonly Id[]>): Promise<ToManyResult | Stale> {
     const { resource, id, relationship } = request
     return this.write(async (tx) => {
-      // The owner locked: two changes of its members run one after the other, and a record added
-      // to it meanwhile (its foreign key's FOR KEY SHARE) waits, so the members answered are the change's.
-      if (!(await this.reader.exists(tx, resource.type, id, ' FOR UPDATE'))) return { status: 'not-found' }
+      // The records named and the members a replace may drop, then the owner (lock-order.ts): no
+      // record joins the owner until this commits (a foreign key's FOR KEY SHARE waits for the
+      // owner's FOR UPDATE), so the members answered are the change's.
+      const found = await this.lockPlan().toMany(request).take(tx)
+      if (!found.get(resource.type)?.has(id)) return { status: 'not-found' }
       if (expect) {
         const members = (await this.reader.members(tx, resource.type, relationship, [id])).get(id) ?? []
         if (!expect(members)) return 'stale'
       }
-      return this.changeToManyNow(tx, request)
+      return this.changeToManyNow(tx, request, found)
     })
   }
 
   delete(resource: ResourceDescription, id: Id, expect?: Expectation<StoredRecord>): Promise<DeleteResult | Stale> {
-    if (!expect) return this.retrying(() => this.statements.delete(this.sql, resource, id))
+    // A delete that sets other records' references to null (a collection's books) locks them
+    // first: its foreign key would lock them after the record, the other way round from a book's
+    // own update (its row, then the collection it joins).
+    const nullifies = this.registry
+      .dependents(resource.type)
+      .some(({ relationship }) => relationship.onTargetDelete === 'nullify')
+    if (!expect && !nullifies) return retrying(() => this.statements.delete(this.sql, resource, id))
     return this.write(async (tx) => {
-      const current = await this.reader.find(tx, resource.type, id, ' FOR UPDATE')
-      if (!current) return { status: 'not-found' }
-      if (!expect(current)) return 'stale'
+      await this.lockPlan().delete(resource, id).take(tx)
+      if (expect) {
+        const current = await this.reader.find(tx, resource.type, id)
+        if (!current) return { status: 'not-found' }
+        if (!expect(current)) return 'stale'
+      }
       return this.statements.delete(tx, resource, id)
     })
   }
@@ -101,7 +105,12 @@ export class PostgresWrites {
     try {
       // One transaction: an AtomicAbort thrown by the runner rolls every operation back (the ids
       // its creates took are not given back: a gap).
-      const results = await this.write((tx) => runAtomicAsync(operations, this.writerIn(tx), options))
+      const results = await this.write(async (tx) => {
+        // Every row the batch names by id, locked first in the one order (lock-order.ts): two
+        // batches naming the same rows in other orders wait for each other rather than deadlock.
+        await this.lockPlan().batch(operations).take(tx)
+        return runAtomicAsync(operations, this.writerIn(tx), options)
+      })
       if (results === 'stale') return results
       return { ok: true, results }
     } catch (error) {
@@ -111,8 +120,9 @@ export class PostgresWrites {
   }
 
   /**
-   * The writes of an atomic batch, each in the batch's one transaction and each locking only what
-   * it writes (and, for a to-many change, its owner), as the same writes alone do.
+   * The writes of an atomic batch, each in the batch's one transaction, which locked first every
+   * row they name by id; each locks what it writes as the same write alone does (already held,
+   * but for the records the batch made).
    */
   private writerIn(tx: Queryable): TransactionWriter {
     return {
@@ -141,20 +151,37 @@ export class PostgresWrites {
     return (await this.reader.members(tx, resource.type, target.relationship, [id])).get(id) ?? []
   }
 
-  private async changeToManyNow(tx: Queryable, request: ToManyRequest): Promise<ToManyResult> {
+  private lockPlan(): LockPlan {
+    return new LockPlan(this.reader, this.registry)
+  }
+
+  /**
+   * The change itself, its owner locked; `found`: the rows the write locked first (LockPlan),
+   * else (in an atomic batch, whose members may be records it made) the records named are locked here.
+   */
+  private async changeToManyNow(
+    tx: Queryable,
+    request: ToManyRequest,
+    found?: ReadonlyMap<string, ReadonlySet<Id>>,
+  ): Promise<ToManyResult> {
     const { resource, id, relationship, ids, change } = request
     const inverse = this.registry.inverseOf(resource, relationship)
-    const target = this.reader.table(resource.relationships[relationship]?.target ?? '')
+    const targetType = resource.relationships[relationship]?.target ?? ''
+    const target = this.reader.table(targetType)
     const column = quote(inverse.column)
     const wanted = [...new Set(ids)]
-    const found = new Set(
-      (
-        await this.reader.rows(tx, `SELECT "id" FROM ${target.name} WHERE "id" = ANY($1::bigint[]) FOR UPDATE`, [
-          wanted,
-        ])
-      ).map((row) => Number(row.id)),
-    )
-    const missing = wanted.filter((other) => !found.has(other))
+    const locked =
+      found?.get(targetType) ??
+      new Set(
+        (
+          await this.reader.rows(
+            tx,
+            `SELECT "id" FROM ${target.name} WHERE "id" = ANY($1::bigint[]) ORDER BY "id" FOR NO KEY UPDATE`,
+            [wanted],
+          )
+        ).map((row) => Number(row.id)),
+      )
+    const missing = wanted.filter((other) => !locked.has(other))
     if (missing.length > 0) return { status: 'missing', ids: missing }
     if (change === 'replace') {
       await this.reader.rows(
@@ -179,25 +206,8 @@ export class PostgresWrites {
     return { status: 'changed', members: rows.map((row) => Number(row.id)) }
   }
 
-  /**
-   * Runs `work` in one transaction; see `retried`. A foreign key violation means another transaction changed
-   * what the write's own checks read (a book added to the author being deleted, say, between the
-   * count and the DELETE): the write runs once more, and its checks then see that change and
-   * answer as the service does (restricted, missing), never a 500.
-   */
+  /** Runs `work` in one transaction, again from the start when PostgreSQL asks (postgres/retries.ts). */
   private write<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
-    return this.retrying(() => this.sql.begin((tx) => work(tx)))
-  }
-
-  /** Runs `attempt` again after an error in `retried`, three times in all; a fault leaves as StoreUnavailableError. */
-  private async retrying<T>(attempt: () => Promise<T>): Promise<T> {
-    for (let n = 1; ; n++) {
-      try {
-        return await attempt()
-      } catch (error) {
-        if (n < 3 && retried.has(sqlState(error) ?? '')) continue
-        throw storeError(error)
-      }
-    }
+    return retrying(() => this.sql.begin((tx) => work(tx)))
   }
 }
