@@ -130,7 +130,7 @@ export function changesDocs(registry: ResourceRegistry, maxPageSize: number) {
         'The changes after page[after] are no longer kept, or it is from before the database was restored, copied or re-created: read the lists again',
       ),
       503: failure(
-        'This process has MAX_CHANGE_STREAMS streams open, or a page of more than 1,000 changes found as many long answers in flight as MAX_LONG_ANSWERS (or MAX_LONG_ANSWERS_PER_CLIENT) allows (Retry-After says when to try again)',
+        'This process has MAX_CHANGE_STREAMS streams open, or this client MAX_CHANGE_STREAMS_PER_CLIENT, or a page of more than 1,000 changes found as many long answers in flight as MAX_LONG_ANSWERS (or MAX_LONG_ANSWERS_PER_CLIENT) allows (Retry-After says when to try again)',
       ),
     },
   }
