@@ -22,6 +22,22 @@ export function resetPeak(pid: number): boolean {
   return hwmKb - rssKb < 1024
 }
 
+/** VmRSS sampled every 10 ms from now, with VmHWM reset: `stop` gives the peak in KiB. */
+export function rssSampler(pid: number): { stop(): number } {
+  const reset = resetPeak(pid)
+  let peak = memoryOf(pid).rssKb
+  const timer = setInterval(() => {
+    peak = Math.max(peak, memoryOf(pid).rssKb)
+  }, 10)
+  return {
+    stop() {
+      clearInterval(timer)
+      const now = memoryOf(pid)
+      return Math.max(peak, now.rssKb, reset ? now.hwmKb : 0)
+    },
+  }
+}
+
 /** Reads a body to its end, counting bytes and keeping none. */
 export async function countBytes(response: Response): Promise<number> {
   let bytes = 0

@@ -15,7 +15,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { seed } from '../data/seed'
-import { memoryOf, resetPeak, startReadWorkers } from '../harness/process-memory'
+import { probeOnClock } from '../harness/clock-probe'
+import { memoryOf, rssSampler, startReadWorkers } from '../harness/process-memory'
 import { type RunningServer, startServer, stopServer, waitUntilReady } from '../harness/servers'
 
 const [runsArg = '3', clientsArg = '10'] = Bun.argv.slice(2)
@@ -31,47 +32,6 @@ const median = (values: readonly number[]) => {
 }
 const quantile = (sorted: readonly number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? Number.NaN
-
-/** VmRSS sampled every 10 ms from now, with VmHWM reset: `stop` gives the peak in KiB. */
-function rssSampler(pid: number): { stop(): number } {
-  const reset = resetPeak(pid)
-  let peak = memoryOf(pid).rssKb
-  const timer = setInterval(() => {
-    peak = Math.max(peak, memoryOf(pid).rssKb)
-  }, 10)
-  return {
-    stop() {
-      clearInterval(timer)
-      const now = memoryOf(pid)
-      return Math.max(peak, now.rssKb, reset ? now.hwmKb : 0)
-    },
-  }
-}
-
-/**
- * GET `path` every 20 ms, whether the last has been answered or not, until `until` settles: the
- * latencies, sorted. Sent on a clock, as other clients would, so that a request sent while the
- * service is held up counts with the whole of its wait (one sent after another only once).
- */
-async function probe(origin: string, path: string, until: Promise<unknown>): Promise<number[]> {
-  let done = false
-  void until.finally(() => {
-    done = true
-  })
-  const timed = async () => {
-    const sent = performance.now()
-    const response = await fetch(origin + path, { headers: { accept: JSON_API } })
-    await response.arrayBuffer()
-    if (response.status !== 200) throw new Error(`${path} answered ${response.status}`)
-    return performance.now() - sent
-  }
-  const sent: Promise<number>[] = []
-  while (!done) {
-    sent.push(timed())
-    await Bun.sleep(20)
-  }
-  return (await Promise.all(sent)).sort((a, b) => a - b)
-}
 
 /** The clients, in a process of their own: `{"statuses":{...},"bytes":n,"ms":n}`. */
 async function readAtOnce(origin: string): Promise<{ statuses: Record<string, number>; bytes: number; ms: number }> {
@@ -109,7 +69,7 @@ async function once(db: string): Promise<Run> {
     const idle = memoryOf(pid).rssKb
     const sampler = rssSampler(pid)
     const load = readAtOnce(server.origin)
-    const single = await probe(server.origin, '/api/v1/books/1', load)
+    const single = await probeOnClock(server.origin, '/api/v1/books/1', load)
     const outcome = await load
     const peak = sampler.stop()
     return {

@@ -13,6 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SEED, seed } from '../data/seed'
+import { probeOnClock } from '../harness/clock-probe'
 import { memoryOf, resetPeak } from '../harness/process-memory'
 import { startServer, stopServer, waitUntilReady } from '../harness/servers'
 
@@ -62,25 +63,6 @@ const RUNS = Number(runsArg)
 const quantile = (sorted: readonly number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? Number.NaN
 
-/** GET `path` every 20 ms until `until` settles: the latencies, sorted. */
-async function probe(origin: string, path: string, until: Promise<unknown>): Promise<number[]> {
-  let done = false
-  void until.finally(() => {
-    done = true
-  })
-  const timed = async () => {
-    const sent = performance.now()
-    await (await fetch(origin + path)).arrayBuffer()
-    return performance.now() - sent
-  }
-  const sent: Promise<number>[] = []
-  while (!done) {
-    sent.push(timed())
-    await Bun.sleep(20)
-  }
-  return (await Promise.all(sent)).sort((a, b) => a - b)
-}
-
 /** Every change id of the feed, oldest first, from its JSON pages. */
 async function feedIds(origin: string): Promise<string[]> {
   const ids: string[] = []
@@ -125,7 +107,7 @@ try {
       const sampler = setInterval(() => {
         peak = Math.max(peak, memoryOf(pid).rssKb)
       }, 10)
-      const latencies = await probe(server.origin, '/api/v1/books/1', outcome)
+      const latencies = await probeOnClock(server.origin, '/api/v1/books/1', outcome)
       clearInterval(sampler)
       if (reset) peak = Math.max(peak, memoryOf(pid).hwmKb)
       const { complete, failed, ms } = JSON.parse(await outcome) as { complete: number; failed: number; ms: number }

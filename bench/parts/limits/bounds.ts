@@ -23,7 +23,7 @@ import { join } from 'node:path'
 import { DEFAULT_MAX_BODY_BYTES } from '../../../src/http/app'
 import { SEED, seed } from '../../data/seed'
 import { compiledExecutable } from '../../harness/executable'
-import { memoryOf, resetPeak, startReadWorkers } from '../../harness/process-memory'
+import { memoryOf, rssSampler, startReadWorkers } from '../../harness/process-memory'
 import { type RunningServer, startServer, stopServer, waitUntilListening, waitUntilReady } from '../../harness/servers'
 
 const BOOKS = 20_000
@@ -57,22 +57,6 @@ function processCpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   return (Number(fields[11]) + Number(fields[12])) * 10
-}
-
-/** VmRSS sampled every 10 ms from now, with VmHWM reset: `stop` gives the peak in KiB. */
-function rssSampler(pid: number): { stop(): number } {
-  const reset = resetPeak(pid)
-  let peak = memoryOf(pid).rssKb
-  const timer = setInterval(() => {
-    peak = Math.max(peak, memoryOf(pid).rssKb)
-  }, 10)
-  return {
-    stop() {
-      clearInterval(timer)
-      const now = memoryOf(pid)
-      return Math.max(peak, now.rssKb, reset ? now.hwmKb : 0)
-    },
-  }
 }
 
 /** GET `path` one at a time (5 ms apart) until `until` settles: the latencies, sorted, and the statuses. */
