@@ -184,9 +184,13 @@ export class PostgresWrites {
     const missing = wanted.filter((other) => !locked.has(other))
     if (missing.length > 0) return { status: 'missing', ids: missing }
     if (change === 'replace') {
+      // Members a younger transaction wrote (a book that joined while this waited for a lock) stay:
+      // the replace counts as before their write, as the feed's order has it. Dropping them would
+      // change a row after a younger transaction did, which the feed's order check refuses (40001),
+      // and every run again could meet the same while books keep joining. age() < 0: younger.
       await this.reader.rows(
         tx,
-        `UPDATE ${target.name} SET ${column} = NULL WHERE ${column} = $1 AND NOT ("id" = ANY($2::bigint[]))`,
+        `UPDATE ${target.name} SET ${column} = NULL WHERE ${column} = $1 AND NOT ("id" = ANY($2::bigint[])) AND age(xmin) >= 0`,
         [id, wanted],
       )
     }
