@@ -14,11 +14,12 @@ setDefaultTimeout(60_000)
 /*
  * A collection's books replaced (PATCH /book_collections/{id}/relationships/books) while books keep
  * joining the collection (POST /books naming it). The replace locks the books it names, then the
- * collection; each time it waits for a named book's lock another write holds, a book created in the
- * collection meanwhile is one it must drop, a row a younger transaction wrote: the feed's order
- * check fails the attempt (40001) and it runs again. Writes of the same rows at once wait for each
- * other, and none fails for it (docs/postgres.md, "Contention and retries"): the replace must
- * answer, not give up with StoreUnavailableError (503) after WRITE_RETRY_DEADLINE_MS of attempts.
+ * collection; each time it waits for a named book's lock another write holds, a book is created in
+ * the collection meanwhile: a row a younger transaction wrote. Dropping it, the feed's order check
+ * failed the attempt (40001), again at each run, until the replace gave up with
+ * StoreUnavailableError (503) after WRITE_RETRY_DEADLINE_MS. It counts as made before those creates
+ * (the feed's order) and leaves the books in the collection (docs/postgres.md, "Contention and
+ * retries").
  */
 
 const authors = resources.get('authors')
