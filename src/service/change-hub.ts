@@ -147,8 +147,7 @@ export class ChangeHub {
         }
         continue
       }
-      // A full read (place holders count): more may follow at once.
-      if (read.rows === BATCH) this.again = true
+      if (read.changes.length === BATCH) this.again = true
       // Where each position inside the window starts in it: the one read from, and each change's.
       const starts = new Map<string, number>([[position, 0]])
       for (const [index, change] of read.changes.entries()) starts.set(change.id, index + 1)
