@@ -60,8 +60,19 @@ export type RelationshipDescription = ToOneRelationship | ToManyRelationship
  * this type's index, so renaming an author costs the same whether they have 1 book or 10,000.
  */
 export type SearchField =
-  | { readonly attribute: string; readonly weight: number }
-  | { readonly relationship: string; readonly weight: number }
+  | { readonly attribute: string; readonly weight: number; readonly typos?: false }
+  | { readonly relationship: string; readonly weight: number; readonly typos?: false }
+
+/**
+ * When a word of a search is forgiven typos (docs/search.md): from `oneFrom` letters one edit,
+ * from `twoFrom` two (Damerau-Levenshtein: a letter changed, left out, added, or two neighbours
+ * swapped), the first letter always right, and only as a whole word of the catalogue. A field
+ * with `typos: false` matches its words as written.
+ */
+export interface TypoRule {
+  readonly oneFrom: number
+  readonly twoFrom: number
+}
 
 /**
  * A list filter, `filter[<name>]=...`: an attribute that equals the value exactly, a to-one
@@ -75,7 +86,13 @@ export type FilterDescription =
    * Full-text search: word prefixes, case and accents folded, ranked by relevance. Every word must
    * match one of `fields`; the storage keeps an index of the attribute fields, checked at start.
    */
-  | { readonly kind: 'search'; readonly description: string; readonly fields: readonly SearchField[] }
+  | {
+      readonly kind: 'search'
+      readonly description: string
+      readonly fields: readonly SearchField[]
+      /** Default: one typo from 5 letters, two from 9 (DEFAULT_TYPO_RULE). */
+      readonly typos?: TypoRule
+    }
 
 export interface ResourceDescription {
   /** Plural type name, used in responses and paths (`book_collections`). */

@@ -1,6 +1,19 @@
-import type { ResourceDescription } from '../model/description'
 import type { Id } from '../model/record'
-import { searchOf } from '../resources/registry'
+import {
+  attributeLevels,
+  canMatch,
+  hitBit,
+  type RankedField,
+  relatedAt,
+  relatedLevels,
+  type SearchTerm,
+  searchTerms,
+  type TermRead,
+  TYPO_LEVELS,
+  type WordMatch,
+  wordMatch,
+} from './search-terms'
+import type { NearRange } from './search-typos'
 
 /**
  * How far a search is paged: numbered and offset pages of a search reach its first SEARCH_WINDOW
@@ -17,31 +30,10 @@ export const SEARCH_WINDOW = 10_000
  */
 const TIER_BUDGET = 48
 
-/** A search field as ranking sees it: its kind and weight, by its position in the description. */
-export interface RankedField {
-  readonly kind: 'attribute' | 'related'
-  readonly weight: number
-}
-
-/** The search fields of a type, in the order of its description. */
-export function rankedFields(resource: ResourceDescription): RankedField[] {
-  return (searchOf(resource)?.fields ?? []).map((field) => ({
-    kind: 'attribute' in field ? 'attribute' : 'related',
-    weight: field.weight,
-  }))
-}
-
-/** A word of a search and, per related field (by position), the ids of the related records it matches. */
-export interface SearchTerm {
-  readonly word: string
-  /** Undefined at the positions of attribute fields. */
-  readonly related: readonly (readonly Id[] | undefined)[]
-}
-
 /** One tier: these words match these attribute fields, and these references are among these ids. */
 export interface Conjunction {
-  /** Field position -> words that must all match that attribute (each as a prefix). */
-  readonly attributes: ReadonlyMap<number, readonly string[]>
+  /** Field position -> what each of its words must match in that attribute (all of them). */
+  readonly attributes: ReadonlyMap<number, readonly WordMatch[]>
   /** Field position -> ids the record's reference must be one of (never empty). */
   readonly related: ReadonlyMap<number, readonly Id[]>
 }
@@ -51,7 +43,7 @@ export interface SearchMatch {
   readonly id: Id
   /** Per field position: the record's reference for related fields (null: none). */
   readonly refs: readonly (Id | null | undefined)[]
-  /** Per word: a bit per attribute field position that the word matches in this record. */
+  /** Per word: the bits (hitBit) of the attribute fields it matches in this record, and with how many typos. */
   readonly hits: readonly number[]
 }
 
@@ -62,12 +54,12 @@ export interface SearchMatch {
  * of one tier.
  */
 export type SearchRead =
-  | { readonly kind: 'related'; readonly field: number; readonly word: string }
+  | TermRead
   | { readonly kind: 'count'; readonly terms: readonly SearchTerm[]; readonly cap: number }
   | { readonly kind: 'matches'; readonly terms: readonly SearchTerm[] }
   | { readonly kind: 'first'; readonly conjunction: Conjunction; readonly limit: number }
 
-export type SearchAnswer = readonly Id[] | number | readonly SearchMatch[]
+export type SearchAnswer = readonly Id[] | readonly string[] | number | readonly SearchMatch[]
 
 /** A window of a ranked search, and its total: exact up to SEARCH_WINDOW, else SEARCH_WINDOW and capped. */
 export interface RankedWindow {
@@ -76,49 +68,36 @@ export interface RankedWindow {
   readonly capped: boolean
 }
 
-/** Reads, for each word, the related records it matches in each related field. */
-export function* searchTerms(
-  fields: readonly RankedField[],
-  words: readonly string[],
-): Generator<SearchRead, SearchTerm[], SearchAnswer> {
-  const terms: SearchTerm[] = []
-  for (const word of words) {
-    const related: (readonly Id[] | undefined)[] = []
-    for (const [field, { kind }] of fields.entries()) {
-      related.push(kind === 'related' ? ((yield { kind: 'related', field, word }) as Id[]) : undefined)
-    }
-    terms.push({ word, related })
-  }
-  return terms
-}
-
-/** Whether some record could match: every word has an attribute field, or related records it names. */
-export function canMatch(fields: readonly RankedField[], terms: readonly SearchTerm[]): boolean {
-  const anyAttribute = fields.some((f) => f.kind === 'attribute')
-  return terms.length > 0 && (anyAttribute || terms.every((t) => t.related.some((ids) => (ids?.length ?? 0) > 0)))
-}
+/**
+ * What one typo costs in a score: more than every weight of every word together, so that fewer
+ * typos always rank first, and today's weights only among records with as many.
+ */
+const TYPO_COST = 1_000_000
 
 /**
- * A record's score: for each word, the weight of the heaviest field it matches in the record,
- * summed. A title match (10) thus comes before an author-only match (2), before a collection-only
- * match (1), and more words matched in heavier fields first. Whole numbers: the order is exact.
+ * A record's score: for each word, the field it matches with the fewest typos, the heaviest of
+ * those, its weight less TYPO_COST per typo, summed. So the fewest typos in all come first; among
+ * as many, a title match (10) before an author-only match (2), before a collection-only match (1),
+ * and more words matched in heavier fields first. Whole numbers: the order is exact.
  */
 function scorer(fields: readonly RankedField[], terms: readonly SearchTerm[]): (match: SearchMatch) => number {
   const sets = terms.map((term) => term.related.map((ids) => (ids ? new Set(ids) : undefined)))
   return (match) => {
     let score = 0
     for (const [w, related] of sets.entries()) {
-      let best = 0
+      let best = Number.NEGATIVE_INFINITY
       for (const [f, field] of fields.entries()) {
-        if (field.weight <= best) continue
-        const ref = match.refs[f]
-        const hit =
-          field.kind === 'attribute'
-            ? ((match.hits[w] ?? 0) & (1 << f)) !== 0
-            : ref != null && (related[f]?.has(ref) ?? false)
-        if (hit) best = field.weight
+        let typos: number | undefined
+        if (field.kind === 'attribute') {
+          const bits = match.hits[w] ?? 0
+          for (let d = 0; d < TYPO_LEVELS && typos === undefined; d++) if ((bits & hitBit(f, d)) !== 0) typos = d
+        } else {
+          const ref = match.refs[f]
+          if (ref != null && related[f]?.has(ref)) typos = terms[w]?.relatedTypos[f]?.get(ref) ?? 0
+        }
+        if (typos !== undefined) best = Math.max(best, field.weight - typos * TYPO_COST)
       }
-      score += best
+      score += Number.isFinite(best) ? best : 0
     }
     return score
   }
@@ -174,12 +153,48 @@ export function* rankedWindow(
   return { ids: ranked.slice(offset, offset + limit), total, capped }
 }
 
-/** One way for every word to match: a field per word (positions into the word's options). */
+/** One way for a word to match: a field, with at most this many typos. */
+interface Option {
+  readonly field: number
+  readonly typos: number
+  readonly weight: number
+}
+
+/** One way for every word to match: an option per word (positions into the word's options). */
 interface Tier {
   readonly picks: readonly number[]
   readonly score: number
   /** The first position a successor may move, so that each tier is reached once. */
   readonly from: number
+}
+
+/**
+ * Each word's ways to match, best first: a field at a typo level, worth the field's weight less
+ * TYPO_COST a typo. Where a word has a choice, an attribute is asked first whether it holds the
+ * word at that level at all (one indexed read of one row): `author` in no title would otherwise
+ * double the tiers, every new one empty, each an indexed read of its own. (A word with one option
+ * must match there: more than SEARCH_WINDOW records match the search.)
+ */
+function* optionsOf(fields: readonly RankedField[], term: SearchTerm): Generator<SearchRead, Option[], SearchAnswer> {
+  const all: Option[] = []
+  for (const [f, field] of fields.entries()) {
+    const levels = field.kind === 'attribute' ? attributeLevels(term, field) : relatedLevels(term, f)
+    for (const typos of levels) all.push({ field: f, typos, weight: field.weight - typos * TYPO_COST })
+  }
+  const possible: Option[] = []
+  for (const option of all) {
+    const field = fields[option.field] as RankedField
+    if (field.kind === 'attribute' && all.length > 1) {
+      const only: WordMatch =
+        option.typos === 0
+          ? { prefix: term.word, whole: [] }
+          : { prefix: null, whole: term.forgiven[option.typos - 1] ?? [] }
+      const conjunction = { attributes: new Map([[option.field, [only]]]), related: new Map() }
+      if (((yield { kind: 'first', conjunction, limit: 1 }) as Id[]).length === 0) continue
+    }
+    possible.push(option)
+  }
+  return possible.sort((a, b) => b.weight - a.weight)
 }
 
 /**
@@ -192,24 +207,8 @@ function* byTiers(
   terms: readonly SearchTerm[],
   need: number,
 ): Generator<SearchRead, Id[] | null, SearchAnswer> {
-  // Each word's fields that can match it, heaviest first. Where a word has a choice, an attribute
-  // is asked first whether it holds the word at all (one indexed read of one row): `author` in no
-  // title would otherwise double the tiers, every new one empty, each an indexed read of its own.
-  // (A word with one field must match there: more than SEARCH_WINDOW records match the search.)
-  const options: { field: number; weight: number }[][] = []
-  for (const term of terms) {
-    const possible: { field: number; weight: number }[] = []
-    const candidates = fields.filter((field, f) => field.kind === 'attribute' || (term.related[f]?.length ?? 0) > 0)
-    for (const [f, field] of fields.entries()) {
-      if (field.kind === 'related' && (term.related[f]?.length ?? 0) === 0) continue
-      if (field.kind === 'attribute' && candidates.length > 1) {
-        const conjunction = { attributes: new Map([[f, [term.word]]]), related: new Map() }
-        if (((yield { kind: 'first', conjunction, limit: 1 }) as Id[]).length === 0) continue
-      }
-      possible.push({ field: f, weight: field.weight })
-    }
-    options.push(possible.sort((a, b) => b.weight - a.weight))
-  }
+  const options: Option[][] = []
+  for (const term of terms) options.push(yield* optionsOf(fields, term))
   if (options.some((possible) => possible.length === 0)) return []
   const scoreOf = (picks: readonly number[]) =>
     picks.reduce((sum, pick, w) => sum + (options[w]?.[pick]?.weight ?? 0), 0)
@@ -234,7 +233,7 @@ function* byTiers(
     const wanted = need - ranked.length
     const found = new Set<Id>()
     for (const tier of level) {
-      const conjunction = conjunctionOf(terms, options, tier.picks)
+      const conjunction = conjunctionOf(fields, terms, options, tier.picks)
       if (!conjunction) continue
       if (++reads > TIER_BUDGET) return null
       const ids = (yield { kind: 'first', conjunction, limit: wanted + seen.size }) as Id[]
@@ -251,22 +250,26 @@ function* byTiers(
 
 /** The condition of a tier; null when two words' related matches have no record in common. */
 function conjunctionOf(
+  fields: readonly RankedField[],
   terms: readonly SearchTerm[],
-  options: readonly { readonly field: number }[][],
+  options: readonly Option[][],
   picks: readonly number[],
 ): Conjunction | null {
-  const attributes = new Map<number, string[]>()
+  const attributes = new Map<number, WordMatch[]>()
   const related = new Map<number, Id[]>()
   for (const [w, term] of terms.entries()) {
-    const field = options[w]?.[picks[w] as number]?.field as number
-    const ids = term.related[field]
-    if (!ids) {
-      attributes.set(field, [...(attributes.get(field) ?? []), term.word])
+    const option = options[w]?.[picks[w] as number]
+    if (!option) return null
+    const { field, typos } = option
+    if ((fields[field] as RankedField).kind === 'attribute') {
+      const match = wordMatch(term, fields[field] as RankedField, typos)
+      attributes.set(field, [...(attributes.get(field) ?? []), match])
       continue
     }
+    const ids = relatedAt(term, field, typos)
     const before = related.get(field)
     const kept = before ? new Set(before) : undefined
-    const common = kept ? ids.filter((id) => kept.has(id)) : [...ids]
+    const common = kept ? ids.filter((id) => kept.has(id)) : ids
     if (common.length === 0) return null
     related.set(field, common)
   }
@@ -275,7 +278,8 @@ function conjunctionOf(
 
 /** A backend's answers to ranking's reads: at once (SQLite) or promised (PostgreSQL). */
 export interface SearchReads<T> {
-  related(field: number, word: string): T
+  near(field: number | null, range: NearRange): T
+  related(field: number, match: WordMatch): T
   count(terms: readonly SearchTerm[], cap: number): T
   matches(terms: readonly SearchTerm[]): T
   first(conjunction: Conjunction, limit: number): T
@@ -283,8 +287,10 @@ export interface SearchReads<T> {
 
 function answer<T>(read: SearchRead, reads: SearchReads<T>): T {
   switch (read.kind) {
+    case 'near':
+      return reads.near(read.field, read.range)
     case 'related':
-      return reads.related(read.field, read.word)
+      return reads.related(read.field, read.match)
     case 'count':
       return reads.count(read.terms, read.cap)
     case 'matches':

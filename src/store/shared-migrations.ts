@@ -1,4 +1,4 @@
-import { changeFeed, feedHistory, type SharedMigration } from './sql/schema-changes'
+import { changeFeed, feedHistory, type SharedMigration, searchVocabulary } from './sql/schema-changes'
 
 /**
  * The migrations written once for both backends, in the descriptions' terms (see
@@ -13,5 +13,10 @@ export const sharedMigrations: readonly SharedMigration[] = [
   {
     name: "the change feed's history: positions of a restored, copied or re-created database are gone",
     changes: [feedHistory()],
+  },
+  // filter[search] forgives typos (docs/search.md): a misspelled word's candidates are read here.
+  {
+    name: 'the search vocabularies: the words of each searched type, for the typos a search forgives',
+    changes: [searchVocabulary()],
   },
 ]

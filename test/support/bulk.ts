@@ -1,7 +1,11 @@
 import { Database } from 'bun:sqlite'
 import { SQL } from 'bun'
 import type { NamedBook } from '../../src/model/imports'
+import { authors as authorsType } from '../../src/resources/authors'
+import { bookCollections } from '../../src/resources/book-collections'
+import { books as booksType } from '../../src/resources/books'
 import type { DatabaseLocation } from '../../src/store/open'
+import { SqliteVocabulary } from '../../src/store/sqlite/vocabulary'
 import type { Store } from '../../src/store/store'
 
 /**
@@ -119,6 +123,20 @@ function insertIntoFile(dbPath: string, { authors, collections, books }: BulkCat
       )
       const last = db.query<{ id: number | null }, []>('SELECT max(id) AS id FROM books').get()
       if ((last?.id ?? 0) !== books.length) throw new Error('insertCatalogue needs a database with no records yet')
+      // The store writes a record's words into its type's vocabulary (typos forgiven) as it writes the record.
+      const vocabulary = new SqliteVocabulary(db)
+      vocabulary.addTexts(
+        authorsType,
+        authors.map((r) => r.name),
+      )
+      vocabulary.addTexts(
+        bookCollections,
+        collections.map((r) => r.name),
+      )
+      vocabulary.addTexts(
+        booksType,
+        books.map((b) => b.name),
+      )
     })()
   } finally {
     db.close()

@@ -5,6 +5,7 @@ import { addToOneColumnSql, type ToOneDialect, toOneColumnSql } from '../sql/to-
 import { feedFunction, feedTrigger } from './feed-ddl'
 import { searchColumnName, searchedColumns } from './search-columns'
 import { flushFunction, type PostgresFunction, wordChanges, wordFunctions, wordsKind } from './search-totals-ddl'
+import { vocabularyFunctions, vocabularyTableSql, vocabularyTriggers } from './vocabulary-ddl'
 
 /**
  * The PostgreSQL schema of a resource type, written from its description: what `createType`
@@ -121,18 +122,32 @@ export function searchTotalTriggers(resource: ResourceDescription): PostgresTrig
 }
 
 /** Every trigger the generator writes for a type; `feed`: the change feed's too (once it exists). */
-export function typeTriggers(resource: ResourceDescription, feed: boolean): PostgresTrigger[] {
-  return [...commitTriggers(resource), ...searchTotalTriggers(resource), ...(feed ? [feedTrigger(resource)] : [])]
+export function typeTriggers(resource: ResourceDescription, feed: boolean, vocabulary: boolean): PostgresTrigger[] {
+  return [
+    ...commitTriggers(resource),
+    ...searchTotalTriggers(resource),
+    ...(feed ? [feedTrigger(resource)] : []),
+    ...(vocabulary ? vocabularyTriggers(resource) : []),
+  ]
 }
 
 /**
  * Every function the generator writes for the types: each kind's word functions once, the flush,
  * and with `feed` each type's change feed function.
  */
-export function typeFunctions(resources: readonly ResourceDescription[], feed: boolean): PostgresFunction[] {
+export function typeFunctions(
+  resources: readonly ResourceDescription[],
+  feed: boolean,
+  vocabulary: boolean,
+): PostgresFunction[] {
   const byName = new Map<string, PostgresFunction>()
   for (const fn of resources.flatMap(wordFunctions)) byName.set(fn.name, fn)
-  return [...byName.values(), flushFunction(resources), ...(feed ? resources.map(feedFunction) : [])]
+  return [
+    ...byName.values(),
+    flushFunction(resources),
+    ...(feed ? resources.map(feedFunction) : []),
+    ...(vocabulary ? resources.flatMap(vocabularyFunctions) : []),
+  ]
 }
 
 /** A searched type's 8 slots of search_totals (one per backend pid modulo 8), counted from the table. */
@@ -155,6 +170,7 @@ export function typeSql(
   lookup: Lookup,
   all: readonly ResourceDescription[],
   feed: boolean,
+  vocabulary: boolean,
 ): string[] {
   const words = wordFunctions(resource)
   return [
@@ -166,7 +182,8 @@ export function typeSql(
     flushFunction(all).sql,
     ...searchTotalRowsSql(resource, '0'),
     ...(feed ? [feedFunction(resource).sql] : []),
-    ...typeTriggers(resource, feed).map((t) => t.sql),
+    ...(vocabulary ? [...vocabularyTableSql(resource), ...vocabularyFunctions(resource).map((fn) => fn.sql)] : []),
+    ...typeTriggers(resource, feed, vocabulary).map((t) => t.sql),
   ]
 }
 

@@ -24,6 +24,7 @@ import {
   searchFunctionsSql,
   searchTotalsSql,
 } from './shared-functions'
+import { vocabularyFillSql, vocabularyFunctions, vocabularyTableSql, vocabularyTriggers } from './vocabulary-ddl'
 
 /**
  * PostgreSQL's own history of migrations, each said in what the generator (ddl.ts) writes for the
@@ -249,7 +250,7 @@ function changeSql(change: SchemaChange, state: SchemaState): string[] {
   const resource = state.apply(change)
   switch (change.kind) {
     case 'create-type':
-      return typeSql(resource ?? change.resource, state, state.all, state.feed)
+      return typeSql(resource ?? change.resource, state, state.all, state.feed, state.vocabulary)
     case 'add-to-one':
       return addToOneSql(resource ?? change.resource, change.relationship, state)
     case 'add-index':
@@ -260,6 +261,13 @@ function changeSql(change: SchemaChange, state: SchemaState): string[] {
       return [...feedTablesSql, ...state.all.flatMap(feedTypeSql)]
     case 'feed-history':
       return feedHistorySql
+    case 'search-vocabulary':
+      return state.all.flatMap((type) => [
+        ...vocabularyTableSql(type),
+        ...vocabularyFunctions(type).map((fn) => fn.sql),
+        ...vocabularyTriggers(type).map((t) => t.sql),
+        ...vocabularyFillSql(type),
+      ])
   }
 }
 

@@ -14,7 +14,8 @@ import type { Id, StoredRecord } from '../../model/record'
 import type { RecordInput } from '../../model/writes'
 import { type ResourceRegistry, searchOf } from '../../resources/registry'
 import { followAsync, followPlan, type GraphAnswer, GraphBuilder, type GraphRead } from '../record-graph'
-import { type RankedWindow, rankedFields, SEARCH_WINDOW } from '../search-ranking'
+import { type RankedWindow, SEARCH_WINDOW } from '../search-ranking'
+import { rankedFields } from '../search-terms'
 import { quote, type Row, Table, whereClause } from '../sql/table'
 import { Params, PostgresSearch } from './search'
 import { PostgresSearchReads } from './search-reads'
@@ -213,9 +214,10 @@ export class PostgresReader {
 
   /** The ids of every record of a list, in its order: a search is matched (and ranked) once. */
   async matchingIds(q: Queryable, type: string, query: SearchOrder): Promise<Id[]> {
-    const searched = query.ranked ? this.searchOf(q, type, query.filters) : undefined
-    if (searched) return searched.reads.rankedIds(searched.words)
+    const searched = this.searchOf(q, type, query.filters)
     const table = this.table(type)
+    if (searched && query.ranked) return searched.reads.rankedIds(searched.words)
+    if (searched) return searched.reads.allInOrder(searched.words, table.orderTerms(query.sort))
     const params = new Params()
     const where = this.conditions(table, query.filters, params)
     // One row holding the array: 100,000 ids as one value, not 100,000 rows.
@@ -356,9 +358,10 @@ export class PostgresReader {
   private conditions(table: PostgresTable, filters: readonly StoreFilter[], params: Params): string[] {
     const where: string[] = []
     for (const filter of filters) {
+      // A search is read through its terms (PostgresSearchReads): its typos need the vocabulary.
       if (filter.kind === 'search') {
-        const search = this.searches.get(table.resource.type)
-        where.push(search ? search.condition(search.words(filter.text), params) : 'FALSE')
+        if (this.searches.has(table.resource.type)) throw new Error('a search is read by its terms, not as a condition')
+        where.push('FALSE')
         continue
       }
       if (filter.kind === 'attribute') {

@@ -53,7 +53,7 @@ function generatedMismatch(
   functions: ReadonlyMap<string, string>,
 ): string | null {
   for (const resource of registry.all) {
-    for (const trigger of typeTriggers(resource, true)) {
+    for (const trigger of typeTriggers(resource, true, true)) {
       const found = triggers.find((t) => t.table_name === trigger.table && t.trigger_name === trigger.name)
       if (!found)
         return `the database has no trigger ${trigger.name} on ${trigger.table}, which the descriptions' schema holds`
@@ -62,7 +62,7 @@ function generatedMismatch(
       }
     }
   }
-  for (const fn of typeFunctions(registry.all, true)) {
+  for (const fn of typeFunctions(registry.all, true, true)) {
     const body = functions.get(fn.name)
     if (body === undefined) return `the database has no function ${fn.name}(), which the descriptions' schema holds`
     if (layoutFree(body) !== layoutFree(fn.body)) {

@@ -1,16 +1,14 @@
 import type { Id } from '../../model/record'
 import {
   type Conjunction,
-  canMatch,
-  type RankedField,
   type RankedWindow,
   rankAll,
   rankAsync,
   rankedWindow,
   type SearchMatch,
-  type SearchTerm,
-  searchTerms,
 } from '../search-ranking'
+import { canMatch, type RankedField, type SearchTerm, searchTerms, type WordMatch } from '../search-terms'
+import type { NearRange } from '../search-typos'
 import { type Row, whereClause } from '../sql/table'
 import { PostgresScans, type RunSql } from './scans'
 import { Params, type PostgresSearch } from './search'
@@ -119,19 +117,38 @@ export class PostgresSearchReads {
   }
 
   private async readTerms(words: readonly string[]): Promise<SearchTerm[] | null> {
-    const plan = searchTerms(this.fields, words)
-    let step = plan.next()
-    while (!step.done) {
-      const read = step.value
-      step = plan.next(read.kind === 'related' ? await this.related(read.field, read.word) : [])
-    }
-    return canMatch(this.fields, step.value) ? step.value : null
+    const terms = await rankAsync(searchTerms(this.fields, words), this)
+    return canMatch(this.fields, terms) ? terms : null
   }
 
-  async related(field: number, word: string): Promise<Id[]> {
+  /** The words of a vocabulary with this first character and a length in the range. */
+  async near(field: number | null, range: NearRange): Promise<string[]> {
+    const rows = await this.run(
+      `SELECT COALESCE(array_agg(word), '{}') AS words FROM ${this.search.vocabularyOf(field)} WHERE head = $1::text AND size BETWEEN $2::int AND $3::int`,
+      [range.head, range.min, range.max],
+    )
+    return (rows[0]?.words ?? []) as unknown as string[]
+  }
+
+  async related(field: number, match: WordMatch): Promise<Id[]> {
     const params = new Params()
-    const rows = await this.run(`SELECT ARRAY(${this.search.relatedSql(field, word, params)}) AS ids`, params.values)
+    const rows = await this.run(`SELECT ARRAY(${this.search.relatedSql(field, match, params)}) AS ids`, params.values)
     return ((rows[0]?.ids ?? []) as unknown as (string | number)[]).map(Number)
+  }
+
+  /** Every match in the order of `order` (ORDER BY terms): an unpaged list of a sorted search. */
+  async allInOrder(words: readonly string[], order: readonly string[]): Promise<Id[]> {
+    const terms = await this.terms(words)
+    if (!terms) return []
+    await this.knowWholes(terms.flatMap((t) => this.relatedOf(t)))
+    const params = new Params()
+    const where = [...this.search.termsCondition(terms, this.whole, params), ...this.other(params)]
+    // One row holding the array: 100,000 ids as one value, not 100,000 rows.
+    const [row] = await this.run(
+      `SELECT COALESCE(array_agg(${this.table}."id" ORDER BY ${order.join(', ')}), '{}') AS ids FROM ${this.table}${whereClause(where)}`,
+      params.values,
+    )
+    return ((row?.ids ?? []) as unknown as (string | number)[]).map(Number)
   }
 
   /** How many rows match, no further than `cap`. */

@@ -2,7 +2,17 @@ import type { ResourceDescription } from '../../model/description'
 import type { Id } from '../../model/record'
 import type { ResourceRegistry, SearchDescription } from '../../resources/registry'
 import { searchOf } from '../../resources/registry'
-import type { Conjunction, SearchTerm } from '../search-ranking'
+import type { Conjunction } from '../search-ranking'
+import {
+  attributeLevels,
+  hitBit,
+  type RankedField,
+  rankedFields,
+  type SearchTerm,
+  type WordMatch,
+  wordMatch,
+} from '../search-terms'
+import { vocabularyTable } from '../search-typos'
 import { quote } from '../sql/table'
 import { narrowingWords, searchWords } from '../sqlite/search'
 import { searchColumnName, searchedColumns } from './search-columns'
@@ -28,9 +38,16 @@ type SearchColumn =
       readonly column: string
       readonly required: boolean
       readonly targetTable: string
+      /** The target's vocabulary, where a misspelled word's candidates are read. */
+      readonly targetVocabulary: string
       /** The stored search words of the target's own searched attributes. */
       readonly targetColumns: readonly string[]
     }
+
+/** A tsquery literal of whole words, OR'ed: each quoted, so taken as it is. */
+function wholeWords(words: readonly string[]): string {
+  return words.map((word) => `'${word.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`).join(' | ')
+}
 
 /** Whether a related field's ids are every record of its target (the field then holds for every row). */
 export type Whole = (field: number, ids: readonly Id[]) => boolean
@@ -46,6 +63,9 @@ export type Whole = (field: number, ids: readonly Id[]) => boolean
  */
 export class PostgresSearch {
   private readonly columns: SearchColumn[]
+  private readonly fields: RankedField[]
+  /** The type's vocabulary (src/store/search-typos.ts), quoted. */
+  readonly vocabulary: string
 
   constructor(
     private readonly table: string,
@@ -53,6 +73,8 @@ export class PostgresSearch {
     search: SearchDescription,
     registry: ResourceRegistry,
   ) {
+    this.fields = rankedFields(resource)
+    this.vocabulary = quote(vocabularyTable(resource.table))
     this.columns = search.fields.map((field): SearchColumn => {
       if ('attribute' in field) {
         const column = resource.attributes[field.attribute]?.column ?? field.attribute
@@ -67,6 +89,7 @@ export class PostgresSearch {
         column: quote(relationship.column),
         required: relationship.required,
         targetTable: quote(target.table),
+        targetVocabulary: quote(vocabularyTable(target.table)),
         targetColumns: searchedColumns(target).map((c) => quote(searchColumnName(c))),
       }
     })
@@ -77,27 +100,24 @@ export class PostgresSearch {
     return narrowingWords(searchWords(text))
   }
 
-  /**
-   * The condition that every word matches some field, for lists that are not read through the
-   * ranking's reads; FALSE when there are no words. The related ids are read once (an InitPlan)
-   * and the row's column matched by its index, OR'ed with the others' bitmap scans.
-   */
-  condition(words: readonly string[], params: Params): string {
-    if (words.length === 0) return 'FALSE'
-    const terms = words.map((word) => {
-      const alternatives = this.columns.map((column, f) => {
-        if (column.kind === 'attribute') return this.matches(f, [word], params)
-        return `${this.table}.${column.column} = ANY(ARRAY(${this.relatedSql(f, word, params)}))`
-      })
-      return `(${alternatives.join(' OR ')})`
-    })
-    return terms.join(' AND ')
+  /** The vocabulary of a field's words: the related type's for a related field, else the type's own. */
+  vocabularyOf(field: number | null): string {
+    return field === null ? this.vocabulary : this.related(field).targetVocabulary
   }
 
-  /** The ids of the related records of field `f` whose searched names match `word`, ascending. */
-  relatedSql(f: number, word: string, params: Params): string {
+  /** A word match as one tsquery: its prefix (folded as the index folds), or one of its whole words. */
+  private tsquery(match: WordMatch, params: Params): string {
+    const parts = [
+      ...(match.prefix === null ? [] : [`search_prefix(${params.add(match.prefix)}::text)`]),
+      ...(match.whole.length === 0 ? [] : [`${params.add(wholeWords(match.whole))}::tsquery`]),
+    ]
+    return parts.length === 1 ? (parts[0] as string) : `(${parts.join(' || ')})`
+  }
+
+  /** The ids of the related records of field `f` whose searched names match, ascending. */
+  relatedSql(f: number, match: WordMatch, params: Params): string {
     const column = this.related(f)
-    const query = `search_prefix(${params.add(word)})`
+    const query = this.tsquery(match, params)
     const names = column.targetColumns.map((c) => `${column.targetTable}.${c} @@ ${query}`).join(' OR ')
     return `SELECT "id" FROM ${column.targetTable} WHERE ${names} ORDER BY "id"`
   }
@@ -122,12 +142,12 @@ export class PostgresSearch {
     return this.columns.flatMap((column, f) => (column.kind === 'attribute' ? [f] : []))
   }
 
-  /** Every word matches attribute field `f`, each as a prefix: one tsquery, one index scan. */
-  matches(f: number, words: readonly string[], params: Params): string {
+  /** Every word match holds in attribute field `f`: one tsquery, one index scan. */
+  matches(f: number, matches: readonly WordMatch[], params: Params): string {
     const column = this.columns[f]
     if (column?.kind !== 'attribute') throw new Error(`search field ${f} is not an attribute`)
-    const query = words.map((word) => `search_prefix(${params.add(word)}::text)`).join(' && ')
-    return `${this.table}.${column.words} @@ ${words.length > 1 ? `(${query})` : query}`
+    const query = matches.map((match) => this.tsquery(match, params)).join(' && ')
+    return `${this.table}.${column.words} @@ ${matches.length > 1 ? `(${query})` : query}`
   }
 
   /** The row's reference of related field `f` is one of `ids`. */
@@ -146,7 +166,8 @@ export class PostgresSearch {
     const alternatives: string[] = []
     for (const [f, column] of this.columns.entries()) {
       const ids = term.related[f] ?? []
-      if (column.kind === 'attribute') alternatives.push(this.matches(f, [term.word], params))
+      if (column.kind === 'attribute')
+        alternatives.push(this.matches(f, [wordMatch(term, this.fields[f] as RankedField)], params))
       else if (ids.length > 0) alternatives.push(this.among(f, ids, params))
     }
     return alternatives.length === 0 ? 'FALSE' : `(${alternatives.join(' OR ')})`
@@ -167,12 +188,16 @@ export class PostgresSearch {
     return [...conjunction.related].filter(([f, ids]) => !whole(f, ids)).map(([f, ids]) => this.among(f, ids, params))
   }
 
-  /** Per word, the bits of the attribute fields it matches in the row (bit f for field f). */
+  /** Per word, the bits (hitBit) of the attribute fields it matches in the row, and with how many typos. */
   hits(terms: readonly SearchTerm[], params: Params): string[] {
     return terms.map((term) => {
-      const bits = this.attributeFields().map(
-        (f) => `(CASE WHEN ${this.matches(f, [term.word], params)} THEN ${1 << f} ELSE 0 END)`,
-      )
+      const bits = this.attributeFields().flatMap((f) => {
+        const field = this.fields[f] as RankedField
+        return attributeLevels(term, field).map(
+          (typos) =>
+            `(CASE WHEN ${this.matches(f, [wordMatch(term, field, typos)], params)} THEN ${hitBit(f, typos)} ELSE 0 END)`,
+        )
+      })
       return bits.length === 0 ? '0' : bits.join(' | ')
     })
   }

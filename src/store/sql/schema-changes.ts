@@ -29,6 +29,12 @@ export type SchemaChange =
    * history is not the one stored (restored, copied, re-created, promoted) starts its feed over.
    */
   | { readonly kind: 'feed-history' }
+  /**
+   * The vocabulary of every searched type there is then (the words its searched attributes hold,
+   * for the typos a search forgives: src/store/search-typos.ts), filled from the rows; every type
+   * created after it gets its own with its table.
+   */
+  | { readonly kind: 'search-vocabulary' }
 
 export function createType(resource: ResourceDescription): SchemaChange {
   return { kind: 'create-type', resource }
@@ -48,6 +54,10 @@ export function changeFeed(): SchemaChange {
 
 export function feedHistory(): SchemaChange {
   return { kind: 'feed-history' }
+}
+
+export function searchVocabulary(): SchemaChange {
+  return { kind: 'search-vocabulary' }
 }
 
 export function handSql(sql: { readonly sqlite: string; readonly postgres: string }): SchemaChange {
@@ -79,6 +89,8 @@ export class SchemaState {
   private readonly later: Set<string>
   /** Whether the change feed's tables exist: a type created from then on records its changes. */
   feed = false
+  /** Whether the search vocabularies exist: a searched type created from then on has its own. */
+  vocabulary = false
 
   /** `changes`: every change of the migrations to come, to know which to-ones are added later. */
   constructor(changes: readonly SchemaChange[]) {
@@ -107,6 +119,11 @@ export class SchemaState {
     if (change.kind === 'sql') return undefined
     if (change.kind === 'feed-history') {
       if (!this.feed) throw new Error("the change feed's history comes before the change feed")
+      return undefined
+    }
+    if (change.kind === 'search-vocabulary') {
+      if (this.vocabulary) throw new Error('the search vocabularies are created twice')
+      this.vocabulary = true
       return undefined
     }
     if (change.kind === 'change-feed') {

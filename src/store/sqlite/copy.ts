@@ -5,6 +5,7 @@ import type { ResourceRegistry } from '../../resources/registry'
 import type { Holdings, RestoreOutcome, TypeTally } from '../catalogue-copy'
 import { type CatalogueRestore, type CatalogueSnapshot, compareStored, pagesById } from '../catalogue-copy'
 import { quote, type Row, type Table } from '../sql/table'
+import { SqliteVocabulary } from './vocabulary'
 
 /** What the SQLite store lends the snapshot and the restore: its connection and its way to read and write on it. */
 export interface SqliteAccess {
@@ -119,6 +120,7 @@ export class SqliteRestore implements CatalogueRestore {
         this.access.db
           .query(`INSERT INTO ${table.name} (${columns.map(quote).join(', ')}) SELECT ${values} FROM json_each(?)`)
           .run(JSON.stringify(free.map((record) => table.rowOf(record))))
+        new SqliteVocabulary(this.access.db).addRecords(resource, free)
       }
       return { ok: true, added: free.length, present }
     })

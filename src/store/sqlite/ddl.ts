@@ -5,6 +5,7 @@ import { Table } from '../sql/table'
 import { addToOneColumnSql, type ToOneDialect, toOneColumnSql } from '../sql/to-one-columns'
 import { feedTablesSql, feedTriggerSql } from './feed-ddl'
 import { indexColumns, searchIndexName } from './search'
+import { vocabularyTableSql } from './vocabulary'
 
 /**
  * The SQLite schema of a resource type, written from its description: what `createType` runs, the
@@ -128,7 +129,7 @@ export const sharedTablesSql = [
  * Everything a type has: what `createType` runs, and what the check compares the file with.
  * `feed`: the change feed exists (a migration made it), so the type records its changes.
  */
-export function typeSql(resource: ResourceDescription, lookup: Lookup, feed: boolean): string[] {
+export function typeSql(resource: ResourceDescription, lookup: Lookup, feed: boolean, vocabulary: boolean): string[] {
   return [
     ...tableSql(resource, lookup),
     ...sortIndexSql(resource),
@@ -138,6 +139,7 @@ export function typeSql(resource: ResourceDescription, lookup: Lookup, feed: boo
     ...recordCountTriggerSql(resource),
     recordCountRowSql(resource),
     ...(feed ? feedTriggerSql(resource) : []),
+    ...(vocabulary ? vocabularyTableSql(resource) : []),
   ]
 }
 
@@ -151,5 +153,7 @@ export function addToOneSql(resource: ResourceDescription, name: string, lookup:
 
 /** The whole schema the descriptions of `registry` say: the shared tables, the feed's, then every type. */
 export function schemaSql(registry: ResourceRegistry): string {
-  return [...sharedTablesSql, ...feedTablesSql, ...registry.all.flatMap((r) => typeSql(r, registry, true))].join('\n')
+  return [...sharedTablesSql, ...feedTablesSql, ...registry.all.flatMap((r) => typeSql(r, registry, true, true))].join(
+    '\n',
+  )
 }

@@ -1,10 +1,14 @@
 import type { Database, SQLQueryBindings, Statement } from 'bun:sqlite'
 import type { ImportCounts, NamedBook } from '../../model/imports'
 import type { Id } from '../../model/record'
+import { authors } from '../../resources/authors'
+import { bookCollections } from '../../resources/book-collections'
+import { books } from '../../resources/books'
 import type { StoreUnavailableError } from '../faults'
 import { BatchSizer, type Counts, namesOf } from '../import-batches'
 import type { BookImport } from '../store'
 import { searchIndexName } from './search'
+import { SqliteVocabulary } from './vocabulary'
 
 /** The page cache of the import's connection, in KiB. */
 const IMPORT_CACHE_KIB = 16 * 1024
@@ -41,6 +45,8 @@ export class SqliteBookImport {
   /** A dry run's record of the books it would add, by names. */
   private readonly dryBook?: Statement<unknown, [string, string, string]>
   private readonly countBooks: Statement<{ books: number }, []>
+  /** The words of the names created, for the vocabularies (typos forgiven). */
+  private readonly vocabulary: SqliteVocabulary
   /** The books stored when the first batch began (null: before it). */
   storedAtStart: number | null = null
 
@@ -62,6 +68,7 @@ export class SqliteBookImport {
   ) {
     const replaced = fileFault()
     if (replaced) throw replaced
+    this.vocabulary = new SqliteVocabulary(db)
     // SQLite's default cache (2 MB) holds a small part of the pages a batch reads and writes: at a
     // million books they were read back from the file again and again (2 GB read per 100,000 books).
     // 16 MB cut that to about 120 MB; 32 MB measured no faster, and took more memory.
@@ -148,6 +155,7 @@ export class SqliteBookImport {
     if (missing.length === 0) return { ids, stored }
     // In a dry run, a name an earlier batch counted is ignored, and not returned.
     const created = create.all(JSON.stringify(missing)) as { name: string; id?: Id }[]
+    if (!this.dryBook) this.vocabulary.addTexts(kind === 'authors' ? authors : bookCollections, missing)
     counts[kind] += created.length
     for (const name of missing) ids.set(name, null)
     for (const row of created) if (row.id !== undefined) ids.set(row.name, row.id)
@@ -190,6 +198,10 @@ export class SqliteBookImport {
     }
     if (rows.length > 0) {
       this.createBooks.run(JSON.stringify(rows))
+      this.vocabulary.addTexts(
+        books,
+        rows.map(([title]) => title),
+      )
       counts.books += rows.length
     }
     return counts

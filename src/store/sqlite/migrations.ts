@@ -18,6 +18,7 @@ import {
 } from './ddl'
 import { feedTablesSql, feedTriggerSql } from './feed-ddl'
 import { searchIndexName } from './search'
+import { vocabularyFillSql, vocabularyTableSql } from './vocabulary'
 
 /**
  * Versioned schema migrations for the SQLite store. Applied in order on start, each in its own
@@ -251,7 +252,7 @@ function changeSql(change: SchemaChange, state: SchemaState): string[] {
   const resource = state.apply(change)
   switch (change.kind) {
     case 'create-type':
-      return typeSql(change.resource, state, state.feed)
+      return typeSql(change.resource, state, state.feed, state.vocabulary)
     case 'add-to-one':
       return addToOneSql(resource ?? change.resource, change.relationship, state)
     case 'add-index':
@@ -265,6 +266,11 @@ function changeSql(change: SchemaChange, state: SchemaState): string[] {
       // id past its time (sqlite/change-history.ts). The migration is recorded all the same, so
       // that both backends number the shared migrations alike.
       return []
+    case 'search-vocabulary':
+      return state.all.flatMap((type) => [
+        ...vocabularyTableSql(type),
+        ...vocabularyFillSql(type, searchIndexName(type.table)),
+      ])
   }
 }
 

@@ -21,7 +21,8 @@ import {
   type GraphRead,
   toOneGraph,
 } from '../record-graph'
-import { type RankedWindow, rankedFields, SEARCH_WINDOW } from '../search-ranking'
+import { type RankedWindow, SEARCH_WINDOW } from '../search-ranking'
+import { rankedFields } from '../search-terms'
 import { type Bindings, quote, type Row, Table, whereClause } from '../sql/table'
 import { type ColumnFilter, columnCondition, onColumns, SqliteCounter } from './count'
 import { narrowingWords, SqliteSearch, searchWords } from './search'

@@ -3,15 +3,23 @@ import type { SortKey } from '../../model/query'
 import type { Id } from '../../model/record'
 import {
   type Conjunction,
-  type RankedField,
   type RankedWindow,
   rankAll,
   rankedWindow,
   rankSync,
   SEARCH_WINDOW,
   type SearchMatch,
-  type SearchTerm,
 } from '../search-ranking'
+import {
+  attributeLevels,
+  hitBit,
+  type RankedField,
+  type SearchTerm,
+  searchTerms,
+  type WordMatch,
+  wordMatch,
+} from '../search-terms'
+import type { NearRange } from '../search-typos'
 import { type Bindings, type Row, type Table, whereClause } from '../sql/table'
 import type { SqliteSearch } from './search'
 
@@ -175,18 +183,23 @@ export class SqliteSearchReads {
   private terms(words: readonly string[]): SearchTerm[] | null {
     const key = words.join(' ')
     if (this.termsRead?.key === key) return this.termsRead.terms
-    const terms: SearchTerm[] = words.map((word) => ({
-      word,
-      related: this.fields.map((field, f) => (field.kind === 'related' ? this.related(f, word) : undefined)),
-    }))
+    const terms = rankSync(searchTerms(this.fields, words), this)
     const found = this.expressionOf(terms) === null ? null : terms
     this.termsRead = { key, terms: found }
     return found
   }
 
-  related(field: number, word: string): Id[] {
+  /** The words of a vocabulary with this first character and a length in the range. */
+  near(field: number | null, range: NearRange): string[] {
+    const vocabulary = this.search.vocabularyOf(field)
+    return this.statement(`SELECT word FROM ${vocabulary} WHERE head = ? AND size BETWEEN ? AND ?`)
+      .values(range.head, range.min, range.max)
+      .map(([word]) => word as string)
+  }
+
+  related(field: number, match: WordMatch): Id[] {
     const index = this.search.relatedIndex(field)
-    return this.ids(`SELECT rowid AS id FROM ${index} WHERE ${index} MATCH ?`, [this.search.prefix(word)])
+    return this.ids(`SELECT rowid AS id FROM ${index} WHERE ${index} MATCH ?`, [this.search.matchQuery(match)])
   }
 
   count(terms: readonly SearchTerm[], cap: number): number {
@@ -228,13 +241,17 @@ export class SqliteSearchReads {
     const index = this.search.index
     for (const [w, term] of terms.entries()) {
       for (const f of this.search.attributeFields()) {
-        const within = [this.search.attributeExpression(f, term.word), expression, this.folded].filter((p) => p !== '')
-        const found = this.statement(`SELECT rowid AS id FROM ${index} WHERE ${index} MATCH ?`).values(
-          within.map((part) => `(${part})`).join(' AND '),
-        )
-        for (const [id] of found) {
-          const bits = hits.get(id as Id)
-          if (bits) bits[w] = (bits[w] ?? 0) | (1 << f)
+        const field = this.fields[f] as RankedField
+        for (const typos of attributeLevels(term, field)) {
+          const match = this.search.attributeExpression(f, wordMatch(term, field, typos))
+          const within = [match, expression, this.folded].filter((p) => p !== '')
+          const found = this.statement(`SELECT rowid AS id FROM ${index} WHERE ${index} MATCH ?`).values(
+            within.map((part) => `(${part})`).join(' AND '),
+          )
+          for (const [id] of found) {
+            const bits = hits.get(id as Id)
+            if (bits) bits[w] = (bits[w] ?? 0) | hitBit(f, typos)
+          }
         }
       }
     }

@@ -1,6 +1,8 @@
 import type { ResourceRegistry, SearchDescription } from '../../resources/registry'
 import { searchOf } from '../../resources/registry'
-import type { Conjunction, SearchTerm } from '../search-ranking'
+import type { Conjunction } from '../search-ranking'
+import { type RankedField, rankedFields, type SearchTerm, type WordMatch, wordMatch } from '../search-terms'
+import { vocabularyTable } from '../search-typos'
 import { quote, type Table } from '../sql/table'
 
 /** The words of a search as the index splits them: runs of letters and digits, after NFKC. */
@@ -35,6 +37,8 @@ type IndexColumn =
       /** The related type's own index, where its names are matched. */
       readonly targetIndex: string
       readonly targetTable: string
+      /** The related type's vocabulary, where a misspelled word's candidates are read. */
+      readonly targetVocabulary: string
       readonly required: boolean
     }
 
@@ -60,6 +64,7 @@ export function indexColumns(
       weight: field.weight,
       targetIndex: quote(searchIndexName(target.table)),
       targetTable: quote(target.table),
+      targetVocabulary: quote(vocabularyTable(target.table)),
       required: relationship.required,
     }
   })
@@ -68,6 +73,15 @@ export function indexColumns(
 /** An FTS5 prefix query for one word; quoting keeps FTS5's own syntax out of the client's hands. */
 function prefix(word: string): string {
   return `"${word.replaceAll('"', '""')}"*`
+}
+
+/** An FTS5 query for a word match: its prefix, or one of its whole words, OR'ed. */
+function matchQuery(match: WordMatch): string {
+  const parts = [
+    ...(match.prefix === null ? [] : [prefix(match.prefix)]),
+    ...match.whole.map((word) => `"${word.replaceAll('"', '""')}"`),
+  ]
+  return parts.length === 1 ? (parts[0] as string) : `(${parts.join(' OR ')})`
 }
 
 /** FTS5 terms for a related column: the record's reference is one of these ids. */
@@ -85,19 +99,21 @@ function anyOf(column: string, ids: readonly number[]): string {
  */
 export class SqliteSearch {
   readonly index: string
+  /** The type's vocabulary (src/store/search-typos.ts), quoted. */
+  readonly vocabulary: string
   private readonly columns: IndexColumn[]
-  private readonly attributeSet: string
+  private readonly fields: RankedField[]
 
   constructor(table: Table, search: SearchDescription, registry: ResourceRegistry) {
     this.index = quote(searchIndexName(table.resource.table))
     this.columns = indexColumns(table, search, registry)
-    // Column names from the descriptions: plain identifiers, written bare as FTS5's syntax has them.
-    const attributes = this.columns.filter((c) => c.kind === 'attribute').map((c) => c.column)
-    this.attributeSet = attributes.length > 0 ? `{${attributes.join(' ')}}` : ''
+    this.vocabulary = quote(vocabularyTable(table.resource.table))
+    this.fields = rankedFields(table.resource)
   }
 
-  prefix(word: string): string {
-    return prefix(word)
+  /** The FTS5 query of a word match, for any column. */
+  matchQuery(match: WordMatch): string {
+    return matchQuery(match)
   }
 
   /** The positions of the attribute fields. */
@@ -117,9 +133,28 @@ export class SqliteSearch {
     return column.targetIndex
   }
 
-  /** The word as a prefix of one attribute field. */
-  attributeExpression(field: number, word: string): string {
-    return `{${this.columns[field]?.column}} : ${prefix(word)}`
+  /** The vocabulary of a field's words: the related type's for a related field, else the type's own. */
+  vocabularyOf(field: number | null): string {
+    if (field === null) return this.vocabulary
+    const column = this.columns[field]
+    if (column?.kind !== 'related') throw new Error(`search field ${field} is not a relationship`)
+    return column.targetVocabulary
+  }
+
+  /** A word match in one attribute field. */
+  attributeExpression(field: number, match: WordMatch): string {
+    return `{${this.columns[field]?.column}} : ${matchQuery(match)}`
+  }
+
+  /** A term in any attribute field: one column set where all match it alike, else each its own. */
+  private attributeAlternatives(term: SearchTerm): string[] {
+    const byQuery = new Map<string, string[]>()
+    for (const [f, column] of this.columns.entries()) {
+      if (column.kind !== 'attribute') continue
+      const query = matchQuery(wordMatch(term, this.fields[f] as RankedField))
+      byQuery.set(query, [...(byQuery.get(query) ?? []), column.column])
+    }
+    return [...byQuery].map(([query, columns]) => `{${columns.join(' ')}} : ${query}`)
   }
 
   /**
@@ -135,7 +170,7 @@ export class SqliteSearch {
     for (const term of terms) {
       const alternatives: string[] = []
       let always = false
-      if (this.attributeSet) alternatives.push(`${this.attributeSet} : ${prefix(term.word)}`)
+      alternatives.push(...this.attributeAlternatives(term))
       for (const [f, column] of this.columns.entries()) {
         const ids = term.related[f]
         if (column.kind !== 'related' || !ids || ids.length === 0) continue
@@ -170,8 +205,8 @@ export class SqliteSearch {
   /** One tier of a ranked search: its words in their fields, its references among their ids; empty: every row. */
   conjunctionExpression(conjunction: Conjunction, whole: WholeRelated = () => false): string {
     const parts: string[] = []
-    for (const [f, words] of conjunction.attributes) {
-      for (const word of words) parts.push(this.attributeExpression(f, word))
+    for (const [f, matches] of conjunction.attributes) {
+      for (const match of matches) parts.push(this.attributeExpression(f, match))
     }
     for (const [f, ids] of conjunction.related) {
       if (!whole(f, ids)) parts.push(anyOf(this.columns[f]?.column as string, ids))

@@ -27,6 +27,7 @@ import { sqliteImport } from './import'
 import { readRetrying } from './lock-wait'
 import { openDatabase, type SqliteOptions } from './open-database'
 import { SqliteReader } from './reader'
+import { SqliteVocabulary } from './vocabulary'
 import { SqliteWrites } from './writes'
 
 /**
@@ -70,7 +71,7 @@ export class SqliteStore implements Store {
     this.registry = local.registry
     this.identity = identity ?? undefined
     this.dataVersion = db.prepare('SELECT generation, changes FROM data_version')
-    this.writes = new SqliteWrites(local, this.registry)
+    this.writes = new SqliteWrites(local, this.registry, new SqliteVocabulary(db))
     this.guard = new FileGuard(db, writtenPath)
     this.commits = new GroupCommit(db, busyTimeoutMs, this.guard)
     this.changes = new SqliteChangeLog({

@@ -14,6 +14,7 @@ import type { ResourceRegistry } from '../../resources/registry'
 import type { SyncWriter } from '../atomic'
 import { quote, type Row } from '../sql/table'
 import type { SqliteReader } from './reader'
+import type { SqliteVocabulary } from './vocabulary'
 
 /**
  * The SQLite store's writes, each run at once inside the transaction of its group commit
@@ -24,6 +25,8 @@ export class SqliteWrites implements SyncWriter {
     /** Every read a write makes, on the writing connection. */
     private readonly local: SqliteReader,
     private readonly registry: ResourceRegistry,
+    /** The words written, for the vocabularies (typos forgiven), in the write's own transaction. */
+    private readonly vocabulary: SqliteVocabulary,
   ) {}
 
   create(resource: ResourceDescription, input: RecordInput): WriteResult {
@@ -36,7 +39,9 @@ export class SqliteWrites implements SyncWriter {
         ? `INSERT INTO ${table.name} DEFAULT VALUES RETURNING ${table.columns}`
         : `INSERT INTO ${table.name} (${set.map(([c]) => quote(c)).join(', ')}) VALUES (${set.map(() => '?').join(', ')}) RETURNING ${table.columns}`
     const row = this.statement(sql).get(...set.map(([, v]) => v)) as Row
-    return { ok: true, record: table.toRecord(row) }
+    const record = table.toRecord(row)
+    this.vocabulary.addRecords(resource, [record])
+    return { ok: true, record }
   }
 
   update(resource: ResourceDescription, id: Id, input: RecordInput): WriteResult | null {
@@ -53,7 +58,10 @@ export class SqliteWrites implements SyncWriter {
     const row = this.statement(
       `UPDATE ${table.name} SET ${set.map(([c]) => `${quote(c)} = ?`).join(', ')} WHERE "id" = ? RETURNING ${table.columns}`,
     ).get(...set.map(([, v]) => v), id) as Row | null
-    return row ? { ok: true, record: table.toRecord(row) } : null
+    if (!row) return null
+    const record = table.toRecord(row)
+    this.vocabulary.addRecords(resource, [record])
+    return { ok: true, record }
   }
 
   readonly changeToMany: SyncWriter['changeToMany'] = ({ resource, id, relationship, ids, change }) => {

@@ -1,0 +1,103 @@
+import type { ResourceDescription } from '../../model/description'
+import { vocabularyTable } from '../search-typos'
+import { searchedColumns } from './search-columns'
+import type { PostgresFunction } from './search-totals-ddl'
+
+/**
+ * The vocabulary of a searched type (src/store/search-typos.ts): every word its searched attributes
+ * hold, as search_words() splits and folds them, keyed by first character and length. Kept by
+ * triggers in the writing transaction, so a word is forgiven from the next search on, on every
+ * instance and replica. New words are inserted in order, so two writers adding the same new words
+ * wait for each other instead of deadlocking. A word whose last record is gone stays: it costs a
+ * candidate that matches nothing, never a wrong answer. Words of digits alone are left out: a
+ * number is never forgiven.
+ */
+
+/** The words of the searched columns of the rows `from` names (a transition table, the table, NEW) as `written`. */
+function insertSql(resource: ResourceDescription, from: string): string {
+  const arrays = searchedColumns(resource)
+    .map((c) => `search_words(written.${c})`)
+    .join(' || ')
+  return `INSERT INTO ${vocabularyTable(resource.table)} (head, size, word)
+    SELECT DISTINCT pg_catalog.left(w, 1), pg_catalog.length(w), w FROM ${from}, unnest(${arrays}) AS w
+    WHERE w ~ '[^0-9]' ORDER BY 1, 2, 3
+    ON CONFLICT DO NOTHING`
+}
+
+/** The one row a row trigger wrote, as a FROM item. */
+function newRow(resource: ResourceDescription): string {
+  return `(SELECT ${searchedColumns(resource)
+    .map((c) => `NEW.${c} AS ${c}`)
+    .join(', ')}) AS written`
+}
+
+export function vocabularyTableSql(resource: ResourceDescription): string[] {
+  if (searchedColumns(resource).length === 0) return []
+  return [
+    `CREATE TABLE ${vocabularyTable(resource.table)} (head text COLLATE "C" NOT NULL, size int NOT NULL, word text COLLATE "C" NOT NULL, PRIMARY KEY (head, size, word));`,
+  ]
+}
+
+/** The vocabulary of the rows the table holds: for the migration that adds it. */
+export function vocabularyFillSql(resource: ResourceDescription): string[] {
+  if (searchedColumns(resource).length === 0) return []
+  return [`${insertSql(resource, `${resource.table} AS written`)};`]
+}
+
+function functionName(resource: ResourceDescription): string {
+  return `${vocabularyTable(resource.table)}_add`
+}
+
+function triggerFunction(name: string, insert: string): PostgresFunction {
+  const body = `
+BEGIN
+  ${insert};
+  RETURN NULL;
+END
+`
+  return {
+    name,
+    body,
+    sql: `CREATE OR REPLACE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $words$${body}$words$;`,
+  }
+}
+
+/** The trigger functions: the words of the rows a statement inserted (`written_rows`), of a row renamed. */
+export function vocabularyFunctions(resource: ResourceDescription): PostgresFunction[] {
+  if (searchedColumns(resource).length === 0) return []
+  const name = functionName(resource)
+  return [
+    triggerFunction(name, insertSql(resource, 'written_rows AS written')),
+    triggerFunction(`${name}_row`, insertSql(resource, newRow(resource))),
+  ]
+}
+
+/**
+ * Once per statement over its new rows (an import's thousands at once), and after an update only
+ * of rows whose searched text changed: a to-many write moving 8,000 books reads no word.
+ */
+export function vocabularyTriggers(
+  resource: ResourceDescription,
+): { name: string; table: string; function: string; sql: string }[] {
+  const columns = searchedColumns(resource)
+  if (columns.length === 0) return []
+  const table = resource.table
+  const fn = functionName(resource)
+  const changed = columns.map((c) => `OLD.${c} IS DISTINCT FROM NEW.${c}`).join(' OR ')
+  return [
+    {
+      name: `${vocabularyTable(table)}_insert`,
+      table,
+      function: fn,
+      sql: `CREATE TRIGGER ${vocabularyTable(table)}_insert AFTER INSERT ON ${table}
+  REFERENCING NEW TABLE AS written_rows FOR EACH STATEMENT EXECUTE FUNCTION ${fn}();`,
+    },
+    {
+      name: `${vocabularyTable(table)}_update`,
+      table,
+      function: `${fn}_row`,
+      sql: `CREATE TRIGGER ${vocabularyTable(table)}_update AFTER UPDATE OF ${columns.join(', ')} ON ${table}
+  FOR EACH ROW WHEN (${changed}) EXECUTE FUNCTION ${fn}_row();`,
+    },
+  ]
+}

@@ -1,0 +1,90 @@
+import type { Database, Statement } from 'bun:sqlite'
+import type { ResourceDescription } from '../../model/description'
+import type { StoredRecord } from '../../model/record'
+import { searchOf } from '../../resources/registry'
+import { vocabularyRow, vocabularyTable, vocabularyWords } from '../search-typos'
+
+/**
+ * The vocabulary of a searched type (src/store/search-typos.ts): every word its searched attributes
+ * hold, keyed by first character and length, where a misspelled word's candidates are read. Written
+ * in the very transaction of each write, so a word is forgiven from the next search on. A word
+ * whose last record is gone stays: it costs a candidate that matches nothing, never a wrong answer.
+ */
+
+/** The searched attributes of a type, as their columns. */
+function searchedAttributes(resource: ResourceDescription): string[] {
+  return (searchOf(resource)?.fields ?? []).flatMap((field) =>
+    'attribute' in field ? [resource.attributes[field.attribute]?.column ?? field.attribute] : [],
+  )
+}
+
+/** The vocabulary table of a searched type; none for a type without searched attributes. */
+export function vocabularyTableSql(resource: ResourceDescription): string[] {
+  if (searchedAttributes(resource).length === 0) return []
+  return [
+    `CREATE TABLE ${vocabularyTable(resource.table)} (head TEXT NOT NULL, size INTEGER NOT NULL, word TEXT NOT NULL, PRIMARY KEY (head, size, word)) WITHOUT ROWID;`,
+  ]
+}
+
+/**
+ * The vocabulary of the rows a table holds, from its full-text index's own terms (fts5vocab): the
+ * words exactly as the index split and folded them. For the migration that adds the vocabulary.
+ */
+export function vocabularyFillSql(resource: ResourceDescription, index: string): string[] {
+  const columns = searchedAttributes(resource)
+  if (columns.length === 0) return []
+  const terms = `${index}_terms`
+  return [
+    `CREATE VIRTUAL TABLE temp.${terms} USING fts5vocab(main, ${index}, col);`,
+    `INSERT OR IGNORE INTO ${vocabularyTable(resource.table)} (head, size, word)
+  SELECT substr(term, 1, 1), length(term), term FROM temp.${terms}
+  WHERE col IN (${columns.map((c) => `'${c}'`).join(', ')}) AND term GLOB '*[^0-9]*';`,
+    `DROP TABLE temp.${terms};`,
+  ]
+}
+
+/** Adds the words of records written to their types' vocabularies, on the writing connection. */
+export class SqliteVocabulary {
+  private readonly inserts = new Map<string, Statement>()
+
+  constructor(private readonly db: Database) {}
+
+  /** The words of these records' searched attributes. */
+  addRecords(resource: ResourceDescription, records: readonly StoredRecord[]): void {
+    const columns = searchedAttributes(resource)
+    if (columns.length === 0) return
+    const names = Object.entries(resource.attributes)
+      .filter(([, attribute]) => columns.includes(attribute.column))
+      .map(([name]) => name)
+    const texts: string[] = []
+    for (const record of records) {
+      for (const name of names) {
+        const value = record.attributes[name]
+        if (typeof value === 'string') texts.push(value)
+      }
+    }
+    this.addTexts(resource, texts)
+  }
+
+  /** The words of these texts of a type's searched attributes. */
+  addTexts(resource: ResourceDescription, texts: readonly string[]): void {
+    if (searchedAttributes(resource).length === 0 || texts.length === 0) return
+    const rows = new Set<string>()
+    for (const text of texts) {
+      for (const word of vocabularyWords(text)) if (!/^[0-9]+$/.test(word)) rows.add(word)
+    }
+    if (rows.size === 0) return
+    this.insert(resource.table).run(JSON.stringify([...rows].map(vocabularyRow)))
+  }
+
+  private insert(table: string): Statement {
+    let statement = this.inserts.get(table)
+    if (!statement) {
+      statement = this.db.query(
+        `INSERT OR IGNORE INTO ${vocabularyTable(table)} (head, size, word) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)`,
+      )
+      this.inserts.set(table, statement)
+    }
+    return statement
+  }
+}
