@@ -22,12 +22,25 @@ export interface ResourceObject {
 }
 
 export interface ItemMeta {
-  readonly page: { readonly cursor: string }
+  readonly page?: { readonly cursor: string }
+  /** In a page of a search: where the search's words matched in the record's text fields (docs/search.md). */
+  readonly matches?: unknown
 }
 
-/** `,"meta":{"page":{"cursor":...}}` for a record of a page, or nothing. Cursors are base64url: no escaping. */
-function itemMetaJson(cursor: string | undefined): string {
-  return cursor === undefined ? '' : `,"meta":{"page":{"cursor":"${cursor}"}}`
+/**
+ * The members of a record's meta in a page, as JSON text without its braces (`"page":{...}`), or
+ * empty: the streams write it into each resource object as it goes.
+ */
+export type ItemMetaMembers = (record: StoredRecord) => string
+
+/** The item cursor as meta members. Cursors are base64url: no escaping. */
+export function cursorMembers(cursor: string): string {
+  return `"page":{"cursor":"${cursor}"}`
+}
+
+/** `,"meta":{...}` around meta members, or nothing when there are none. */
+function itemMetaJson(members: string | undefined): string {
+  return members === undefined || members === '' ? '' : `,"meta":{${members}}`
 }
 
 const notIncluded: RelationshipObject = Object.freeze({ meta: Object.freeze({ included: false as const }) })
@@ -95,36 +108,37 @@ function unlinkedWriter(resource: ResourceDescription): UnlinkedWriter {
 /** The JSON text of `unlinkedResource(resource, record, cursor)`. */
 export function unlinkedResourceJson(resource: ResourceDescription, record: StoredRecord, cursor?: string): string {
   const parts: (string | number)[] = []
-  pushUnlinkedResource(resource, record, parts, cursor)
+  pushUnlinkedResource(resource, record, parts, cursor === undefined ? undefined : cursorMembers(cursor))
   return parts.join('')
 }
 
-/** Pushes the JSON text of `unlinkedResourceJson(resource, record, cursor)` onto `parts`, in fragments. */
+/** Pushes the JSON text of an unlinked resource object, with these meta members, onto `parts`, in fragments. */
 export function pushUnlinkedResource(
   resource: ResourceDescription,
   record: StoredRecord,
   parts: (string | number)[],
-  cursor?: string,
+  meta?: string,
 ): void {
-  unlinkedWriter(resource)(record, itemMetaJson(cursor), parts)
+  unlinkedWriter(resource)(record, itemMetaJson(meta), parts)
 }
 
 /**
  * Pushes the JSON text of the unlinked resource objects of `records`, joined by commas, onto
- * `parts` in fragments; `cursorOf` gives item cursors. The caller joins them once with what
- * surrounds them: joining here and again there would copy a document's text twice.
+ * `parts` in fragments; `metaOf` gives each its meta members (an item cursor, matches). The caller
+ * joins them once with what surrounds them: joining here and again there would copy a document's
+ * text twice.
  */
 export function pushUnlinkedResources(
   resource: ResourceDescription,
   records: readonly StoredRecord[],
   parts: (string | number)[],
-  cursorOf?: (record: StoredRecord) => string,
+  metaOf?: ItemMetaMembers,
 ): void {
   const write = unlinkedWriter(resource)
   for (let i = 0; i < records.length; i++) {
     const record = records[i] as StoredRecord
     if (i > 0) parts.push(',')
-    write(record, cursorOf ? itemMetaJson(cursorOf(record)) : '', parts)
+    write(record, metaOf ? itemMetaJson(metaOf(record)) : '', parts)
   }
 }
 
@@ -192,12 +206,12 @@ export function resourceJson(
   cursor?: string,
 ): string {
   const parts: (string | number)[] = []
-  pushResource(context, resource, record, parts, cursor)
+  pushResource(context, resource, record, parts, cursor === undefined ? undefined : cursorMembers(cursor))
   return parts.join('')
 }
 
 /**
- * Pushes the JSON text of `resourceJson(context, resource, record, cursor)` onto `parts` in
+ * Pushes the JSON text of `resourceJson(context, resource, record)`, with these meta members, onto `parts` in
  * fragments, three for each id of a linkage, for the caller to join once with what surrounds them:
  * text built by `+=` leaves a rope and a string per id behind, some 20 MB of garbage for 100
  * authors of 1,000 books each.
@@ -207,7 +221,7 @@ export function pushResource(
   resource: ResourceDescription,
   record: StoredRecord,
   parts: (string | number)[],
-  cursor?: string,
+  meta?: string,
 ): void {
   const only = context.fields.get(resource.type)
   parts.push('{"id":"', record.id, '","type":', JSON.stringify(resource.type), ',"attributes":{')
@@ -239,5 +253,5 @@ export function pushResource(
       parts.push(']}')
     }
   }
-  parts.push('}', itemMetaJson(cursor), '}')
+  parts.push('}', itemMetaJson(meta), '}')
 }

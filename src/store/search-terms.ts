@@ -1,7 +1,8 @@
 import type { ResourceDescription, TypoRule } from '../model/description'
 import type { Id } from '../model/record'
+import { DEFAULT_TYPO_RULE, MAX_TYPOS, typoBudget } from '../model/typos'
 import { searchOf } from '../resources/registry'
-import { DEFAULT_TYPO_RULE, forgivenWords, MAX_TYPOS, type NearRange, nearRange, typoBudget } from './search-typos'
+import { forgivenWords, type NearRange, nearRange } from './search-typos'
 
 /** A search field as ranking sees it: its kind, weight, and the typos it forgives (null: none). */
 export interface RankedField {

@@ -1,4 +1,4 @@
-import { pushResource, pushUnlinkedResource, pushUnlinkedResources } from '../../jsonapi/document'
+import { type ItemMetaMembers, pushResource, pushUnlinkedResource, pushUnlinkedResources } from '../../jsonapi/document'
 import type { IncludeTree } from '../../jsonapi/query-selection'
 import type { ResourceDescription } from '../../model/description'
 import type { Members } from '../../model/query'
@@ -81,23 +81,23 @@ export class DocumentStream {
    * The whole JSON text of a plain document (no include, no sparse fieldset, no linkage) of the
    * records given, written at once; null for any other document, which `chunks` writes.
    */
-  plainText(records: readonly StoredRecord[], tail = '', itemCursor?: (record: StoredRecord) => string): string | null {
+  plainText(records: readonly StoredRecord[], tail = '', itemMeta?: ItemMetaMembers): string | null {
     if (!this.plain) return null
     const parts: (string | number)[] = ['{"data":[']
-    pushUnlinkedResources(this.request.resource, records, parts, itemCursor)
+    pushUnlinkedResources(this.request.resource, records, parts, itemMeta)
     parts.push(']', tail, '}')
     return parts.join('')
   }
 
   /**
    * The document's JSON text in pieces; `one` writes `data` as the single record of the first batch.
-   * `itemCursor` gives each primary record of a page its cursor (`meta.page.cursor`).
+   * `itemMeta` gives each primary record of a page its meta (its cursor, `meta.page.cursor`; a search's matches).
    */
   async *chunks(
     primary: AsyncIterable<readonly StoredRecord[]> | Iterable<readonly StoredRecord[]>,
     shape: 'many' | 'one',
     tail = '',
-    itemCursor?: (record: StoredRecord) => string,
+    itemMeta?: ItemMetaMembers,
   ): AsyncGenerator<string> {
     const { resource, primaryLinks } = this.request
     // A piece is gathered as fragments and joined once when it goes: its text is copied once, and
@@ -112,13 +112,13 @@ export class DocumentStream {
       if (this.plain) {
         if (piece.chars > 0) yield piece.release()
         if (!first) piece.parts.push(',')
-        pushUnlinkedResources(resource, records, piece.parts, itemCursor)
+        pushUnlinkedResources(resource, records, piece.parts, itemMeta)
         first = false
         piece.chars = PIECE_CHARS
         continue
       }
       const linkage = primaryLinks.length === 0 ? noLinkage : await this.linkage(this.root, records, primaryLinks)
-      const write = this.writer(this.root, records, linkage, itemCursor)
+      const write = this.writer(this.root, records, linkage, itemMeta)
       for (let at = 0; at < records.length; ) {
         if (piece.chars >= PIECE_CHARS) yield piece.release()
         at = piece.fill(records, at, write)
@@ -190,14 +190,14 @@ export class DocumentStream {
   /**
    * Links a batch's records as `linkage` read them (null: a to-one, held by each record) and
    * queues what the node's paths reach; gives the writer of the batch's records, each with its item
-   * cursor when `itemCursor` is given, which remembers each record it writes. Synchronous, apart
+   * meta when `itemMeta` is given, which remembers each record it writes. Synchronous, apart
    * from the reads: its loops over every record and id are compiled small, away from the stream.
    */
   private writer(
     node: IncludeNode,
     records: readonly StoredRecord[],
     linkage: ReadonlyMap<string, Members | null>,
-    itemCursor?: (record: StoredRecord) => string,
+    itemMeta?: ItemMetaMembers,
   ): (record: StoredRecord, parts: (string | number)[]) => void {
     const { registry, fields } = this.request
     const { resource } = node
@@ -212,9 +212,9 @@ export class DocumentStream {
     const plain = linkage.size === 0 && !fields.has(resource.type)
     return (record, parts) => {
       if (remember) written.add(record.id)
-      const cursor = itemCursor?.(record)
-      if (plain) pushUnlinkedResource(resource, record, parts, cursor)
-      else pushResource(context, resource, record, parts, cursor)
+      const meta = itemMeta?.(record)
+      if (plain) pushUnlinkedResource(resource, record, parts, meta)
+      else pushResource(context, resource, record, parts, meta)
     }
   }
 }

@@ -1,11 +1,13 @@
 import { type CursorValues, cursorEncoder } from '../../jsonapi/cursor'
+import { cursorMembers } from '../../jsonapi/document'
 import { profiledContentType } from '../../jsonapi/media-type'
 import type { Page } from '../../jsonapi/query-paging'
 import type { IncludeTree } from '../../jsonapi/query-selection'
 import type { ResourceDescription } from '../../model/description'
 import { type SortKey, type StoreFilter, sortValuesOf } from '../../model/query'
-import type { StoredRecord } from '../../model/record'
+import type { Id, StoredRecord } from '../../model/record'
 import type { ResourceRegistry } from '../../resources/registry'
+import { pageMatches, type RecordMatches } from '../../service/search-matches'
 import type { Store } from '../../store/store'
 import { type ApiResponse, documentResponse } from '../responses'
 import { DocumentStream } from './document-stream'
@@ -90,6 +92,12 @@ function offsetLinks(
     next: page.offset + page.limit < total ? link(page.offset + page.limit) : none,
     last: link(Math.max(0, total - page.limit)),
   }
+}
+
+/** A record's matches as meta members, or empty. */
+function matchesMembers(matches: ReadonlyMap<Id, RecordMatches> | undefined, record: StoredRecord): string {
+  const found = matches?.get(record.id)
+  return found ? `"matches":${JSON.stringify(found)}` : ''
 }
 
 /** Sort keys turned around: a page before a cursor is read backwards from it. */
@@ -206,7 +214,22 @@ export class ListReader {
   /** Every record, a batch at a time, as the store streams them. */
   async streamed(): Promise<ApiResponse> {
     const { resource, store, filters, sort, ranked } = this.request
-    return this.respond(store.stream(resource, { filters, sort, ranked }, LIST_BATCH))
+    const batches = store.stream(resource, { filters, sort, ranked }, LIST_BATCH)
+    if (!this.searchText()) return this.respond(batches)
+    // Each batch's matches are read as it comes, and written with it: the stream writes a batch
+    // whole before it asks for the next.
+    let current: Map<Id, RecordMatches> | undefined
+    const reader = this
+    async function* matched() {
+      for await (const batch of batches) {
+        current = await reader.matches(batch)
+        yield batch
+      }
+    }
+    return documentResponse(
+      200,
+      this.document.chunks(matched(), 'many', '', (record) => matchesMembers(current, record)),
+    )
   }
 
   /**
@@ -214,9 +237,11 @@ export class ListReader {
    * tagged by its bytes, however long its text.
    */
   async whole(records: readonly StoredRecord[]): Promise<ApiResponse> {
-    const text = this.document.plainText(records)
+    const matches = await this.matches(records)
+    const itemMeta = matches ? (record: StoredRecord) => matchesMembers(matches, record) : undefined
+    const text = this.document.plainText(records, '', itemMeta)
     if (text !== null) return { status: 200, body: text }
-    return documentResponse(200, this.document.chunks([records], 'many'), Infinity)
+    return documentResponse(200, this.document.chunks([records], 'many', '', itemMeta), Infinity)
   }
 
   /** The values of a record's sort keys: where a keyset continues after it. */
@@ -226,6 +251,19 @@ export class ListReader {
 
   private respond(primary: AsyncIterable<readonly StoredRecord[]> | Iterable<readonly StoredRecord[]>) {
     return documentResponse(200, this.document.chunks(primary, 'many'))
+  }
+
+  /** Where a search's words matched in each record of a page (meta.matches); undefined with no search. */
+  private async matches(records: readonly StoredRecord[]): Promise<Map<Id, RecordMatches> | undefined> {
+    const { registry, resource, store } = this.request
+    const text = this.searchText()
+    if (text === undefined || records.length === 0) return undefined
+    return pageMatches(registry, resource, records, text, (type, ids) => store.findMany(type, ids))
+  }
+
+  private searchText(): string | undefined {
+    const search = this.request.filters.find((filter) => filter.kind === 'search')
+    return search?.kind === 'search' ? search.text : undefined
   }
 
   /** The cursors of this list's positions, made once per list. */
@@ -248,14 +286,20 @@ export class ListReader {
   ): Promise<ApiResponse> {
     const { sort, ranked, profile } = this.request
     const encode = this.cursors()
-    const itemCursor = ranked ? undefined : (record: StoredRecord) => encode(sortValuesOf(sort, record))
+    const matches = await this.matches(records)
+    const itemMeta = (record: StoredRecord) => {
+      const members = ranked ? [] : [cursorMembers(encode(sortValuesOf(sort, record)))]
+      const found = matchesMembers(matches, record)
+      if (found) members.push(found)
+      return members.join(',')
+    }
     const meta = capped ? { total, totalIsLowerBound: true } : { total }
     const tail = `,"meta":${JSON.stringify(meta)},"links":${JSON.stringify(links)}`
     const headers = profile ? { 'content-type': profiledContentType(profile), vary: 'Accept' } : varyByAccept
     // A bounded page of plain records is written at once, without the stream's machinery.
-    const text = this.request.bounded ? this.document.plainText(records, tail, itemCursor) : null
+    const text = this.request.bounded ? this.document.plainText(records, tail, itemMeta) : null
     if (text !== null) return { status: 200, body: text, headers }
-    const pieces = this.document.chunks([records], 'many', tail, itemCursor)
+    const pieces = this.document.chunks([records], 'many', tail, itemMeta)
     const answer = await documentResponse(200, pieces, this.request.bounded ? Infinity : undefined)
     return { ...answer, headers }
   }
