@@ -28,12 +28,34 @@ function identifier(target: ResourceDescription) {
   return t.Object({ type: t.Literal(target.type), id: idString }, { additionalProperties: false })
 }
 
-/** A record in a page of a list: its item cursor, as the cursor pagination profile places it. */
+/** One word a search matched in a text field (src/service/search-matches.ts). */
+const matchedWord = t.Object(
+  {
+    start: t.Integer({ minimum: 0, description: "Where the word begins in the field's text, in UTF-16 code units" }),
+    end: t.Integer({ minimum: 0, description: 'Where it ends (exclusive), in UTF-16 code units' }),
+    forgiven: t.Boolean({ description: 'Whether it matched only with typos forgiven' }),
+    typos: t.Integer({ minimum: 0, maximum: 2, description: 'The edits forgiven (0: as written)' }),
+  },
+  { additionalProperties: false },
+)
+
+/**
+ * A record in a page of a list: its item cursor, as the cursor pagination profile places it; in a
+ * searched list, where the search matched.
+ */
 const itemMeta = t.Object(
   {
-    page: t.Object(
-      { cursor: t.String({ description: 'page[after] or page[before] with this cursor pages on from this record' }) },
-      { additionalProperties: false },
+    page: t.Optional(
+      t.Object(
+        { cursor: t.String({ description: 'page[after] or page[before] with this cursor pages on from this record' }) },
+        { additionalProperties: false },
+      ),
+    ),
+    matches: t.Optional(
+      t.Record(t.String(), t.Array(matchedWord), {
+        description:
+          'With filter[search]: per text field the search reads (`name`, `author.name`, `book_collection.name`), the words it matched there, in order (docs/search.md)',
+      }),
     ),
   },
   { additionalProperties: false },

@@ -50,6 +50,11 @@ export type TermRead =
   | { readonly kind: 'near'; readonly field: number | null; readonly range: NearRange }
   | { readonly kind: 'related'; readonly field: number; readonly match: WordMatch }
 
+/** The fewest letters from which some field forgives a typo (a word shorter is taken as written). */
+export function forgivesFrom(fields: readonly RankedField[]): number {
+  return Math.min(...fields.map((f) => f.rule?.oneFrom ?? Number.POSITIVE_INFINITY))
+}
+
 /** The most edits a word may be forgiven in any field. */
 function budgetOf(fields: readonly RankedField[], word: string, kind: RankedField['kind']): number {
   return Math.max(

@@ -69,6 +69,9 @@ describe('GET /api/v1/books?filter[search]= forgives typos', () => {
   it('narrows word by word, a forgiven word beside an exact prefix', async () => {
     expect(await search('scarlet labyrnith')).toEqual([id.labyrinth])
     expect(await search('scarlet labyrnith midnight')).toEqual([])
+    // brig must still match as written beside a longer word that may be forgiven: The Bridge has no brig.
+    expect(await search('brig brigde')).toEqual([id.brigden, id.annas])
+    expect(await search('b brigde')).toEqual([id.brigden, id.annas, id.bridge])
   })
 
   it('forgives the same in every order and page kind: sorted, by id, and by cursor', async () => {

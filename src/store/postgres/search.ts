@@ -5,6 +5,7 @@ import { searchOf } from '../../resources/registry'
 import type { Conjunction } from '../search-ranking'
 import {
   attributeLevels,
+  forgivesFrom,
   hitBit,
   type RankedField,
   rankedFields,
@@ -97,7 +98,7 @@ export class PostgresSearch {
 
   /** The words that narrow the search; none: nothing matches. */
   words(text: string): string[] {
-    return narrowingWords(searchWords(text))
+    return narrowingWords(searchWords(text), forgivesFrom(this.fields))
   }
 
   /** The vocabulary of a field's words: the related type's for a related field, else the type's own. */

@@ -25,7 +25,7 @@ import { type RankedWindow, SEARCH_WINDOW } from '../search-ranking'
 import { rankedFields } from '../search-terms'
 import { type Bindings, quote, type Row, Table, whereClause } from '../sql/table'
 import { type ColumnFilter, columnCondition, onColumns, SqliteCounter } from './count'
-import { narrowingWords, SqliteSearch, searchWords } from './search'
+import { SqliteSearch } from './search'
 import { SqliteSearchReads } from './search-reads'
 
 /**
@@ -225,7 +225,7 @@ export class SqliteReader {
       { where, params },
       folded.join(' AND '),
     )
-    return { reads, words: narrowingWords(searchWords(filter.text)) }
+    return { reads, words: search.words(filter.text) }
   }
 
   /**
@@ -332,7 +332,8 @@ export class SqliteReader {
   }
 
   private searchExpression(type: string, text: string): string | null {
-    return this.searchOf(type, [{ kind: 'search', text }])?.reads.expression(narrowingWords(searchWords(text))) ?? null
+    const found = this.searchOf(type, [{ kind: 'search', text }])
+    return found ? found.reads.expression(found.words) : null
   }
 
   /** Records whose `column` is one of `ids`, in id order; the ids travel as one JSON parameter. */

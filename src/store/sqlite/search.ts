@@ -1,7 +1,14 @@
 import type { ResourceRegistry, SearchDescription } from '../../resources/registry'
 import { searchOf } from '../../resources/registry'
 import type { Conjunction } from '../search-ranking'
-import { type RankedField, rankedFields, type SearchTerm, type WordMatch, wordMatch } from '../search-terms'
+import {
+  forgivesFrom,
+  type RankedField,
+  rankedFields,
+  type SearchTerm,
+  type WordMatch,
+  wordMatch,
+} from '../search-terms'
 import { vocabularyTable } from '../search-typos'
 import { quote, type Table } from '../sql/table'
 
@@ -14,12 +21,16 @@ export function searchWords(text: string): string[] {
  * The words that narrow a search. Every word must match (as a prefix), so a word repeated, or one
  * that begins another word of the search ("of" beside "office"), adds nothing: what matches the
  * longer word matches it too, in the same field. Dropping them keeps `of of of ...` from costing
- * one pass over the index per copy. Folding case and accents is the index's job; this only
- * compares the words as the index will see them, lower-cased.
+ * one pass over the index per copy. A longer word of `forgivesFrom` letters or more may match
+ * forgiven, with its letters after the first changed: beside it only a one-letter word is dropped
+ * ("brig" must still match "The Bridge" that "brigde" finds). Folding case and accents is the
+ * index's job; this only compares the words as the index will see them, lower-cased.
  */
-export function narrowingWords(words: readonly string[]): string[] {
+export function narrowingWords(words: readonly string[], forgivesFrom = Number.POSITIVE_INFINITY): string[] {
   const folded = [...new Set(words.map((w) => w.toLowerCase()))]
-  return folded.filter((word) => !folded.some((other) => other !== word && other.startsWith(word)))
+  const covers = (other: string, word: string) =>
+    other !== word && other.startsWith(word) && ([...word].length === 1 || [...other].length < forgivesFrom)
+  return folded.filter((word) => !folded.some((other) => covers(other, word)))
 }
 
 /** The full-text index of a table: `<table>_search`, rowid = id. */
@@ -109,6 +120,11 @@ export class SqliteSearch {
     this.columns = indexColumns(table, search, registry)
     this.vocabulary = quote(vocabularyTable(table.resource.table))
     this.fields = rankedFields(table.resource)
+  }
+
+  /** The words that narrow a search of this type. */
+  words(text: string): string[] {
+    return narrowingWords(searchWords(text), forgivesFrom(this.fields))
   }
 
   /** The FTS5 query of a word match, for any column. */
