@@ -3,7 +3,9 @@ import {
   attributeLevels,
   canMatch,
   hitBit,
+  type NearRequest,
   type RankedField,
+  type RelatedRequest,
   relatedAt,
   relatedLevels,
   type SearchTerm,
@@ -13,7 +15,6 @@ import {
   type WordMatch,
   wordMatch,
 } from './search-terms'
-import type { NearRange } from './search-typos'
 
 /**
  * How far a search is paged: numbered and offset pages of a search reach its first SEARCH_WINDOW
@@ -59,7 +60,12 @@ export type SearchRead =
   | { readonly kind: 'matches'; readonly terms: readonly SearchTerm[] }
   | { readonly kind: 'first'; readonly conjunction: Conjunction; readonly limit: number }
 
-export type SearchAnswer = readonly Id[] | readonly string[] | number | readonly SearchMatch[]
+export type SearchAnswer =
+  | readonly Id[]
+  | readonly (readonly string[])[]
+  | readonly (readonly Id[])[]
+  | number
+  | readonly SearchMatch[]
 
 /** A window of a ranked search, and its total: exact up to SEARCH_WINDOW, else SEARCH_WINDOW and capped. */
 export interface RankedWindow {
@@ -278,8 +284,8 @@ function conjunctionOf(
 
 /** A backend's answers to ranking's reads: at once (SQLite) or promised (PostgreSQL). */
 export interface SearchReads<T> {
-  near(field: number | null, range: NearRange): T
-  related(field: number, match: WordMatch): T
+  near(requests: readonly NearRequest[]): T
+  related(requests: readonly RelatedRequest[]): T
   count(terms: readonly SearchTerm[], cap: number): T
   matches(terms: readonly SearchTerm[]): T
   first(conjunction: Conjunction, limit: number): T
@@ -288,9 +294,9 @@ export interface SearchReads<T> {
 function answer<T>(read: SearchRead, reads: SearchReads<T>): T {
   switch (read.kind) {
     case 'near':
-      return reads.near(read.field, read.range)
+      return reads.near(read.requests)
     case 'related':
-      return reads.related(read.field, read.match)
+      return reads.related(read.requests)
     case 'count':
       return reads.count(read.terms, read.cap)
     case 'matches':

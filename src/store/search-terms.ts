@@ -42,13 +42,26 @@ export interface SearchTerm {
   readonly relatedTypos: readonly (ReadonlyMap<Id, number> | undefined)[]
 }
 
+/** Words of a vocabulary near a word: the type's own (`field` null) or a related field's target's. */
+export interface NearRequest {
+  readonly field: number | null
+  readonly range: NearRange
+}
+
+/** The related records of a related field that a word match names. */
+export interface RelatedRequest {
+  readonly field: number
+  readonly match: WordMatch
+}
+
 /**
- * The reads that find a word's terms: the words of a vocabulary near it (the type's own, `field`
- * null, or a related field's target's), and the related records a word matches.
+ * The reads that find the words' terms, each a batch answered in one round trip: first the words
+ * of the vocabularies near each word (answered in order: string[][]), then the related records
+ * each match names (Id[][]). A search of 10 words is two reads, not one per word and field.
  */
 export type TermRead =
-  | { readonly kind: 'near'; readonly field: number | null; readonly range: NearRange }
-  | { readonly kind: 'related'; readonly field: number; readonly match: WordMatch }
+  | { readonly kind: 'near'; readonly requests: readonly NearRequest[] }
+  | { readonly kind: 'related'; readonly requests: readonly RelatedRequest[] }
 
 /** The fewest letters from which some field forgives a typo (a word shorter is taken as written). */
 export function forgivesFrom(fields: readonly RankedField[]): number {
@@ -68,42 +81,59 @@ export function* searchTerms(
   fields: readonly RankedField[],
   words: readonly string[],
 ): Generator<TermRead, SearchTerm[], unknown> {
-  const terms: SearchTerm[] = []
-  for (const word of words) {
-    const own = budgetOf(fields, word, 'attribute')
-    const forgiven =
-      own > 0
-        ? forgivenWords(word, (yield { kind: 'near', field: null, range: nearRange(word, own) }) as string[], own)
-        : forgivenWords(word, [], 0)
-    const related: (readonly Id[] | undefined)[] = []
-    const relatedTypos: (ReadonlyMap<Id, number> | undefined)[] = []
-    for (const [field, { kind, rule }] of fields.entries()) {
-      if (kind !== 'related') {
-        related.push(undefined)
-        relatedTypos.push(undefined)
-        continue
-      }
-      const exact = (yield { kind: 'related', field, match: { prefix: word, whole: [] } }) as Id[]
-      const found = new Set(exact)
-      const typos = new Map<Id, number>()
-      const budget = rule ? typoBudget(word, rule) : 0
-      if (budget > 0) {
-        const near = (yield { kind: 'near', field, range: nearRange(word, budget) }) as string[]
-        for (const [edits, whole] of forgivenWords(word, near, budget).entries()) {
-          if (whole.length === 0) continue
-          for (const id of (yield { kind: 'related', field, match: { prefix: null, whole } }) as Id[]) {
-            if (found.has(id)) continue
-            found.add(id)
-            typos.set(id, edits + 1)
-          }
-        }
-      }
-      related.push([...found].sort((a, b) => a - b))
-      relatedTypos.push(typos)
-    }
-    terms.push({ word, forgiven, related, relatedTypos })
+  const related = [...fields.entries()].filter(([, field]) => field.kind === 'related')
+  // 1. The vocabularies near each word that may be forgiven: its own type's, each related field's.
+  const near: NearRequest[] = []
+  const nearAt = new Map<string, number>()
+  const ask = (w: number, field: number | null, budget: number) => {
+    if (budget === 0) return
+    nearAt.set(`${w}:${field}`, near.length)
+    near.push({ field, range: nearRange(words[w] as string, budget) })
   }
-  return terms
+  for (const [w, word] of words.entries()) {
+    ask(w, null, budgetOf(fields, word, 'attribute'))
+    for (const [f, field] of related) ask(w, f, field.rule ? typoBudget(word, field.rule) : 0)
+  }
+  const nearWords = near.length === 0 ? [] : ((yield { kind: 'near', requests: near }) as string[][])
+  const forgivenOf = (w: number, field: number | null, budget: number): string[][] => {
+    const at = nearAt.get(`${w}:${field}`)
+    return forgivenWords(words[w] as string, at === undefined ? [] : (nearWords[at] ?? []), budget)
+  }
+  // 2. The related records each word names: as written, then at each level of typos.
+  const asks: RelatedRequest[] = []
+  const plan: { w: number; f: number; typos: number; at: number }[] = []
+  for (const [w, word] of words.entries()) {
+    for (const [f, field] of related) {
+      plan.push({ w, f, typos: 0, at: asks.length })
+      asks.push({ field: f, match: { prefix: word, whole: [] } })
+      const byEdits = forgivenOf(w, f, field.rule ? typoBudget(word, field.rule) : 0)
+      for (const [edits, whole] of byEdits.entries()) {
+        if (whole.length === 0) continue
+        plan.push({ w, f, typos: edits + 1, at: asks.length })
+        asks.push({ field: f, match: { prefix: null, whole } })
+      }
+    }
+  }
+  const found = asks.length === 0 ? [] : ((yield { kind: 'related', requests: asks }) as Id[][])
+  return words.map((word, w) => {
+    // Each related record at the fewest typos it is named with: the steps go from none upwards.
+    const typos: (Map<Id, number> | undefined)[] = fields.map((field) =>
+      field.kind === 'related' ? new Map() : undefined,
+    )
+    for (const step of plan) {
+      if (step.w !== w) continue
+      const needed = typos[step.f] as Map<Id, number>
+      for (const id of found[step.at] ?? []) if (!needed.has(id)) needed.set(id, step.typos)
+    }
+    const ids = typos.map((needed) => (needed ? [...needed.keys()].sort((a, b) => a - b) : undefined))
+    for (const needed of typos) for (const [id, count] of needed ?? []) if (count === 0) needed?.delete(id)
+    return {
+      word,
+      forgiven: forgivenOf(w, null, budgetOf(fields, word, 'attribute')),
+      related: ids,
+      relatedTypos: typos,
+    }
+  })
 }
 
 /** What a term matches in an attribute field with at most `typos` edits. */

@@ -7,8 +7,14 @@ import {
   rankedWindow,
   type SearchMatch,
 } from '../search-ranking'
-import { canMatch, type RankedField, type SearchTerm, searchTerms, type WordMatch } from '../search-terms'
-import type { NearRange } from '../search-typos'
+import {
+  canMatch,
+  type NearRequest,
+  type RankedField,
+  type RelatedRequest,
+  type SearchTerm,
+  searchTerms,
+} from '../search-terms'
 import { type Row, whereClause } from '../sql/table'
 import { PostgresScans, type RunSql } from './scans'
 import { Params, type PostgresSearch } from './search'
@@ -121,19 +127,28 @@ export class PostgresSearchReads {
     return canMatch(this.fields, terms) ? terms : null
   }
 
-  /** The words of a vocabulary with this first character and a length in the range. */
-  async near(field: number | null, range: NearRange): Promise<string[]> {
-    const rows = await this.run(
-      `SELECT COALESCE(array_agg(word), '{}') AS words FROM ${this.search.vocabularyOf(field)} WHERE head = $1::text AND size BETWEEN $2::int AND $3::int`,
-      [range.head, range.min, range.max],
+  /**
+   * For each request, the words of its vocabulary with its first character and a length in its
+   * range: one statement, a column each.
+   */
+  async near(requests: readonly NearRequest[]): Promise<string[][]> {
+    const params = new Params()
+    const columns = requests.map(
+      ({ field, range }, i) =>
+        `ARRAY(SELECT word FROM ${this.search.vocabularyOf(field)} WHERE head = ${params.add(range.head)}::text AND size BETWEEN ${params.add(range.min)}::int AND ${params.add(range.max)}::int) AS n${i}`,
     )
-    return (rows[0]?.words ?? []) as unknown as string[]
+    const [row] = await this.run(`SELECT ${columns.join(', ')}`, params.values)
+    return requests.map((_, i) => (row?.[`n${i}`] ?? []) as unknown as string[])
   }
 
-  async related(field: number, match: WordMatch): Promise<Id[]> {
+  /** For each request, the ids of the related records its match names, ascending: one statement, a column each. */
+  async related(requests: readonly RelatedRequest[]): Promise<Id[][]> {
     const params = new Params()
-    const rows = await this.run(`SELECT ARRAY(${this.search.relatedSql(field, match, params)}) AS ids`, params.values)
-    return ((rows[0]?.ids ?? []) as unknown as (string | number)[]).map(Number)
+    const columns = requests.map(
+      ({ field, match }, i) => `ARRAY(${this.search.relatedSql(field, match, params)}) AS r${i}`,
+    )
+    const [row] = await this.run(`SELECT ${columns.join(', ')}`, params.values)
+    return requests.map((_, i) => ((row?.[`r${i}`] ?? []) as unknown as (string | number)[]).map(Number))
   }
 
   /** Every match in the order of `order` (ORDER BY terms): an unpaged list of a sorted search. */

@@ -13,13 +13,13 @@ import {
 import {
   attributeLevels,
   hitBit,
+  type NearRequest,
   type RankedField,
+  type RelatedRequest,
   type SearchTerm,
   searchTerms,
-  type WordMatch,
   wordMatch,
 } from '../search-terms'
-import type { NearRange } from '../search-typos'
 import { type Bindings, type Row, type Table, whereClause } from '../sql/table'
 import type { SqliteSearch } from './search'
 
@@ -189,17 +189,21 @@ export class SqliteSearchReads {
     return found
   }
 
-  /** The words of a vocabulary with this first character and a length in the range. */
-  near(field: number | null, range: NearRange): string[] {
-    const vocabulary = this.search.vocabularyOf(field)
-    return this.statement(`SELECT word FROM ${vocabulary} WHERE head = ? AND size BETWEEN ? AND ?`)
-      .values(range.head, range.min, range.max)
-      .map(([word]) => word as string)
+  /** For each request, the words of its vocabulary with its first character and a length in its range. */
+  near(requests: readonly NearRequest[]): string[][] {
+    return requests.map(({ field, range }) =>
+      this.statement(`SELECT word FROM ${this.search.vocabularyOf(field)} WHERE head = ? AND size BETWEEN ? AND ?`)
+        .values(range.head, range.min, range.max)
+        .map(([word]) => word as string),
+    )
   }
 
-  related(field: number, match: WordMatch): Id[] {
-    const index = this.search.relatedIndex(field)
-    return this.ids(`SELECT rowid AS id FROM ${index} WHERE ${index} MATCH ?`, [this.search.matchQuery(match)])
+  /** For each request, the ids of the related records its match names, ascending. */
+  related(requests: readonly RelatedRequest[]): Id[][] {
+    return requests.map(({ field, match }) => {
+      const index = this.search.relatedIndex(field)
+      return this.ids(`SELECT rowid AS id FROM ${index} WHERE ${index} MATCH ?`, [this.search.matchQuery(match)])
+    })
   }
 
   count(terms: readonly SearchTerm[], cap: number): number {
