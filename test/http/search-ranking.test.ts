@@ -146,3 +146,68 @@ describe('a search that matches more than 10,000 books', () => {
     }
   })
 })
+
+/**
+ * 300 authors, 200 of them named Kline or Klien (a typo apart), 40 collections, 3,000 books: a
+ * search word names far more related records than one index query holds (past 64 ids the store
+ * matches them by the table's own indexes), in both its exact and its forgiven forms.
+ */
+describe('words that name many authors and collections', () => {
+  let t: TestApp
+  let catalogue: BulkCatalogue
+  const authors = Array.from({ length: 300 }, (_, i) =>
+    i % 3 === 0 ? `Ada Moss ${i}` : `${i % 2 === 0 ? 'Kline' : 'Klien'} Author ${i}`,
+  )
+  const collections = Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? `Kline Shelf ${i}` : `River Shelf ${i}`))
+  beforeAll(async () => {
+    t = await openTestApp()
+    catalogue = await insertCatalogue(t, {
+      authors,
+      collections,
+      books: 3000,
+      authorOf: (i) => 1 + ((i * 7) % 300),
+      collectionOf: (i) => (i % 5 === 0 ? null : 1 + (i % 40)),
+      titleOf: (i) => `${['Kline', 'River', 'Stone', 'Klien', 'Glass'][i % 5]} Tale ${i}`,
+    })
+  })
+  afterAll(() => t.close())
+
+  /** Every match of one word in ranked order, by the documented rule: typos, then weights, then id. */
+  function ranked(exact: RegExp, forgiven: RegExp): number[] {
+    const nameOf = (list: readonly string[], id: number | null) => (id === null ? '' : (list[id - 1] ?? ''))
+    const key = (b: BulkCatalogue['books'][number]) => {
+      const fields: [string, number][] = [
+        [b.name, 10],
+        [nameOf(authors, b.author), 2],
+        [nameOf(collections, b.collection), 1],
+      ]
+      for (const typos of [0, 1]) {
+        const found = fields.filter(([text]) => (typos === 0 ? exact : forgiven).test(text))
+        if (found.length > 0) return typos * 1_000_000 - Math.max(...found.map(([, w]) => w))
+      }
+      return null
+    }
+    return catalogue.books
+      .map((b) => ({ id: b.id, key: key(b) }))
+      .filter((b): b is { id: number; key: number } => b.key !== null)
+      .sort((a, b) => a.key - b.key || a.id - b.id)
+      .map((b) => b.id)
+  }
+
+  it('ranks every match of a word forgiven in hundreds of authors as the rule says, page by page', async () => {
+    const expected = ranked(/\bkline\b/i, /\bklien\b/i)
+    expect(expected.length).toBeGreaterThan(2000)
+    const whole = await idsOf(t, '/api/v1/books?filter[search]=kline')
+    expect(whole).toEqual(expected)
+    const page = await idsOf(t, '/api/v1/books?filter[search]=kline&page[size]=50&page[number]=3')
+    expect(page).toEqual(expected.slice(100, 150))
+  })
+
+  it('narrows by a second word, sorted and by cursor, as the ranked list matches', async () => {
+    const both = ranked(/\bkline\b/i, /\bklien\b/i).filter((id) => /\bTale\b/.test(catalogue.books[id - 1]?.name ?? ''))
+    const sorted = await idsOf(t, '/api/v1/books?filter[search]=kline%20tal&sort=id&page[size]=100')
+    expect(sorted).toEqual([...both].sort((a, b) => a - b).slice(0, 100))
+    const count = await t.get('/api/v1/books?filter[search]=kline%20tal&page[size]=1')
+    expect(count.json.meta.total).toBe(both.length)
+  })
+})

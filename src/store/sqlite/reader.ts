@@ -331,9 +331,9 @@ export class SqliteReader {
     return { from: table.name, order: table.orderTerms(query.sort).join(', '), filters: query.filters }
   }
 
-  private searchExpression(type: string, text: string): string | null {
+  private searchCondition(type: string, text: string) {
     const found = this.searchOf(type, [{ kind: 'search', text }])
-    return found ? found.reads.expression(found.words) : null
+    return found ? found.reads.condition(found.words) : null
   }
 
   /** Records whose `column` is one of `ids`, in id order; the ids travel as one JSON parameter. */
@@ -352,11 +352,15 @@ export class SqliteReader {
     for (const filter of filters) {
       if (filter.kind === 'search') {
         const search = this.searches.get(table.resource.type)
-        const expression = search ? this.searchExpression(table.resource.type, filter.text) : null
-        if (!search || expression === null) where.push('0')
-        else if (expression !== '') {
-          where.push(`${table.name}."id" IN (SELECT rowid FROM ${search.index} WHERE ${search.index} MATCH ?)`)
-          params.push(expression)
+        const condition = search ? this.searchCondition(table.resource.type, filter.text) : null
+        if (!search || condition === null) where.push('0')
+        else {
+          if (condition.expression !== '') {
+            where.push(`${table.name}."id" IN (SELECT rowid FROM ${search.index} WHERE ${search.index} MATCH ?)`)
+            params.push(condition.expression)
+          }
+          where.push(...condition.where)
+          params.push(...condition.params)
         }
         continue
       }

@@ -1,6 +1,7 @@
 import type { Statement } from 'bun:sqlite'
 import type { SortKey } from '../../model/query'
 import type { Id } from '../../model/record'
+import { foldWord, type TextWord, textWords } from '../../model/typos'
 import {
   type Conjunction,
   type RankedWindow,
@@ -18,6 +19,7 @@ import {
   type RelatedRequest,
   type SearchTerm,
   searchTerms,
+  type WordMatch,
   wordMatch,
 } from '../search-terms'
 import { type Bindings, type Row, type Table, whereClause } from '../sql/table'
@@ -27,6 +29,27 @@ import type { SqliteSearch } from './search'
 export interface OtherConditions {
   readonly where: readonly string[]
   readonly params: Bindings
+}
+
+/**
+ * Related ids past which a word's references are matched by the table's indexes, not as FTS5
+ * terms: FTS5 ORs one term per id and steps through all of them for every row it moves.
+ */
+const MANY_IDS = 64
+
+/** A search as the index query of its words (empty: none) and SQL conditions on the table. */
+interface SearchCondition {
+  readonly expression: string
+  readonly where: readonly string[]
+  readonly params: Bindings
+}
+
+const noConditions: OtherConditions = { where: [], params: [] }
+
+/** Whether a word match holds among a text's words: one begins with its prefix, or is one of its whole words. */
+function holds(match: WordMatch, words: readonly TextWord[]): boolean {
+  const prefix = match.prefix === null ? null : foldWord(match.prefix)
+  return words.some((w) => (prefix !== null && w.folded.startsWith(prefix)) || match.whole.includes(w.folded))
 }
 
 /**
@@ -53,27 +76,18 @@ export class SqliteSearchReads {
    * Where a read starts: the index when it has something to match (joined to the table only for
    * the other filters), else the table itself (every row matches the words).
    */
-  private source(expression: string): { from: string; where: string[]; params: Bindings; rowid: string } {
+  private source(
+    expression: string,
+    extra: OtherConditions = noConditions,
+  ): { from: string; where: string[]; params: Bindings; rowid: string } {
     const query = [expression, this.folded].filter((part) => part !== '').join(' AND ')
-    if (query === '') {
-      return {
-        from: this.table.name,
-        where: [...this.other.where],
-        params: [...this.other.params],
-        rowid: `${this.table.name}."id"`,
-      }
-    }
+    const where = [...this.other.where, ...extra.where]
+    const params = [...this.other.params, ...extra.params]
+    if (query === '') return { from: this.table.name, where, params, rowid: `${this.table.name}."id"` }
     const index = this.search.index
     const from =
-      this.other.where.length === 0
-        ? index
-        : `${index} CROSS JOIN ${this.table.name} ON ${this.table.name}."id" = ${index}.rowid`
-    return {
-      from,
-      where: [`${index} MATCH ?`, ...this.other.where],
-      params: [query, ...this.other.params],
-      rowid: `${index}.rowid`,
-    }
+      where.length === 0 ? index : `${index} CROSS JOIN ${this.table.name} ON ${this.table.name}."id" = ${index}.rowid`
+    return { from, where: [`${index} MATCH ?`, ...where], params: [query, ...params], rowid: `${index}.rowid` }
   }
 
   /** Whether these ids are every record of a required related field's target. */
@@ -84,8 +98,24 @@ export class SqliteSearchReads {
     return row?.count === ids.length
   }
 
-  private expressionOf(terms: readonly SearchTerm[]): string | null {
-    return this.search.termsExpression(terms, this.whole)
+  /**
+   * The search's condition: the words of few related ids as one FTS5 query, those of many as SQL
+   * on the table (see MANY_IDS); null when no record can match.
+   */
+  private conditionOf(terms: readonly SearchTerm[]): SearchCondition | null {
+    const many = (term: SearchTerm) => term.related.some((ids) => (ids?.length ?? 0) > MANY_IDS)
+    const few = terms.filter((term) => !many(term))
+    const expression = few.length === 0 ? '' : this.search.termsExpression(few, this.whole)
+    if (expression === null) return null
+    const where: string[] = []
+    const params: Bindings = []
+    for (const term of terms.filter(many)) {
+      const condition = this.search.termCondition(term, this.whole)
+      if (!condition) continue
+      where.push(condition.sql)
+      params.push(...(condition.params as Bindings))
+    }
+    return { expression, where, params }
   }
 
   /** A window of the search ranked, and its total (capped at SEARCH_WINDOW). */
@@ -109,9 +139,9 @@ export class SqliteSearchReads {
    * matches in rowid order and starts at the cursor, so a page costs the same at any depth.
    */
   byId(words: readonly string[], descending: boolean, after: Id | null, offset: number, limit: number): Id[] {
-    const terms = this.terms(words)
-    if (!terms) return []
-    const { from, where, params, rowid } = this.source(this.expressionOf(terms) ?? '')
+    const condition = this.condition(words)
+    if (!condition) return []
+    const { from, where, params, rowid } = this.source(condition.expression, condition)
     if (after !== null) {
       where.push(`${rowid} ${descending ? '<' : '>'} ?`)
       params.push(after)
@@ -135,12 +165,12 @@ export class SqliteSearchReads {
     /** The search's count up to SEARCH_WINDOW + 1, as the caller read it for the page's total. */
     count: number,
   ): Id[] {
-    const terms = this.terms(words)
-    if (!terms) return []
+    const condition = this.condition(words)
+    if (!condition) return []
     const order = this.table.orderTerms(sort)
-    const where = [...this.other.where, ...(keyset?.where ?? [])]
-    const params = [...this.other.params, ...(keyset?.params ?? [])]
-    const query = [this.expressionOf(terms) ?? '', this.folded].filter((part) => part !== '').join(' AND ')
+    const where = [...this.other.where, ...(keyset?.where ?? []), ...condition.where]
+    const params = [...this.other.params, ...(keyset?.params ?? []), ...condition.params]
+    const query = [condition.expression, this.folded].filter((part) => part !== '').join(' AND ')
     const walk = `SELECT ${this.table.name}."id" AS id FROM ${this.table.name}`
     if (query === '')
       return this.ids(`${walk}${whereClause(where)} ORDER BY ${order.join(', ')} LIMIT ? OFFSET ?`, [
@@ -170,10 +200,10 @@ export class SqliteSearchReads {
     return found
   }
 
-  /** The FTS5 query that every word matches some field; null when nothing can match. */
-  expression(words: readonly string[]): string | null {
+  /** The search's condition (see conditionOf); null when nothing can match. */
+  condition(words: readonly string[]): SearchCondition | null {
     const terms = this.terms(words)
-    return terms ? this.expressionOf(terms) : null
+    return terms ? this.conditionOf(terms) : null
   }
 
   /**
@@ -184,7 +214,7 @@ export class SqliteSearchReads {
     const key = words.join(' ')
     if (this.termsRead?.key === key) return this.termsRead.terms
     const terms = rankSync(searchTerms(this.fields, words), this)
-    const found = this.expressionOf(terms) === null ? null : terms
+    const found = this.conditionOf(terms) === null ? null : terms
     this.termsRead = { key, terms: found }
     return found
   }
@@ -207,64 +237,64 @@ export class SqliteSearchReads {
   }
 
   count(terms: readonly SearchTerm[], cap: number): number {
-    const expression = this.expressionOf(terms)
-    if (expression === null) return 0
-    const { from, where, params } = this.source(expression)
+    const condition = this.conditionOf(terms)
+    if (condition === null) return 0
+    const { from, where, params } = this.source(condition.expression, condition)
     const sql = `SELECT COUNT(*) AS count FROM (SELECT 1 FROM ${from}${whereClause(where)} LIMIT ?)`
     return (this.statement(sql).get(...params, cap)?.count as number) ?? 0
   }
 
   first(conjunction: Conjunction, limit: number): Id[] {
-    const { from, where, params, rowid } = this.source(this.search.conjunctionExpression(conjunction, this.whole))
+    const parts = this.search.conjunctionParts(conjunction, this.whole, MANY_IDS)
+    const { from, where, params, rowid } = this.source(parts.expression, {
+      where: parts.where,
+      params: parts.params as Bindings,
+    })
     return this.ids(`SELECT ${rowid} AS id FROM ${from}${whereClause(where)} ORDER BY ${rowid} LIMIT ?`, [
       ...params,
       limit,
     ])
   }
 
-  /** Every match with its references, and per word the attribute fields it matches in each. */
+  /**
+   * Every match with its references, and per word the attribute fields it matches in each, found
+   * from the attributes' text by the rules the index matches by (src/model/typos.ts): one read of
+   * the matches, not one more pass over the index per word, field and typo level.
+   */
   matches(terms: readonly SearchTerm[]): SearchMatch[] {
-    const expression = this.expressionOf(terms)
-    if (expression === null) return []
+    const condition = this.conditionOf(terms)
+    if (condition === null) return []
     const refColumns = this.search.relatedColumns()
-    const refs = refColumns.map(([, column]) => `, ${this.table.name}.${column}`).join('')
-    const { where, params, rowid } = this.source(expression)
+    const textColumns = this.search.attributeColumns()
+    const columns = [...refColumns, ...textColumns].map(([, column]) => `, ${this.table.name}.${column}`).join('')
+    const { where, params, rowid } = this.source(condition.expression, condition)
     const joined =
       rowid === `${this.table.name}."id"`
         ? this.table.name
         : `${this.search.index} CROSS JOIN ${this.table.name} ON ${this.table.name}."id" = ${rowid}`
     const rows = this.statement(
-      `SELECT ${rowid} AS id${refs} FROM ${joined}${whereClause(where)} ORDER BY ${rowid}`,
+      `SELECT ${rowid} AS id${columns} FROM ${joined}${whereClause(where)} ORDER BY ${rowid}`,
     ).values(...params)
-    const hits = new Map<Id, number[]>()
-    for (const row of rows)
-      hits.set(
-        row[0] as Id,
-        terms.map(() => 0),
-      )
-    const index = this.search.index
-    for (const [w, term] of terms.entries()) {
-      for (const f of this.search.attributeFields()) {
+    const checks = terms.map((term) =>
+      textColumns.map(([f]) => {
         const field = this.fields[f] as RankedField
-        for (const typos of attributeLevels(term, field)) {
-          const match = this.search.attributeExpression(f, wordMatch(term, field, typos))
-          const within = [match, expression, this.folded].filter((p) => p !== '')
-          const found = this.statement(`SELECT rowid AS id FROM ${index} WHERE ${index} MATCH ?`).values(
-            within.map((part) => `(${part})`).join(' AND '),
-          )
-          for (const [id] of found) {
-            const bits = hits.get(id as Id)
-            if (bits) bits[w] = (bits[w] ?? 0) | hitBit(f, typos)
-          }
-        }
-      }
-    }
+        return attributeLevels(term, field).map((typos) => ({ f, typos, match: wordMatch(term, field, typos) }))
+      }),
+    )
     return rows.map((row) => {
       const byField: (Id | null | undefined)[] = this.fields.map(() => undefined)
       refColumns.forEach(([f], i) => {
         byField[f] = (row[i + 1] as Id | null) ?? null
       })
-      return { id: row[0] as Id, refs: byField, hits: hits.get(row[0] as Id) ?? [] }
+      const words = textColumns.map((_, i) => textWords(String(row[1 + refColumns.length + i] ?? '')))
+      const hits = checks.map((byColumn) => {
+        let bits = 0
+        byColumn.forEach((levels, i) => {
+          for (const { f, typos, match } of levels) if (holds(match, words[i] ?? [])) bits |= hitBit(f, typos)
+        })
+        return bits
+      })
+      return { id: row[0] as Id, refs: byField, hits }
     })
   }
 
