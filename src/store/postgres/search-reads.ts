@@ -1,12 +1,6 @@
 import type { Id } from '../../model/record'
-import {
-  type Conjunction,
-  type RankedWindow,
-  rankAll,
-  rankAsync,
-  rankedWindow,
-  type SearchMatch,
-} from '../search-ranking'
+import { type Conjunction, type RankedWindow, rankAll, rankedWindow, type SearchMatch } from '../search-ranking'
+import { rankAsync } from '../search-runs'
 import {
   canMatch,
   type NearRequest,

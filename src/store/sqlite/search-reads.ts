@@ -7,10 +7,10 @@ import {
   type RankedWindow,
   rankAll,
   rankedWindow,
-  rankSync,
   SEARCH_WINDOW,
   type SearchMatch,
 } from '../search-ranking'
+import { rankSync } from '../search-runs'
 import {
   attributeLevels,
   hitBit,
