@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { IMPORT_BATCH_SIZE, MAX_REPORTED_LINES } from '../../src/commands/import'
 import { authors } from '../../src/resources/authors'
 import { bookCollections } from '../../src/resources/book-collections'
+import { books } from '../../src/resources/books'
 import {
   booksIn,
   CLI,
@@ -65,6 +66,16 @@ describe('catalogue import FILE.csv', () => {
       { title: 'Kindred', author: 'Octavia E. Butler', collection: null },
     ])
     expect(countsIn(path)).toEqual({ authors: 3, collections: 1, books: 4 })
+    // The imported words are forgiven typos at once: titles, and the authors and collections created.
+    await withStore(path, async (store) => {
+      const found = async (text: string) =>
+        (
+          await store.page(books, { filters: [{ kind: 'search', text }], sort: [], ranked: true, limit: 20 })
+        ).records.map((record) => record.attributes.name)
+      expect(await found('dispossesed')).toEqual(['The Dispossessed'])
+      expect(await found('bulter')).toEqual(['Kindred'])
+      expect(await found('earthsae atuan')).toEqual(['The Tombs of Atuan'])
+    })
   })
 
   it('reads RFC 4180 quoting (commas, doubled quotes, line breaks in a field), a BOM and CRLF, and counts lines across quoted line breaks', async () => {

@@ -2,6 +2,7 @@ import { afterAll, afterEach, describe, expect, it, setDefaultTimeout } from 'bu
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { authors } from '../../src/resources/authors'
+import { books } from '../../src/resources/books'
 import { resources } from '../../src/resources/registry'
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
 import { insertCatalogue } from '../support/bulk'
@@ -29,6 +30,17 @@ async function dumpOf(path: string) {
   const store = SqliteStore.open(path, resources)
   try {
     return await dumpCatalogue(store)
+  } finally {
+    await store.close()
+  }
+}
+
+/** The names of the books a search finds in a SQLite database, in ranked order. */
+async function searched(path: string, text: string): Promise<string[]> {
+  const store = SqliteStore.open(path, resources)
+  try {
+    const page = await store.page(books, { filters: [{ kind: 'search', text }], sort: [], ranked: true, limit: 20 })
+    return page.records.map((record) => record.attributes.name as string)
   } finally {
     await store.close()
   }
@@ -85,6 +97,8 @@ describe('catalogue import of an export', () => {
     expect(await dumpOf(target.path)).toEqual(await dumpOf(source.path))
     const again = await runCli(['export'], { env: { DATABASE_URL: target.url } })
     expect(again.stdout).toBe(text)
+    // The restored words are forgiven typos as the source's were (the vocabulary came with them).
+    expect(await searched(target.path, 'earthsae')).toEqual(['A Wizard of Earthsea', '  spaced  '])
   })
 
   it("starts the new database's change feed after the restore: a position from the source is 410 there, never taken for one", async () => {
