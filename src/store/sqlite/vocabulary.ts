@@ -18,6 +18,18 @@ function searchedAttributes(resource: ResourceDescription): string[] {
   )
 }
 
+/** The names of a type's searched attributes, worked out once per type: every write asks. */
+const searchedNames = new WeakMap<ResourceDescription, readonly string[]>()
+
+function searchedAttributeNames(resource: ResourceDescription): readonly string[] {
+  let names = searchedNames.get(resource)
+  if (!names) {
+    names = (searchOf(resource)?.fields ?? []).flatMap((field) => ('attribute' in field ? [field.attribute] : []))
+    searchedNames.set(resource, names)
+  }
+  return names
+}
+
 /** The vocabulary table of a searched type; none for a type without searched attributes. */
 export function vocabularyTableSql(resource: ResourceDescription): string[] {
   if (searchedAttributes(resource).length === 0) return []
@@ -45,17 +57,14 @@ export function vocabularyFillSql(resource: ResourceDescription, index: string):
 
 /** Adds the words of records written to their types' vocabularies, on the writing connection. */
 export class SqliteVocabulary {
-  private readonly inserts = new Map<string, Statement>()
+  private readonly inserts = new Map<string, Statement<unknown, [string, number, string]>>()
 
   constructor(private readonly db: Database) {}
 
   /** The words of these records' searched attributes. */
   addRecords(resource: ResourceDescription, records: readonly StoredRecord[]): void {
-    const columns = searchedAttributes(resource)
-    if (columns.length === 0) return
-    const names = Object.entries(resource.attributes)
-      .filter(([, attribute]) => columns.includes(attribute.column))
-      .map(([name]) => name)
+    const names = searchedAttributeNames(resource)
+    if (names.length === 0) return
     const texts: string[] = []
     for (const record of records) {
       for (const name of names) {
@@ -68,21 +77,21 @@ export class SqliteVocabulary {
 
   /** The words of these texts of a type's searched attributes. */
   addTexts(resource: ResourceDescription, texts: readonly string[]): void {
-    if (searchedAttributes(resource).length === 0 || texts.length === 0) return
-    const rows = new Set<string>()
+    if (searchedAttributeNames(resource).length === 0 || texts.length === 0) return
+    const words = new Set<string>()
     for (const text of texts) {
-      for (const word of vocabularyWords(text)) if (!/^[0-9]+$/.test(word)) rows.add(word)
+      for (const word of vocabularyWords(text)) if (!/^[0-9]+$/.test(word)) words.add(word)
     }
-    if (rows.size === 0) return
-    this.insert(resource.table).run(JSON.stringify([...rows].map(vocabularyRow)))
+    if (words.size === 0) return
+    // A statement a word: some 1.5 µs each, against 13 µs for the words of a title as one JSON batch.
+    const insert = this.insert(resource.table)
+    for (const word of words) insert.run(...vocabularyRow(word))
   }
 
-  private insert(table: string): Statement {
+  private insert(table: string): Statement<unknown, [string, number, string]> {
     let statement = this.inserts.get(table)
     if (!statement) {
-      statement = this.db.query(
-        `INSERT OR IGNORE INTO ${vocabularyTable(table)} (head, size, word) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)`,
-      )
+      statement = this.db.query(`INSERT OR IGNORE INTO ${vocabularyTable(table)} (head, size, word) VALUES (?, ?, ?)`)
       this.inserts.set(table, statement)
     }
     return statement
