@@ -1,7 +1,7 @@
 import type { Statement } from 'bun:sqlite'
 import type { SortKey } from '../../model/query'
 import type { Id } from '../../model/record'
-import { foldWord, type TextWord, textWords } from '../../model/typos'
+import { textWords } from '../../model/typos'
 import {
   type Conjunction,
   type RankedWindow,
@@ -19,9 +19,9 @@ import {
   type RelatedRequest,
   type SearchTerm,
   searchTerms,
-  type WordMatch,
   wordMatch,
 } from '../search-terms'
+import { foldedMatch, holds, termTest } from '../search-text-match'
 import { type Bindings, type Row, type Table, whereClause } from '../sql/table'
 import type { SqliteSearch } from './search'
 
@@ -46,11 +46,8 @@ interface SearchCondition {
 
 const noConditions: OtherConditions = { where: [], params: [] }
 
-/** Whether a word match holds among a text's words: one begins with its prefix, or is one of its whole words. */
-function holds(match: WordMatch, words: readonly TextWord[]): boolean {
-  const prefix = match.prefix === null ? null : foldWord(match.prefix)
-  return words.some((w) => (prefix !== null && w.folded.startsWith(prefix)) || match.whole.includes(w.folded))
-}
+/** Rows a sorted search walks before it marks its matches instead (see walkInOrder): some 30 ms. */
+const WALK_BUDGET = 20_000
 
 /**
  * The reads of a search over one type's FTS5 index. Every read starts from the index (FTS5 hands
@@ -172,19 +169,24 @@ export class SqliteSearchReads {
     const params = [...this.other.params, ...(keyset?.params ?? []), ...condition.params]
     const query = [condition.expression, this.folded].filter((part) => part !== '').join(' AND ')
     const walk = `SELECT ${this.table.name}."id" AS id FROM ${this.table.name}`
-    if (query === '')
-      return this.ids(`${walk}${whereClause(where)} ORDER BY ${order.join(', ')} LIMIT ? OFFSET ?`, [
-        ...params,
-        limit,
-        offset,
-      ])
+    const plainWalk = () =>
+      this.ids(`${walk}${whereClause(where)} ORDER BY ${order.join(', ')} LIMIT ? OFFSET ?`, [...params, limit, offset])
+    // Every row matches: the order's index walked as a plain list.
+    if (query === '' && condition.where.length === 0) return plainWalk()
     const index = this.search.index
     const matching = `SELECT rowid FROM ${index} WHERE ${index} MATCH ?`
     if (count <= SEARCH_WINDOW) {
       // `+` keeps SQLite from walking the order's index to test each row against the matches.
-      const sql = `${walk}${whereClause([`${this.table.name}."id" IN (${matching})`, ...where])} ORDER BY ${order.map((term) => `+${term}`).join(', ')} LIMIT ? OFFSET ?`
-      return this.ids(sql, [query, ...params, limit, offset])
+      const matched = query === '' ? [] : [`${this.table.name}."id" IN (${matching})`]
+      const sql = `${walk}${whereClause([...matched, ...where])} ORDER BY ${order.map((term) => `+${term}`).join(', ')} LIMIT ? OFFSET ?`
+      return this.ids(sql, [...(query === '' ? [] : [query]), ...params, limit, offset])
     }
+    if (this.folded === '') {
+      const walked = this.walkInOrder(this.terms(words) ?? [], order, keyset, offset, limit)
+      if (walked) return walked
+    }
+    // Words that name only many related records mark no matches in the index: the conditions test each row.
+    if (query === '') return plainWalk()
     const top = this.statement(`SELECT MAX("id") AS top FROM ${this.table.name}`).get()?.top as number | null
     const matched = new Uint8Array((top ?? 0) + 1)
     for (const row of this.statement(`${matching.replace('SELECT rowid', 'SELECT rowid AS id')}`).iterate(query)) {
@@ -194,6 +196,47 @@ export class SqliteSearchReads {
     let skipped = 0
     for (const row of this.statement(`${walk}${whereClause(where)} ORDER BY ${order.join(', ')}`).iterate(...params)) {
       if (matched[row.id as number] !== 1) continue
+      if (skipped < offset) skipped++
+      else if (found.push(row.id as Id) === limit) break
+    }
+    return found
+  }
+
+  /**
+   * A window of a search that matches more than SEARCH_WINDOW records, in a sort order: the order's
+   * index walked, each row tested here against the words by the rules the index matches by
+   * (src/model/typos.ts), until the window is full. With 1 in 1,000 rows matching or more, a page of
+   * 20 reads at most some 20,000 rows, and one in most titles a few dozen: no pass over every
+   * match. Null past WALK_BUDGET rows (a deep page), for the bitmap of the matches instead.
+   */
+  private walkInOrder(
+    terms: readonly SearchTerm[],
+    order: readonly string[],
+    keyset: OtherConditions | null,
+    offset: number,
+    limit: number,
+  ): Id[] | null {
+    const refs = this.search.relatedColumns()
+    const texts = this.search.attributeColumns()
+    const columns = [
+      ...refs.map(([, column], i) => `, ${this.table.name}.${column} AS r${i}`),
+      ...texts.map(([, column], i) => `, ${this.table.name}.${column} AS t${i}`),
+    ].join('')
+    const tests = terms.flatMap((term) => {
+      const test = termTest(term, this.fields, refs, texts, this.whole)
+      return test ? [test] : []
+    })
+    const where = [...this.other.where, ...(keyset?.where ?? [])]
+    const params = [...this.other.params, ...(keyset?.params ?? [])]
+    const sql = `SELECT ${this.table.name}."id" AS id${columns} FROM ${this.table.name}${whereClause(where)} ORDER BY ${order.join(', ')}`
+    const found: Id[] = []
+    let skipped = 0
+    let walked = 0
+    for (const row of this.statement(sql).iterate(...params)) {
+      if (++walked > WALK_BUDGET) return null
+      const words = texts.map((_, i) => textWords(String(row[`t${i}`] ?? '')))
+      const references = refs.map((_, i) => row[`r${i}`] as Id | null)
+      if (!tests.every((test) => test(references, words))) continue
       if (skipped < offset) skipped++
       else if (found.push(row.id as Id) === limit) break
     }
@@ -278,7 +321,11 @@ export class SqliteSearchReads {
     const checks = terms.map((term) =>
       textColumns.map(([f]) => {
         const field = this.fields[f] as RankedField
-        return attributeLevels(term, field).map((typos) => ({ f, typos, match: wordMatch(term, field, typos) }))
+        return attributeLevels(term, field).map((typos) => ({
+          f,
+          typos,
+          match: foldedMatch(wordMatch(term, field, typos)),
+        }))
       }),
     )
     return rows.map((row) => {
