@@ -100,6 +100,8 @@ export class SqliteSearchReads {
    * on the table (see MANY_IDS); null when no record can match.
    */
   private conditionOf(terms: readonly SearchTerm[]): SearchCondition | null {
+    // No word: nothing matches (as a search of only spaces finds nothing).
+    if (terms.length === 0) return null
     const many = (term: SearchTerm) => term.related.some((ids) => (ids?.length ?? 0) > MANY_IDS)
     const few = terms.filter((term) => !many(term))
     const expression = few.length === 0 ? '' : this.search.termsExpression(few, this.whole)
