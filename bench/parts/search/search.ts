@@ -1,0 +1,206 @@
+/**
+ * `bun run bench -- search [--sizes 100000,1000000] [--backends sqlite,postgres] [--seed N] [--quick]`:
+ * issue 34's search bench. For each backend and size: a generated catalogue
+ * (bench/parts/search/catalogue.ts) imported by `catalogue import --create` into a fresh SQLite
+ * file or temporary PostgreSQL database (load.ts); its words read back and a query family drawn
+ * from them with the seed (catalogue-words.ts, family.ts); the reference's index built
+ * (reference-index.ts); then the real service and the reference (reference.ts) each asked every
+ * query's first page ranked and sorted (pages.ts), typo recall (recall.ts), and four of the worst
+ * page at once beside a fifth client (concurrency.ts). Prints the report (report.ts); a full run
+ * (both backends, both sizes, not --quick) also writes it to bench/results/search.md.
+ */
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { pinning, QUICK } from '../../harness/measure'
+import { type RunningServer, startServer, stopServer, waitUntilReady } from '../../harness/servers'
+import { readCatalogueWords } from './catalogue-words'
+import { crowdRound } from './concurrency'
+import { familyHash, queryFamily } from './family'
+import { loadCatalogue, type SearchBackend } from './load'
+import { pagesOf, timePasses } from './pages'
+import { typoRecall } from './recall'
+import { buildReferenceIndex } from './reference-index'
+import { type SearchCell, searchSection } from './report'
+
+type Track = (server: RunningServer) => void
+
+const say = (line: string) => process.stderr.write(`search: ${line}\n`)
+const count = (n: number) => n.toLocaleString('en-US')
+
+const SIZES = [100_000, 1_000_000] as const
+const BACKENDS = ['sqlite', 'postgres'] as const
+/** Passes over every page: a page's figure is their median. */
+const PASSES = QUICK ? 1 : 3
+/** Pages the fifth client asks beside the crowd. */
+const CROWD_SAMPLE = QUICK ? 10 : 30
+
+interface SearchChoice {
+  readonly sizes: number[]
+  readonly backends: SearchBackend[]
+  readonly seed: number
+}
+
+/** Today's date as a number (20261204): the default seed, so the family changes from day to day. */
+const dailySeed = () => Number(new Date().toISOString().slice(0, 10).replaceAll('-', ''))
+
+function sizeOf(text: string): number | undefined {
+  const match = /^([0-9]+)([km]?)$/i.exec(text.trim())
+  if (!match) return undefined
+  const unit = match[2]?.toLowerCase()
+  return Number(match[1]) * (unit === 'k' ? 1000 : unit === 'm' ? 1_000_000 : 1)
+}
+
+export function searchChoice(argv: readonly string[]): SearchChoice | string {
+  const values = new Set(['--sizes', '--backends', '--seed'])
+  for (const [i, arg] of argv.entries()) {
+    if (arg !== '--quick' && !values.has(arg) && !values.has(argv[i - 1] ?? '')) {
+      return `unknown option "${arg}" of search (--sizes 100000,1000000, --backends sqlite,postgres, --seed N, --quick)`
+    }
+  }
+  const value = (flag: string) => {
+    const i = argv.indexOf(flag)
+    return i === -1 ? undefined : (argv[i + 1] ?? '')
+  }
+  const sizes = (value('--sizes') ?? SIZES.join(',')).split(',').map(sizeOf)
+  if (sizes.some((size) => size === undefined || size < 1000))
+    return '--sizes takes book counts of 1000 or more, as 100000 or 100k'
+  const backends = (value('--backends') ?? BACKENDS.join(',')).split(',')
+  if (backends.some((b) => b !== 'sqlite' && b !== 'postgres')) return '--backends takes sqlite and postgres'
+  const seedText = value('--seed')
+  const seed = seedText === undefined ? dailySeed() : Number(seedText)
+  if (!Number.isSafeInteger(seed) || seed < 0) return '--seed takes a whole number'
+  return {
+    sizes: [...new Set(sizes as number[])].sort((a, b) => a - b),
+    backends: [...new Set(backends as SearchBackend[])],
+    seed,
+  }
+}
+
+/** The service on a catalogue, once it answers one record; it must within two minutes. */
+async function startService(url: string, track: Track): Promise<RunningServer> {
+  const server = startServer(
+    'service',
+    'src/cli.ts',
+    { HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATABASE_URL: url },
+    pinning.server,
+    ['serve'],
+  )
+  track(server)
+  for (const deadline = performance.now() + 120_000; performance.now() < deadline; ) {
+    if (server.process.exitCode !== null) break
+    try {
+      const response = await fetch(`${server.origin}/api/v1/books/1`)
+      await response.arrayBuffer()
+      if (response.status === 200) return server
+    } catch {
+      // Not listening yet.
+    }
+    await Bun.sleep(100)
+  }
+  await stopServer(server)
+  throw new Error(`the service did not start on ${url}`)
+}
+
+async function measureCell(
+  backend: SearchBackend,
+  books: number,
+  seed: number,
+  dir: string,
+  track: Track,
+): Promise<SearchCell> {
+  const started = performance.now()
+  const catalogue = await loadCatalogue(backend, books, dir)
+  const servers: RunningServer[] = []
+  let removeReference = () => {}
+  try {
+    say(`  import ${catalogue.importRun.seconds.toFixed(1)} s; reading its words`)
+    const words = await readCatalogueWords(catalogue.url, books)
+    if (words.books !== books) throw new Error(`the import left ${words.books} books of ${books}`)
+    const family = queryFamily(words, seed)
+    const hash = familyHash(family)
+    say(`  family of ${family.length} queries with seed ${seed} (fingerprint ${hash}); building the reference's index`)
+    const referenceIndex = await buildReferenceIndex(catalogue)
+    removeReference = referenceIndex.remove
+    say(`  reference index ${referenceIndex.seconds.toFixed(1)} s; timing ${family.length * 3} pages x ${PASSES}`)
+    const service = await startService(catalogue.url, track)
+    servers.push(service)
+    const reference = startServer(
+      'reference',
+      join(import.meta.dir, 'reference.ts'),
+      referenceIndex.env,
+      pinning.server,
+    )
+    track(reference)
+    servers.push(reference)
+    await waitUntilReady(reference, '/api/v1/books?filter[search]=a')
+    const pages = pagesOf(family)
+    const timings = await timePasses([service, reference], pages, PASSES, seed, (line) => say(`  ${line}`))
+    say('  typo recall')
+    const recall = await typoRecall(service.origin, family)
+    const serviceTimings = timings.get(service) ?? []
+    say(`  four of the worst page at once beside ${CROWD_SAMPLE} others`)
+    const crowd = await crowdRound(service, serviceTimings, CROWD_SAMPLE, seed)
+    const cell: SearchCell = {
+      backend,
+      books,
+      catalogue: {
+        authors: words.authors.length,
+        collections: words.collections.length,
+        titleWords: words.titleWords.size,
+      },
+      family,
+      familyHash: hash,
+      importRun: catalogue.importRun,
+      ...(catalogue.vacuumSeconds === undefined ? {} : { vacuumSeconds: catalogue.vacuumSeconds }),
+      referenceSeconds: referenceIndex.seconds,
+      service: serviceTimings,
+      reference: timings.get(reference) ?? [],
+      recall,
+      ...(crowd === undefined ? {} : { crowd }),
+      seconds: (performance.now() - started) / 1000,
+    }
+    say(`  ${count(books)} books on ${backend} took ${Math.round(cell.seconds)} s`)
+    return cell
+  } finally {
+    await Promise.all(servers.map(stopServer))
+    removeReference()
+    await catalogue.remove()
+  }
+}
+
+export async function searchBench(argv: readonly string[], dir: string, track: Track): Promise<number> {
+  const choice = searchChoice(argv)
+  if (typeof choice === 'string') {
+    console.error(`bench: ${choice}`)
+    return 2
+  }
+  say(`seed ${choice.seed} (--seed ${choice.seed} repeats this family); ${PASSES} pass(es)`)
+  const started = performance.now()
+  const cells: SearchCell[] = []
+  for (const backend of choice.backends) {
+    for (const books of choice.sizes) {
+      say(`${backend} at ${count(books)} books`)
+      cells.push(await measureCell(backend, books, choice.seed, dir, track))
+    }
+  }
+  const report = searchSection({
+    seed: choice.seed,
+    passes: PASSES,
+    crowdSample: CROWD_SAMPLE,
+    cells,
+    seconds: (performance.now() - started) / 1000,
+  })
+  console.log(`\n${report}`)
+  const full =
+    !QUICK && BACKENDS.every((b) => choice.backends.includes(b)) && SIZES.every((s) => choice.sizes.includes(s))
+  // A quick or partial run is for trying the bench out: the published results stay as they were.
+  if (full) writeFileSync(join(import.meta.dir, '..', '..', 'results', 'search.md'), `${report}\n`)
+  const failed = cells.flatMap((cell) => cell.service.filter((t) => t.status !== 200))
+  if (failed.length > 0) {
+    console.error(
+      `search: ${failed.length} pages answered otherwise than 200, first: ${failed[0]?.page.path} (${failed[0]?.status})`,
+    )
+    return 1
+  }
+  return 0
+}
