@@ -1,14 +1,13 @@
 /**
  * The crowd of the search bench's concurrency round (bench/parts/search/concurrency.ts), in a
  * process of its own: `bun bench/parts/search/crowd.ts ORIGIN COPIES PATH` keeps COPIES requests
- * for PATH in flight, each sent again as soon as its answer is read, over a connection each; prints
- * `started` once the first ones are sent, stops sending when its standard input closes, waits for
- * the answers in flight, and prints `{"latencies":[ms,...],"statuses":{"200":n,...}}`.
+ * for PATH in flight, each sent again as soon as its answer is read, over a connection each. It
+ * prints `started` once the first ones are sent, then `<ms> <status>` for each answer as it comes
+ * (so that what it saw survives its being killed), and stops sending when its standard input
+ * closes, exiting once the answers in flight are in.
  */
 const [origin = '', copies = '4', path = '/'] = Bun.argv.slice(2)
 let running = true
-const latencies: number[] = []
-const statuses: Record<string, number> = {}
 
 async function copy(): Promise<void> {
   while (running) {
@@ -23,8 +22,7 @@ async function copy(): Promise<void> {
     } catch {
       // Counted as failed.
     }
-    latencies.push(performance.now() - started)
-    statuses[status] = (statuses[status] ?? 0) + 1
+    console.log(`${(performance.now() - started).toFixed(2)} ${status}`)
   }
 }
 
@@ -35,5 +33,4 @@ for await (const _ of Bun.stdin.stream()) {
 }
 running = false
 await all
-console.log(JSON.stringify({ latencies, statuses }))
 process.exit(0)

@@ -117,9 +117,10 @@ export function queryFamily(catalogue: CatalogueWords, seed: number): FamilyQuer
   // As one types: a whole word of a title, then the next word of it a letter at a time.
   const typed = shuffled(random, samples).flatMap((book) => {
     const words = wordsOf(book.title)
-    const at = words.findIndex(
-      (w, i) => w.length >= 3 && letters(w) && letters(words[i + 1] ?? '') && (words[i + 1]?.length ?? 0) >= 4,
-    )
+    const at = words.findIndex((w, i) => {
+      const next = words[i + 1] ?? ''
+      return w.length >= 3 && letters(w) && letters(next) && next.length >= 4 && next.length <= 9
+    })
     return at === -1 ? [] : [[words[at] as string, words[at + 1] as string] as const]
   })
   for (const [whole, next] of typed.slice(0, TYPED_TITLES)) {
