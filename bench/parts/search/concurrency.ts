@@ -7,10 +7,10 @@
  */
 import { join } from 'node:path'
 import { pinning } from '../../harness/measure'
-import type { RunningServer } from '../../harness/servers'
 import { median } from '../../harness/statistics'
 import { ask, type PageTiming } from './pages'
 import { seededRandom, shuffled } from './seeded-random'
+import type { ServerUnderTest } from './under-test'
 
 export const CROWD = 4
 /** The fifth client stops after this long once it has asked FIFTH_CLIENT_LEAST pages, and after FIFTH_CLIENT_MOST_MS once it has one. */
@@ -46,13 +46,14 @@ async function eachLine(stream: ReadableStream<Uint8Array>, line: (text: string)
 }
 
 export async function crowdRound(
-  server: RunningServer,
+  server: ServerUnderTest,
   timings: readonly PageTiming[],
   sample: number,
   seed: number,
 ): Promise<CrowdRound | undefined> {
+  // The worst page, answered or not (a page the service gave no answer to is the worst of all).
   const answered = timings.filter((t) => t.status === 200)
-  const heavy = answered.reduce<PageTiming | undefined>(
+  const heavy = timings.reduce<PageTiming | undefined>(
     (w, t) => (w === undefined || t.medianMs > w.medianMs ? t : w),
     undefined,
   )

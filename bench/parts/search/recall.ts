@@ -7,6 +7,7 @@
  */
 import type { FamilyQuery } from './family'
 import { ask } from './pages'
+import type { ServerUnderTest } from './under-test'
 
 export interface RecallResult {
   /** Per number of edits (1, 2): asked and found. */
@@ -54,7 +55,8 @@ async function findsBook(
   return false
 }
 
-export async function typoRecall(origin: string, family: readonly FamilyQuery[]): Promise<RecallResult> {
+export async function typoRecall(server: ServerUnderTest, family: readonly FamilyQuery[]): Promise<RecallResult> {
+  const { origin } = server
   const asked = { 1: 0, 2: 0 }
   const found = { 1: 0, 2: 0 }
   let matchedAnything = 0

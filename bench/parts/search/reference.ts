@@ -124,6 +124,8 @@ const searcher = file ? sqliteSearcher(file) : postgresSearcher(databaseUrl ?? '
 Bun.serve({
   hostname: '127.0.0.1',
   port,
+  // The longest Bun allows: a slow page is measured, not cut off at the default 10 s.
+  idleTimeout: 255,
   routes: { '/api/v1/books': { GET: (request) => listBooks(searcher, request) } },
   fetch: () => badRequest('another path'),
 })

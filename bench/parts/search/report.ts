@@ -10,7 +10,7 @@ import { ms } from '../million/report'
 import { CROWD, type CrowdRound } from './concurrency'
 import { type FamilyQuery, KIND_NOTES, QUERY_KINDS } from './family'
 import type { SearchBackend } from './load'
-import { type PageSummary, type PageTiming, percentile, summarize } from './pages'
+import { PAGE_LIMIT_MS, type PageSummary, type PageTiming, percentile, summarize } from './pages'
 import type { RecallResult } from './recall'
 
 /** A first page within this many ms at 100,000 books and at 1,000,000 (issue 34). */
@@ -32,6 +32,8 @@ export interface SearchCell {
   readonly reference: readonly PageTiming[]
   readonly recall: RecallResult
   readonly crowd?: CrowdRound
+  /** Times a server was started afresh after a page it gave no answer to. */
+  readonly restarts: { readonly service: number; readonly reference: number }
   readonly seconds: number
 }
 
@@ -49,6 +51,9 @@ const NAMES: Record<SearchBackend, string> = { sqlite: 'SQLite', postgres: 'Post
 const count = (n: number) => n.toLocaleString('en-US')
 const short = (books: number) => (books >= 1_000_000 ? `${books / 1_000_000}M` : `${books / 1000}k`)
 const code = (text: string) => `\`${text}\``
+/** A page's figure, and why there is no answer where there is none. */
+const figure = (t: PageTiming) =>
+  `${ms(t.medianMs)}${t.status === 200 ? '' : t.status === 0 ? ' (no answer)' : ` (answered ${t.status})`}`
 const pageName = (t: PageTiming) =>
   `${code(t.page.query.text)}${t.page.order === 'ranked' ? '' : ` sort=${t.page.order}`}`
 const sorted = (timings: readonly PageTiming[]) => timings.filter((t) => t.page.order !== 'ranked')
@@ -67,13 +72,29 @@ function spreadRows(cell: SearchCell): string[][] {
     count(cell.books),
     order,
     s.worst ? pageName(s.worst) : '—',
-    s.worst ? ms(s.worst.medianMs) : '—',
+    s.worst ? figure(s.worst) : '—',
     ms(s.p50),
     ms(s.p90),
     ms(s.p99),
-    `${s.overBudget} of ${s.pages} (> ${budget} ms)${s.failed > 0 ? `, ${s.failed} not 200` : ''}`,
+    `${s.overBudget} of ${s.pages} (> ${budget} ms)${s.failed > 0 ? `, ${s.failed} unanswered or not 200` : ''}`,
     String(s.once),
   ])
+}
+
+/** One line for the run's progress: the worst pages of a cell as soon as it is measured. */
+export function cellLine(cell: SearchCell): string {
+  const budget = budgetOf(cell.books)
+  return (
+    [
+      ['ranked', ranked],
+      ['sorted', sorted],
+    ] as const
+  )
+    .map(([order, of]) => {
+      const s = summarize(of(cell.service), budget)
+      return `${order} worst ${s.worst ? `${figure(s.worst)} ms ${pageName(s.worst)}` : '—'}, p90 ${ms(s.p90)}, ${s.overBudget}/${s.pages} over`
+    })
+    .join('; ')
 }
 
 function kindTable(cells: readonly SearchCell[]): string {
@@ -104,7 +125,7 @@ function crowdTable(cells: readonly SearchCell[]): string {
     return [
       [
         where(cell),
-        `${pageName(round.heavy)} ${ms(round.heavy.medianMs)}`,
+        `${pageName(round.heavy)} ${figure(round.heavy)}`,
         `${round.crowdAnswers}, ${ms(round.crowdMedianMs)}`,
         String(round.others.length),
         worst ? `${ms(worst.ms)} ${pageName(worst.timing)}` : '—',
@@ -169,7 +190,7 @@ function referenceRows(cell: SearchCell): string[][] {
       where(cell),
       order,
       service.worst ? ms(service.worst.medianMs) : '—',
-      reference.worst ? `${ms(reference.worst.medianMs)} ${pageName(reference.worst)}` : '—',
+      reference.worst ? `${figure(reference.worst)} ${pageName(reference.worst)}` : '—',
       ratio(service.worst?.medianMs, reference.worst?.medianMs),
       ms(service.p90),
       ms(reference.p90),
@@ -192,6 +213,7 @@ function loadTable(cells: readonly SearchCell[]): string {
       String(Math.round(cell.importRun.peakRssBytes / 2 ** 20)),
       cell.vacuumSeconds === undefined ? '—' : cell.vacuumSeconds.toFixed(1),
       cell.referenceSeconds.toFixed(1),
+      `${cell.restarts.service} / ${cell.restarts.reference}`,
       String(Math.round(cell.seconds)),
     ]
   })
@@ -204,6 +226,7 @@ function loadTable(cells: readonly SearchCell[]): string {
       'import peak RSS MiB',
       'VACUUM ANALYZE s',
       'reference index s',
+      'restarts after no answer (service / reference)',
       'this size took s',
     ],
     rows,
@@ -222,7 +245,7 @@ function targets(result: SearchResult): string {
       ['sorted', sorted],
     ] as const) {
       const s = summarize(of(cell.service), budget)
-      const worst = s.worst ? `${ms(s.worst.medianMs)} ms, ${pageName(s.worst)}` : 'no page'
+      const worst = s.worst ? `${figure(s.worst)} ms, ${pageName(s.worst)}` : 'no page'
       line(
         s.overBudget === 0 && s.failed === 0,
         `${where(cell)} ${order}: worst ${worst}; ${s.overBudget} of ${s.pages} over`,
@@ -270,7 +293,7 @@ export function searchSection(result: SearchResult): string {
   return [
     '### Search as people use it: a generated query family (issue 34)',
     '',
-    `Catalogues generated with a seed (bench/parts/search/catalogue.ts: words of 1 to 16 letters drawn with Zipf's frequencies, titles of 1 to 12 words, some with a number, first and last names, a third of the books in a series), imported by \`catalogue import --create\` into a fresh SQLite file or temporary PostgreSQL database. From each loaded catalogue's own words, a family of queries drawn with seed ${result.seed} (\`--seed ${result.seed}\` repeats it): every query's first page of 20 ranked (no sort) and sorted (\`sort=name\`, \`sort=-name\`), asked of the real service (\`bun src/cli.ts serve\`, LOG_LEVEL=warn, pinned to core 0; PostgreSQL unpinned) one at a time by the bench on core 1, to the last body byte; ${result.passes} pass(es) over every page in seeded orders, taking turns with the reference; a page's figure is its median over the passes (a page over ${result.onceOverBudgets}x its budget the first time was asked once: the "asked once" column), and the worst is the worst page of the family. Budget: ${BUDGET_MS[100_000]} ms at 100,000 books, ${BUDGET_MS[1_000_000]} ms at 1,000,000. The whole run took ${Math.round(result.seconds)} s.`,
+    `Catalogues generated with a seed (bench/parts/search/catalogue.ts: words of 1 to 16 letters drawn with Zipf's frequencies, titles of 1 to 12 words, some with a number, first and last names, a third of the books in a series), imported by \`catalogue import --create\` into a fresh SQLite file or temporary PostgreSQL database. From each loaded catalogue's own words, a family of queries drawn with seed ${result.seed} (\`--seed ${result.seed}\` repeats it): every query's first page of 20 ranked (no sort) and sorted (\`sort=name\`, \`sort=-name\`), asked of the real service (\`bun src/cli.ts serve\`, LOG_LEVEL=warn, pinned to core 0; PostgreSQL unpinned) one at a time by the bench on core 1, to the last body byte; ${result.passes} pass(es) over every page in seeded orders, taking turns with the reference; a page's figure is its median over the passes; the bench waits ${PAGE_LIMIT_MS / 1000} s at most for a page ("no answer" past it, or when the service closes the connection, and the server is then started afresh before the next page; a page over ${result.onceOverBudgets}x its budget the first time was asked once: the "asked once" column); the worst is the worst page of the family. Budget: ${BUDGET_MS[100_000]} ms at 100,000 books, ${BUDGET_MS[1_000_000]} ms at 1,000,000. The whole run took ${Math.round(result.seconds)} s.`,
     '',
     markdownTable(
       [
