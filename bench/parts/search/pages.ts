@@ -41,11 +41,11 @@ export interface Answer {
 const headers = { accept: 'application/vnd.api+json', 'accept-encoding': 'identity' }
 
 /**
- * How long the bench waits for a page: 80 times the budget at a million books, whose verdict no
+ * How long the bench waits for a page: 40 times the budget at a million books, whose verdict no
  * longer waiting changes. Past it, as when the service closes the connection first (its idle
  * timeout, 30 s), the page has no answer (status 0).
  */
-export const PAGE_LIMIT_MS = 20_000
+export const PAGE_LIMIT_MS = 10_000
 
 export async function ask(origin: string, path: string): Promise<Answer> {
   const started = performance.now()
