@@ -27,6 +27,7 @@ import { machineryBench } from './parts/machinery/machinery'
 import { type MatrixChoice, matrixChoice } from './parts/matrix/matrix'
 import { millionBench } from './parts/million/million'
 import { replicaBench } from './parts/replicas'
+import { searchBench } from './parts/search/search'
 import { changeLatencyBench } from './runs/change-latency'
 import { runFull } from './runs/full'
 import { compareOnly, durabilityOnly, matrixOnly, type PartialRun, postgresWritesOnly } from './runs/partial'
@@ -71,7 +72,9 @@ async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
  * part, on the backends of `--backends`), and `bun run bench -- change-latency [--backends sqlite,postgres]
  * [--streams 1,50]` how long a change takes to reach the feed's streams (bench/runs/change-latency.ts),
  * and `bun run bench -- first-search [--backends sqlite,postgres]` the start and the first search
- * on a catalogue of one book (bench/parts/first-search/first-search.ts).
+ * on a catalogue of one book (bench/parts/first-search/first-search.ts), and `bun run bench -- search
+ * [--sizes 100000,1000000] [--backends sqlite,postgres] [--seed N]` issue 34's generated query family
+ * at 100,000 and 1,000,000 books (bench/parts/search/search.ts).
  * Options of `main`:
  *
  * - `--backends sqlite,postgres` (BENCH_BACKENDS): the backends of the backend × workers part;
@@ -98,9 +101,10 @@ async function chosenBench(): Promise<number> {
   if (chosen === 'million') return millionBench(argv.slice(1), dir, track)
   if (chosen === 'change-latency') return changeLatencyBench(argv.slice(1), dir, track)
   if (chosen === 'first-search') return firstSearchBench(argv.slice(1))
+  if (chosen === 'search') return searchBench(argv.slice(1), dir, track)
   if (chosen !== undefined && !chosen.startsWith('--')) {
     console.error(
-      `bench: no bench "${chosen}"; run it without an argument, or with "crash", "hostile", "bounds", "replicas", "before-after", "machinery", "million", "change-latency" or "first-search"`,
+      `bench: no bench "${chosen}"; run it without an argument, or with "crash", "hostile", "bounds", "replicas", "before-after", "machinery", "million", "change-latency", "first-search" or "search"`,
     )
     return 2
   }

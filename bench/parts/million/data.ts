@@ -101,7 +101,7 @@ export async function csvOf(size: MillionSize): Promise<string> {
 }
 
 /** Runs `bun src/cli.ts <args>` from the repository on every core; throws with its stderr if it fails. */
-async function cli(args: readonly string[]): Promise<ImportRun> {
+export async function cli(args: readonly string[]): Promise<ImportRun> {
   const started = performance.now()
   const child = Bun.spawn([...pinning.spread, 'bun', 'src/cli.ts', ...args], {
     cwd: repoRoot,

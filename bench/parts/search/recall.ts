@@ -1,0 +1,76 @@
+/**
+ * Typo recall: for each misspelled query of the family, made from a right word of book B's title,
+ * whether the service's search for the misspelling finds B. Asked as the misspelling filtered by
+ * B's author (`filter[search]=<wrong>&filter[author]=<B's author>`), walked by cursor pages of 100,
+ * which keep to id order, until B or a book after it shows up: exact, however many of the author's
+ * books match.
+ */
+import type { FamilyQuery } from './family'
+import { ask } from './pages'
+import type { ServerUnderTest } from './under-test'
+
+export interface RecallResult {
+  /** Per number of edits (1, 2): asked and found. */
+  readonly asked: Readonly<Record<1 | 2, number>>
+  readonly found: Readonly<Record<1 | 2, number>>
+  /** Misspelled queries whose search (author filter aside) matched some book. */
+  readonly matchedAnything: number
+  /** Answers other than 200 along the way. */
+  readonly failed: number
+}
+
+interface CursorPage {
+  data?: { id: string }[]
+  meta?: { total?: number }
+  links?: { next?: string }
+}
+
+/** Most cursor pages walked for one query: an author with more matching books than this is rare. */
+const MOST_PAGES = 50
+
+async function findsBook(
+  origin: string,
+  wrong: string,
+  bookId: number,
+  authorId: number,
+): Promise<boolean | undefined> {
+  let path: string | undefined =
+    `/api/v1/books?filter[search]=${encodeURIComponent(wrong)}&filter[author]=${authorId}&page[size]=100&page[after]=`
+  for (let n = 0; path !== undefined && n < MOST_PAGES; n++) {
+    const answer = await ask(origin, path)
+    if (answer.status !== 200) return undefined
+    const page = JSON.parse(answer.body) as CursorPage
+    const ids = (page.data ?? []).map((book) => Number(book.id))
+    if (ids.includes(bookId)) return true
+    if (ids.some((id) => id > bookId)) return false
+    const next = page.links?.next
+    path =
+      next === undefined
+        ? undefined
+        : (() => {
+            const url = new URL(next, origin)
+            return url.pathname + url.search
+          })()
+  }
+  return false
+}
+
+export async function typoRecall(server: ServerUnderTest, family: readonly FamilyQuery[]): Promise<RecallResult> {
+  const { origin } = server
+  const asked = { 1: 0, 2: 0 }
+  const found = { 1: 0, 2: 0 }
+  let matchedAnything = 0
+  let failed = 0
+  for (const query of family) {
+    if (query.typo === undefined) continue
+    const edits = query.kind === 'two typos' ? 2 : 1
+    asked[edits]++
+    const hit = await findsBook(origin, query.text, query.typo.bookId, query.typo.authorId)
+    if (hit === undefined) failed++
+    else if (hit) found[edits]++
+    const any = await ask(origin, `/api/v1/books?filter[search]=${encodeURIComponent(query.text)}&page[size]=1`)
+    if (any.status !== 200) failed++
+    else if (((JSON.parse(any.body) as CursorPage).meta?.total ?? 0) > 0) matchedAnything++
+  }
+  return { asked, found, matchedAnything, failed }
+}
