@@ -16,6 +16,7 @@ import {
 } from './ddl'
 import { feedHistorySql, feedTablesSql, feedTypeSql } from './feed-ddl'
 import type { PostgresMigration } from './migrate'
+import { recordTotalsMigrationSql } from './record-totals-ddl'
 import { flushFunction, wordFunctions } from './search-totals-ddl'
 import {
   clearSearchTotalsSql,
@@ -249,7 +250,7 @@ function changeSql(change: SchemaChange, state: SchemaState): string[] {
   const resource = state.apply(change)
   switch (change.kind) {
     case 'create-type':
-      return typeSql(resource ?? change.resource, state, state.all, state.feed)
+      return typeSql(resource ?? change.resource, state, state.all, state)
     case 'add-to-one':
       return addToOneSql(resource ?? change.resource, change.relationship, state)
     case 'add-index':
@@ -260,6 +261,11 @@ function changeSql(change: SchemaChange, state: SchemaState): string[] {
       return [...feedTablesSql, ...state.all.flatMap(feedTypeSql)]
     case 'feed-history':
       return feedHistorySql
+    case 'record-totals':
+      return recordTotalsMigrationSql(
+        state.all,
+        state.all.flatMap(wordFunctions).map((fn) => fn.name),
+      )
   }
 }
 

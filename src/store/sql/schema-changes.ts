@@ -29,6 +29,12 @@ export type SchemaChange =
    * history is not the one stored (restored, copied, re-created, promoted) starts its feed over.
    */
   | { readonly kind: 'feed-history' }
+  /**
+   * The page totals kept for the records alone, no longer for the words of each record (which
+   * nothing reads); on PostgreSQL, search_totals' statement and flush triggers of every searched
+   * type. Each type created after it gets the records' triggers with its table.
+   */
+  | { readonly kind: 'record-totals' }
 
 export function createType(resource: ResourceDescription): SchemaChange {
   return { kind: 'create-type', resource }
@@ -48,6 +54,10 @@ export function changeFeed(): SchemaChange {
 
 export function feedHistory(): SchemaChange {
   return { kind: 'feed-history' }
+}
+
+export function recordTotals(): SchemaChange {
+  return { kind: 'record-totals' }
 }
 
 export function handSql(sql: { readonly sqlite: string; readonly postgres: string }): SchemaChange {
@@ -79,6 +89,8 @@ export class SchemaState {
   private readonly later: Set<string>
   /** Whether the change feed's tables exist: a type created from then on records its changes. */
   feed = false
+  /** Whether the page totals count records alone (`recordTotals`): a type created from then on is counted so. */
+  recordTotals = false
 
   /** `changes`: every change of the migrations to come, to know which to-ones are added later. */
   constructor(changes: readonly SchemaChange[]) {
@@ -107,6 +119,11 @@ export class SchemaState {
     if (change.kind === 'sql') return undefined
     if (change.kind === 'feed-history') {
       if (!this.feed) throw new Error("the change feed's history comes before the change feed")
+      return undefined
+    }
+    if (change.kind === 'record-totals') {
+      if (this.recordTotals) throw new Error('the totals are made records alone twice')
+      this.recordTotals = true
       return undefined
     }
     if (change.kind === 'change-feed') {

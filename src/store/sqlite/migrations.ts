@@ -265,6 +265,9 @@ function changeSql(change: SchemaChange, state: SchemaState): string[] {
       // id past its time (sqlite/change-history.ts). The migration is recorded all the same, so
       // that both backends number the shared migrations alike.
       return []
+    case 'record-totals':
+      // record_counts (migration 7) has always counted records alone.
+      return []
   }
 }
 
