@@ -6,7 +6,7 @@ import { bookCollections } from '../../src/resources/book-collections'
 import { books } from '../../src/resources/books'
 import { ResourceRegistry, resources } from '../../src/resources/registry'
 import { PostgresStore } from '../../src/store/postgres/postgres-store'
-import { flushFunction } from '../../src/store/postgres/search-totals-ddl'
+import { recordFlushFunction } from '../../src/store/postgres/record-totals-ddl'
 import { afterAll, beforeEach, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
@@ -120,7 +120,7 @@ describe('PostgresStore.open schema check', () => {
     expect(error.message).toBe('table books lacks the column name_search that searches read (migration 9)')
   })
 
-  it('refuses a searched type whose ranking totals (the totals of its pages too) are no longer kept', async () => {
+  it('refuses a searched type whose page totals are no longer kept', async () => {
     await direct?.unsafe('DROP TRIGGER books_search_totals ON books')
     const error = await refusal(resources)
     expect(error.message).toBe(
@@ -145,20 +145,22 @@ describe('PostgresStore.open schema check', () => {
   })
 
   it('refuses a flush of the search totals that leaves a searched table out of its list', async () => {
-    const flush = flushFunction(resources.all.filter((r) => r.type !== 'books'))
+    const flush = recordFlushFunction(resources.all.filter((r) => r.type !== 'books'))
     await direct?.unsafe(flush.sql)
     const error = await refusal(resources)
-    expect(error.message).toStartWith("the function flush_search_totals() is not as the descriptions' schema writes it")
+    expect(error.message).toStartWith(
+      "the function flush_search_records() is not as the descriptions' schema writes it",
+    )
     expect(error.message).toContain("ARRAY['authors', 'book_collections', 'books']")
   })
 
-  it('refuses a statement trigger that runs the word count of another kind of type', async () => {
+  it('refuses a statement trigger that runs the count of the other change', async () => {
     await direct?.unsafe(`DROP TRIGGER books_search_added ON books;
       CREATE TRIGGER books_search_added AFTER INSERT ON books REFERENCING NEW TABLE AS new_rows
-        FOR EACH STATEMENT EXECUTE FUNCTION name_words_added()`)
+        FOR EACH STATEMENT EXECUTE FUNCTION count_records_removed()`)
     const error = await refusal(resources)
     expect(error.message).toBe(
-      "the trigger books_search_added runs name_words_added(), but the descriptions' schema runs book_words_added()",
+      "the trigger books_search_added runs count_records_removed(), but the descriptions' schema runs count_records_added()",
     )
   })
 })

@@ -3,6 +3,7 @@ import { type ResourceRegistry, searchOf } from '../../resources/registry'
 import { sortIndexSql, toOnes } from '../sql/sort-indexes'
 import { addToOneColumnSql, type ToOneDialect, toOneColumnSql } from '../sql/to-one-columns'
 import { feedFunction, feedTrigger } from './feed-ddl'
+import { recordCountFunctions, recordFlushFunction, recordTotalTriggers } from './record-totals-ddl'
 import { searchColumnName, searchedColumns } from './search-columns'
 import { flushFunction, type PostgresFunction, wordChanges, wordFunctions, wordsKind } from './search-totals-ddl'
 import { vocabularyFunctions, vocabularyTableSql, vocabularyTriggers } from './vocabulary-ddl'
@@ -121,39 +122,61 @@ export function searchTotalTriggers(resource: ResourceDescription): PostgresTrig
   ]
 }
 
-/** Every trigger the generator writes for a type; `feed`: the change feed's too (once it exists). */
-export function typeTriggers(resource: ResourceDescription, feed: boolean, vocabulary: boolean): PostgresTrigger[] {
+/**
+ * What the schema holds at some point of the migrations (SchemaState): whether the change feed
+ * exists, and whether the page totals count records alone (record-totals-ddl.ts) or words too.
+ */
+export interface SchemaStage {
+  readonly feed: boolean
+  readonly recordTotals: boolean
+  /** The search vocabularies exist (src/store/postgres/vocabulary-ddl.ts). */
+  readonly vocabulary: boolean
+}
+
+/** The schema after every migration, as the start-up check compares it. */
+export const currentStage: SchemaStage = { feed: true, recordTotals: true, vocabulary: true }
+
+/** Every trigger the generator writes for a type at `stage`: the change feed's too once it exists. */
+export function typeTriggers(resource: ResourceDescription, stage: SchemaStage): PostgresTrigger[] {
   return [
     ...commitTriggers(resource),
-    ...searchTotalTriggers(resource),
-    ...(feed ? [feedTrigger(resource)] : []),
-    ...(vocabulary ? vocabularyTriggers(resource) : []),
+    ...(stage.recordTotals ? recordTotalTriggers(resource) : searchTotalTriggers(resource)),
+    ...(stage.feed ? [feedTrigger(resource)] : []),
+    ...(stage.vocabulary ? vocabularyTriggers(resource) : []),
   ]
 }
 
 /**
- * Every function the generator writes for the types: each kind's word functions once, the flush,
- * and with `feed` each type's change feed function.
+ * Every function the generator writes for the types at `stage`: the totals' (each kind's word
+ * functions once and their flush, or the records' and theirs), and each type's change feed function.
  */
-export function typeFunctions(
-  resources: readonly ResourceDescription[],
-  feed: boolean,
-  vocabulary: boolean,
-): PostgresFunction[] {
+export function typeFunctions(resources: readonly ResourceDescription[], stage: SchemaStage): PostgresFunction[] {
   const byName = new Map<string, PostgresFunction>()
-  for (const fn of resources.flatMap(wordFunctions)) byName.set(fn.name, fn)
+  for (const fn of stage.recordTotals ? recordCountFunctions : resources.flatMap(wordFunctions)) {
+    byName.set(fn.name, fn)
+  }
+  const flush = stage.recordTotals ? recordFlushFunction(resources) : flushFunction(resources)
   return [
     ...byName.values(),
-    flushFunction(resources),
-    ...(feed ? resources.map(feedFunction) : []),
-    ...(vocabulary ? resources.flatMap(vocabularyFunctions) : []),
+    flush,
+    ...(stage.feed ? resources.map(feedFunction) : []),
+    ...(stage.vocabulary ? resources.flatMap(vocabularyFunctions) : []),
   ]
 }
 
-/** A searched type's 8 slots of search_totals (one per backend pid modulo 8), counted from the table. */
-export function searchTotalRowsSql(resource: ResourceDescription, words: string): string[] {
+/**
+ * A searched type's 8 slots of search_totals (one per backend pid modulo 8), counted from the
+ * table; `words`: what a row adds to the words column, until the totals count records alone.
+ */
+export function searchTotalRowsSql(resource: ResourceDescription, words: string | null): string[] {
   if (!searchOf(resource)) return []
   const table = resource.table
+  if (words === null) {
+    return [
+      `INSERT INTO search_totals (table_name, slot, records) SELECT '${table}', slot, 0 FROM generate_series(0, 7) AS slot;`,
+      `UPDATE search_totals SET records = (SELECT COUNT(*) FROM ${table}) WHERE table_name = '${table}' AND slot = 0;`,
+    ]
+  }
   return [
     `INSERT INTO search_totals (table_name, slot, records, words) SELECT '${table}', slot, 0, 0 FROM generate_series(0, 7) AS slot;`,
     `UPDATE search_totals SET records = (SELECT COUNT(*) FROM ${table}), words = (SELECT COALESCE(SUM(${words}), 0) FROM ${table}) WHERE table_name = '${table}' AND slot = 0;`,
@@ -161,29 +184,29 @@ export function searchTotalRowsSql(resource: ResourceDescription, words: string)
 }
 
 /**
- * Everything `createType` writes: the table, its indexes, search words, counters and their
- * triggers, and the word and flush functions again for the types there are then (`all`); with
- * `feed` (the change feed exists), the function and trigger that record its changes.
+ * Everything `createType` writes at `stage`: the table, its indexes, search words, counters and
+ * their triggers, and the totals' functions again for the types there are then (`all`); once the
+ * change feed exists, the function and trigger that record its changes.
  */
 export function typeSql(
   resource: ResourceDescription,
   lookup: Lookup,
   all: readonly ResourceDescription[],
-  feed: boolean,
-  vocabulary: boolean,
+  stage: SchemaStage,
 ): string[] {
-  const words = wordFunctions(resource)
+  const totals = stage.recordTotals ? [recordFlushFunction(all)] : [...wordFunctions(resource), flushFunction(all)]
   return [
     tableSql(resource, lookup, 'identity'),
     ...toOnes(resource).map(([, r]) => foreignKeyIndexSql(resource, r)),
     ...sortIndexSql(resource),
     ...searchColumnSql(resource),
-    ...words.map((fn) => fn.sql),
-    flushFunction(all).sql,
-    ...searchTotalRowsSql(resource, '0'),
-    ...(feed ? [feedFunction(resource).sql] : []),
-    ...(vocabulary ? [...vocabularyTableSql(resource), ...vocabularyFunctions(resource).map((fn) => fn.sql)] : []),
-    ...typeTriggers(resource, feed, vocabulary).map((t) => t.sql),
+    ...totals.map((fn) => fn.sql),
+    ...searchTotalRowsSql(resource, stage.recordTotals ? null : '0'),
+    ...(stage.feed ? [feedFunction(resource).sql] : []),
+    ...(stage.vocabulary
+      ? [...vocabularyTableSql(resource), ...vocabularyFunctions(resource).map((fn) => fn.sql)]
+      : []),
+    ...typeTriggers(resource, stage).map((t) => t.sql),
   ]
 }
 

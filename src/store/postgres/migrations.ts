@@ -16,6 +16,7 @@ import {
 } from './ddl'
 import { feedHistorySql, feedTablesSql, feedTypeSql } from './feed-ddl'
 import type { PostgresMigration } from './migrate'
+import { recordTotalsMigrationSql } from './record-totals-ddl'
 import { flushFunction, wordFunctions } from './search-totals-ddl'
 import {
   clearSearchTotalsSql,
@@ -250,7 +251,7 @@ function changeSql(change: SchemaChange, state: SchemaState): string[] {
   const resource = state.apply(change)
   switch (change.kind) {
     case 'create-type':
-      return typeSql(resource ?? change.resource, state, state.all, state.feed, state.vocabulary)
+      return typeSql(resource ?? change.resource, state, state.all, state)
     case 'add-to-one':
       return addToOneSql(resource ?? change.resource, change.relationship, state)
     case 'add-index':
@@ -268,6 +269,11 @@ function changeSql(change: SchemaChange, state: SchemaState): string[] {
         ...vocabularyTriggers(type).map((t) => t.sql),
         ...vocabularyFillSql(type),
       ])
+    case 'record-totals':
+      return recordTotalsMigrationSql(
+        state.all,
+        state.all.flatMap(wordFunctions).map((fn) => fn.name),
+      )
   }
 }
 

@@ -1,7 +1,7 @@
 import type { SQL, TransactionSQL } from 'bun'
 import { type ResourceRegistry, searchOf } from '../../resources/registry'
 import { Table } from '../sql/table'
-import { typeFunctions, typeTriggers } from './ddl'
+import { currentStage, typeFunctions, typeTriggers } from './ddl'
 import { searchColumnName, searchedColumns } from './search-columns'
 
 /**
@@ -53,7 +53,7 @@ function generatedMismatch(
   functions: ReadonlyMap<string, string>,
 ): string | null {
   for (const resource of registry.all) {
-    for (const trigger of typeTriggers(resource, true, true)) {
+    for (const trigger of typeTriggers(resource, currentStage)) {
       const found = triggers.find((t) => t.table_name === trigger.table && t.trigger_name === trigger.name)
       if (!found)
         return `the database has no trigger ${trigger.name} on ${trigger.table}, which the descriptions' schema holds`
@@ -62,7 +62,7 @@ function generatedMismatch(
       }
     }
   }
-  for (const fn of typeFunctions(registry.all, true, true)) {
+  for (const fn of typeFunctions(registry.all, currentStage)) {
     const body = functions.get(fn.name)
     if (body === undefined) return `the database has no function ${fn.name}(), which the descriptions' schema holds`
     if (layoutFree(body) !== layoutFree(fn.body)) {
@@ -151,11 +151,10 @@ function mismatchOf(
       const indexed = searchIndexed.some((i) => i.table_name === table && i.column_name === column)
       if (!indexed) return `the database has no search index on ${table}.${column}, which ${resource.type} searches`
     }
-    // Migration 5: each statement's change summed, and written once at the commit; migration 3's
-    // TRUNCATE clears them. The sum of its slots is also the total of an unfiltered page.
-    for (const trigger of ['added', 'removed', 'changed', 'totals', 'truncate'].map(
-      (part) => `${table}_search_${part}`,
-    )) {
+    // Each statement's records added or removed summed, and written once at the commit (shared
+    // migration 3); migration 3's TRUNCATE clears them. The sum of its slots is the total of an
+    // unfiltered page.
+    for (const trigger of ['added', 'removed', 'totals', 'truncate'].map((part) => `${table}_search_${part}`)) {
       if (!hasTrigger(table, trigger)) {
         return `the database has no trigger ${trigger}, so the page totals of ${resource.type} would be wrong`
       }

@@ -35,6 +35,12 @@ export type SchemaChange =
    * created after it gets its own with its table.
    */
   | { readonly kind: 'search-vocabulary' }
+  /**
+   * The page totals kept for the records alone, no longer for the words of each record (which
+   * nothing reads); on PostgreSQL, search_totals' statement and flush triggers of every searched
+   * type. Each type created after it gets the records' triggers with its table.
+   */
+  | { readonly kind: 'record-totals' }
 
 export function createType(resource: ResourceDescription): SchemaChange {
   return { kind: 'create-type', resource }
@@ -58,6 +64,10 @@ export function feedHistory(): SchemaChange {
 
 export function searchVocabulary(): SchemaChange {
   return { kind: 'search-vocabulary' }
+}
+
+export function recordTotals(): SchemaChange {
+  return { kind: 'record-totals' }
 }
 
 export function handSql(sql: { readonly sqlite: string; readonly postgres: string }): SchemaChange {
@@ -91,6 +101,8 @@ export class SchemaState {
   feed = false
   /** Whether the search vocabularies exist: a searched type created from then on has its own. */
   vocabulary = false
+  /** Whether the page totals count records alone (`recordTotals`): a type created from then on is counted so. */
+  recordTotals = false
 
   /** `changes`: every change of the migrations to come, to know which to-ones are added later. */
   constructor(changes: readonly SchemaChange[]) {
@@ -124,6 +136,11 @@ export class SchemaState {
     if (change.kind === 'search-vocabulary') {
       if (this.vocabulary) throw new Error('the search vocabularies are created twice')
       this.vocabulary = true
+      return undefined
+    }
+    if (change.kind === 'record-totals') {
+      if (this.recordTotals) throw new Error('the totals are made records alone twice')
+      this.recordTotals = true
       return undefined
     }
     if (change.kind === 'change-feed') {
