@@ -1,6 +1,6 @@
 /**
  * The service against an earlier build of itself, in the same run: `bun run bench -- before-after
- * --tree DIR [--backends sqlite,postgres] [--rounds N] [--cases NAME,...]`. DIR is a checkout of the earlier commit
+ * --tree DIR [--backends sqlite,postgres] [--rounds N] [--cases NAME,...] [--books N]`. DIR is a checkout of the earlier commit
  * with its packages installed (`git worktree add DIR <commit> && (cd DIR && bun install)`). Both
  * builds serve copies of the same data, seeded by the earlier build's code (the later one migrates
  * its copy forward as it starts: a build that adds a table, as the change feed does, still runs
@@ -82,7 +82,15 @@ function chosenCases(): readonly Case[] {
 }
 
 /**
- * Seeds WRITE_SET's count of books with the earlier build's own bench/data code, in a process run
+ * Books seeded: WRITE_SET's (10,000 and the stock DELETE takes; an author has 2,600), or with
+ * `--books 10000` the comparison's reads' data (an author's books a list of 100: a short list).
+ */
+function seededBooks(): number {
+  return Number(option('--books') ?? WRITE_SET.books)
+}
+
+/**
+ * Seeds seededBooks() books with the earlier build's own bench/data code, in a process run
  * from its tree: a build refuses a database whose schema is newer than it knows, while the later
  * build migrates its copy forward when it starts. Both then serve the same records.
  */
@@ -97,7 +105,7 @@ async function seedWithEarlier(tree: string, dir: string, target: string): Promi
     [
       `import { SEED${postgres ? '' : ', seed'} } from ${JSON.stringify(join(data, 'seed.ts'))}`,
       ...(postgres ? [`import { seedPostgres as seed } from ${JSON.stringify(module)}`] : []),
-      `await seed(${JSON.stringify(postgres ? target : target.slice('sqlite://'.length))}, { ...SEED, books: ${WRITE_SET.books} })`,
+      `await seed(${JSON.stringify(postgres ? target : target.slice('sqlite://'.length))}, { ...SEED, books: ${seededBooks()} })`,
       'process.exit(0)',
     ].join('\n'),
   )
