@@ -182,6 +182,8 @@ export const variants: readonly Variant[] = [
   { name: '11 with search_words() in PL/pgSQL', base: released, sql: [plpgsqlWordsSql], detail: true },
   { name: 'service, migration 12 (this change)', base: current, sql: [] },
   { name: '12 - feed trigger', base: current, sql: [feedTrigger] },
+  { name: '12 - data_version trigger', base: current, sql: [commitTrigger], detail: true },
+  { name: '12 - search_totals triggers', base: current, sql: recordTriggers, detail: true },
   { name: '12 - all triggers', base: current, sql: [feedTrigger, ...recordTriggers, commitTrigger] },
   { name: '12 + books_terms (search_words(NEW.name))', base: current, sql: termsFromName },
   { name: '12 + books_terms (NEW.name_search)', base: current, sql: termsFromStoredWords },
