@@ -7,16 +7,24 @@
  */
 import type { FamilyQuery } from './family'
 import { ask } from './pages'
+import { editsAllowed } from './typos'
 import type { ServerUnderTest } from './under-test'
 
 export interface RecallResult {
   /** Per number of edits (1, 2): asked and found. */
   readonly asked: Readonly<Record<1 | 2, number>>
   readonly found: Readonly<Record<1 | 2, number>>
+  /**
+   * The same, of the misspellings whose own length allows their edits (a right word of 9 letters
+   * with a letter left out is typed in 8, where one edit is the rule if it is the typed word that counts).
+   */
+  readonly typedRule: { readonly asked: number; readonly found: number }
   /** Misspelled queries whose search (author filter aside) matched some book. */
   readonly matchedAnything: number
   /** Answers other than 200 along the way. */
   readonly failed: number
+  /** The misspellings whose book was not found, with their right word. */
+  readonly missed: readonly { readonly wrong: string; readonly right: string }[]
 }
 
 interface CursorPage {
@@ -61,6 +69,8 @@ export async function typoRecall(server: ServerUnderTest, family: readonly Famil
   const found = { 1: 0, 2: 0 }
   let matchedAnything = 0
   let failed = 0
+  const missed: { wrong: string; right: string }[] = []
+  const typedRule = { asked: 0, found: 0 }
   for (const query of family) {
     if (query.typo === undefined) continue
     const edits = query.kind === 'two typos' ? 2 : 1
@@ -68,9 +78,14 @@ export async function typoRecall(server: ServerUnderTest, family: readonly Famil
     const hit = await findsBook(origin, query.text, query.typo.bookId, query.typo.authorId)
     if (hit === undefined) failed++
     else if (hit) found[edits]++
+    else missed.push({ wrong: query.text, right: query.typo.right })
+    if (editsAllowed(query.text.length) >= edits) {
+      typedRule.asked++
+      if (hit) typedRule.found++
+    }
     const any = await ask(origin, `/api/v1/books?filter[search]=${encodeURIComponent(query.text)}&page[size]=1`)
     if (any.status !== 200) failed++
     else if (((JSON.parse(any.body) as CursorPage).meta?.total ?? 0) > 0) matchedAnything++
   }
-  return { asked, found, matchedAnything, failed }
+  return { asked, found, typedRule, matchedAnything, failed, missed }
 }
