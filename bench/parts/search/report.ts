@@ -244,7 +244,7 @@ export function searchSection(result: SearchResult): string {
     '',
     recallTable(cells),
     '',
-    "The reference (bench/parts/search/reference.ts), in the same run on the same catalogue and pages: plain Bun.serve over an index of its own (reference-index.ts): SQLite FTS5 over title, author name and series name (the service's tokenizer, prefix indexes of 1-3 letters, bm25 weighted 10/2/1), or PostgreSQL over one `simple` tsvector of the three weighted A/B/C under a GIN index (ts_rank); the total counted to 10,001 as the service does. Its ranking is not the service's, its matches are: the last column counts the ranked pages with the same `meta.total`.",
+    "The reference (bench/parts/search/reference.ts), in the same run on the same catalogue and pages: plain Bun.serve over an index of its own (reference-index.ts): SQLite FTS5 over title, author name and series name (the service's tokenizer, prefix indexes of 1-3 letters, bm25 weighted 10/2/1), or PostgreSQL over one `simple` tsvector of the three weighted A/B/C under a GIN index (ts_rank); the total counted to 10,001 as the service does. Its ranking is not the service's, and it matches every word as a prefix, typos unforgiven: the last column counts the ranked pages with the same `meta.total` (where the service also forgives a typo it has more).",
     '',
     markdownTable(
       [
