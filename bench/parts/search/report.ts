@@ -138,8 +138,13 @@ function recallTable(cells: readonly SearchCell[]): string {
   )
   const missed = cells
     .filter((cell) => cell.recall.missed.length > 0)
-    .map((cell) => `${where(cell)}: ${cell.recall.missed.map((m) => `${code(m.wrong)} (${code(m.right)})`).join(', ')}`)
-  return missed.length === 0 ? table : `${table}\n\nNot found (the right word in brackets): ${missed.join('; ')}.`
+    .map(
+      (cell) =>
+        `${where(cell)}: ${cell.recall.missed.map((m) => `${code(m.wrong)} (${code(m.right)}, ${m.matched})`).join(', ')}`,
+    )
+  return missed.length === 0
+    ? table
+    : `${table}\n\nNot found (in brackets the right word, and how many of the book's author's books the misspelling matched): ${missed.join('; ')}.`
 }
 
 /** Pages whose totals (meta.total, counted to 10,000) agree between service and reference: the same matches. */
