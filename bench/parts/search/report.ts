@@ -5,60 +5,25 @@
  * beside the service; the loads; and the family itself, so that a run can be read and repeated.
  */
 import { markdownTable } from '../../harness/tables'
-import type { ImportRun } from '../million/data'
 import { ms } from '../million/report'
-import { CROWD, type CrowdRound } from './concurrency'
-import { type FamilyQuery, KIND_NOTES, QUERY_KINDS } from './family'
-import type { SearchBackend } from './load'
-import { PAGE_LIMIT_MS, type PageSummary, type PageTiming, percentile, summarize } from './pages'
-import type { RecallResult } from './recall'
-
-/** A first page within this many ms at 100,000 books and at 1,000,000 (issue 34). */
-export const BUDGET_MS: Readonly<Record<number, number>> = { 100000: 50, 1000000: 250 }
-export const budgetOf = (books: number) => BUDGET_MS[books] ?? (books <= 100_000 ? 50 : 250)
-/** SQLite's import of 1,000,000 books at most this multiple of 100,000's (issue 34, point 7). */
-const IMPORT_MULTIPLE = 12
-
-export interface SearchCell {
-  readonly backend: SearchBackend
-  readonly books: number
-  readonly catalogue: { readonly authors: number; readonly collections: number; readonly titleWords: number }
-  readonly family: readonly FamilyQuery[]
-  readonly familyHash: string
-  readonly importRun: ImportRun
-  readonly vacuumSeconds?: number
-  readonly referenceSeconds: number
-  readonly service: readonly PageTiming[]
-  readonly reference: readonly PageTiming[]
-  readonly recall: RecallResult
-  readonly crowd?: CrowdRound
-  /** Times a server was started afresh after a page it gave no answer to. */
-  readonly restarts: { readonly service: number; readonly reference: number }
-  readonly seconds: number
-}
-
-export interface SearchResult {
-  readonly seed: number
-  readonly passes: number
-  /** Per size, in the order of the sizes: a page over this many ms at the first pass was asked once (pages.ts). */
-  readonly onceOverMs: readonly number[]
-  readonly crowdSample: number
-  readonly cells: readonly SearchCell[]
-  readonly seconds: number
-}
-
-const NAMES: Record<SearchBackend, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' }
-const count = (n: number) => n.toLocaleString('en-US')
-const short = (books: number) => (books >= 1_000_000 ? `${books / 1_000_000}M` : `${books / 1000}k`)
-const code = (text: string) => `\`${text}\``
-/** A page's figure, and why there is no answer where there is none. */
-const figure = (t: PageTiming) =>
-  `${ms(t.medianMs)}${t.status === 200 ? '' : t.status === 0 ? ' (no answer)' : ` (answered ${t.status})`}`
-const pageName = (t: PageTiming) =>
-  `${code(t.page.query.text)}${t.page.order === 'ranked' ? '' : ` sort=${t.page.order}`}`
-const sorted = (timings: readonly PageTiming[]) => timings.filter((t) => t.page.order !== 'ranked')
-const ranked = (timings: readonly PageTiming[]) => timings.filter((t) => t.page.order === 'ranked')
-const where = (cell: SearchCell) => `${NAMES[cell.backend]} ${short(cell.books)}`
+import { CROWD } from './concurrency'
+import { KIND_NOTES, QUERY_KINDS } from './family'
+import { PAGE_LIMIT_MS, type PageSummary, percentile, summarize } from './pages'
+import {
+  BUDGET_MS,
+  budgetOf,
+  code,
+  count,
+  figure,
+  NAMES,
+  pageName,
+  ranked,
+  type SearchCell,
+  type SearchResult,
+  sorted,
+  where,
+} from './report-format'
+import { familyLines, targets } from './report-targets'
 
 function spreadRows(cell: SearchCell): string[][] {
   const budget = budgetOf(cell.books)
@@ -152,18 +117,34 @@ function crowdTable(cells: readonly SearchCell[]): string {
 
 function recallTable(cells: readonly SearchCell[]): string {
   const rows = cells.map((cell) => {
-    const { asked, found, matchedAnything, failed } = cell.recall
+    const { asked, found, typedRule, matchedAnything, failed } = cell.recall
     return [
       where(cell),
       `${found[1]} / ${asked[1]}`,
       `${found[2]} / ${asked[2]}`,
+      `${typedRule.found} / ${typedRule.asked}`,
       `${matchedAnything} / ${asked[1] + asked[2]}${failed > 0 ? ` (${failed} answers not 200)` : ''}`,
     ]
   })
-  return markdownTable(
-    ['backend, books', 'one edit: book found / asked', 'two edits: found / asked', 'misspelling matched any book'],
+  const table = markdownTable(
+    [
+      'backend, books',
+      'one edit: book found / asked',
+      'two edits: found / asked',
+      'those whose typed length allows their edits: found / asked',
+      'misspelling matched any book',
+    ],
     rows,
   )
+  const missed = cells
+    .filter((cell) => cell.recall.missed.length > 0)
+    .map(
+      (cell) =>
+        `${where(cell)}: ${cell.recall.missed.map((m) => `${code(m.wrong)} (${code(m.right)}, ${m.matched})`).join(', ')}`,
+    )
+  return missed.length === 0
+    ? table
+    : `${table}\n\nNot found (in brackets the right word, and how many of the book's author's books the misspelling matched): ${missed.join('; ')}.`
 }
 
 /** Pages whose totals (meta.total, counted to 10,000) agree between service and reference: the same matches. */
@@ -214,6 +195,7 @@ function loadTable(cells: readonly SearchCell[]): string {
       cell.vacuumSeconds === undefined ? '—' : cell.vacuumSeconds.toFixed(1),
       cell.referenceSeconds.toFixed(1),
       `${cell.restarts.service} / ${cell.restarts.reference}`,
+      `${cell.load.start.toFixed(1)} / ${cell.load.end.toFixed(1)}`,
       String(Math.round(cell.seconds)),
     ]
   })
@@ -227,65 +209,11 @@ function loadTable(cells: readonly SearchCell[]): string {
       'VACUUM ANALYZE s',
       'reference index s',
       'restarts after no answer (service / reference)',
+      'load average at start / end',
       'this size took s',
     ],
     rows,
   )
-}
-
-function targets(result: SearchResult): string {
-  const lines = [
-    `targets (issue 34): every page of the family <= ${BUDGET_MS[100_000]} ms at 100,000 books and <= ${BUDGET_MS[1_000_000]} ms at 1,000,000, ranked and sorted; the same for a fifth client beside ${CROWD} of the worst; every misspelling finds its book; SQLite's import of 1,000,000 <= ${IMPORT_MULTIPLE}x 100,000's`,
-  ]
-  const line = (ok: boolean, text: string) => lines.push(`  ${ok ? 'PASS' : 'MISS'}  ${text}`)
-  for (const cell of result.cells) {
-    const budget = budgetOf(cell.books)
-    for (const [order, of] of [
-      ['ranked', ranked],
-      ['sorted', sorted],
-    ] as const) {
-      const s = summarize(of(cell.service), budget)
-      const worst = s.worst ? `${figure(s.worst)} ms, ${pageName(s.worst)}` : 'no page'
-      line(
-        s.overBudget === 0 && s.failed === 0,
-        `${where(cell)} ${order}: worst ${worst}; ${s.overBudget} of ${s.pages} over`,
-      )
-    }
-    if (cell.crowd) {
-      const worst = Math.max(...cell.crowd.others.map((o) => o.ms))
-      line(worst <= budget, `${where(cell)} beside ${CROWD} of the worst: the fifth client's worst ${ms(worst)} ms`)
-    }
-    const { asked, found } = cell.recall
-    const all = asked[1] + asked[2]
-    line(found[1] + found[2] === all, `${where(cell)} typo recall ${found[1] + found[2]} / ${all}`)
-  }
-  for (const cell of result.cells.filter((c) => c.backend === 'sqlite' && c.books === 1_000_000)) {
-    const tenth = result.cells.find((c) => c.backend === 'sqlite' && c.books === 100_000)
-    if (!tenth) continue
-    const growth = cell.importRun.seconds / tenth.importRun.seconds
-    line(growth <= IMPORT_MULTIPLE, `SQLite import of 1,000,000 books ${growth.toFixed(1)}x 100,000's`)
-  }
-  return lines.join('\n')
-}
-
-function familyLines(result: SearchResult): string[] {
-  const seen = new Set<string>()
-  return result.cells.flatMap((cell) => {
-    if (seen.has(`${cell.books} ${cell.familyHash}`)) return []
-    seen.add(`${cell.books} ${cell.familyHash}`)
-    const on = result.cells
-      .filter((c) => c.books === cell.books && c.familyHash === cell.familyHash)
-      .map((c) => NAMES[c.backend])
-    return [
-      `The family at ${count(cell.books)} books (${on.join(' and ')}; ${cell.family.length} queries, fingerprint ${cell.familyHash}):`,
-      '',
-      ...QUERY_KINDS.map((kind) => {
-        const texts = cell.family.filter((q) => q.kind === kind).map((q) => code(q.text))
-        return `- ${kind}: ${texts.join(', ') || '—'}`
-      }),
-      '',
-    ]
-  })
 }
 
 export function searchSection(result: SearchResult): string {
@@ -293,7 +221,7 @@ export function searchSection(result: SearchResult): string {
   return [
     '### Search as people use it: a generated query family (issue 34)',
     '',
-    `Catalogues generated with a seed (bench/parts/search/catalogue.ts: words of 1 to 16 letters drawn with Zipf's frequencies, titles of 1 to 12 words, some with a number, first and last names, a third of the books in a series), imported by \`catalogue import --create\` into a fresh SQLite file or temporary PostgreSQL database. From each loaded catalogue's own words, a family of queries drawn with seed ${result.seed} (\`--seed ${result.seed}\` repeats it): every query's first page of 20 ranked (no sort) and sorted (\`sort=name\`, \`sort=-name\`), asked of the real service (\`bun src/cli.ts serve\`, LOG_LEVEL=warn, pinned to core 0; PostgreSQL unpinned) one at a time by the bench on core 1, to the last body byte; ${result.passes} pass(es) over every page in seeded orders, taking turns with the reference; a page's figure is its median over the passes; the bench waits ${PAGE_LIMIT_MS / 1000} s at most for a page ("no answer" past it, or when the service closes the connection, and the server is then started afresh before the next page; a page over ${[...new Set(result.onceOverMs)].map((n) => ms(n)).join(' or ')} ms (4x the budget, at least 1 s) the first time was asked once: the "asked once" column); the worst is the worst page of the family. Budget: ${BUDGET_MS[100_000]} ms at 100,000 books, ${BUDGET_MS[1_000_000]} ms at 1,000,000. The whole run took ${Math.round(result.seconds)} s.`,
+    `Catalogues generated with a seed (bench/parts/search/catalogue.ts: words of 1 to 16 letters drawn with Zipf's frequencies, titles of 1 to 12 words, some with a number, first and last names, a third of the books in a series), imported by \`catalogue import --create\` into a fresh SQLite file or temporary PostgreSQL database. From each loaded catalogue's own words, a family of queries drawn with seed ${result.seed} (\`--seed ${result.seed}\` repeats it): every query's first page of 20 ranked (no sort) and sorted (\`sort=name\`, \`sort=-name\`), asked of the real service (\`bun src/cli.ts serve\`, LOG_LEVEL=warn, pinned to core 0; PostgreSQL unpinned) one at a time by the bench on core 1, to the last body byte; ${result.passes} pass(es) over every page in seeded orders, taking turns with the reference; a page's figure is its median over the passes; the bench waits ${PAGE_LIMIT_MS / 1000} s at most for a page ("no answer" past it, or when the service closes the connection, and the server is then started afresh before the next page; a page over ${[...new Set(result.onceOverMs)].map((n) => ms(n)).join(' or ')} ms (4x the budget, at least 1 s) the first time was asked once: the "asked once" column); the worst is the worst page of the family. Budget: ${BUDGET_MS[100_000]} ms at 100,000 books, ${BUDGET_MS[1_000_000]} ms at 1,000,000. The build measured: ${result.build}. The whole run took ${Math.round(result.seconds)} s.`,
     '',
     markdownTable(
       [
@@ -321,7 +249,7 @@ export function searchSection(result: SearchResult): string {
     '',
     recallTable(cells),
     '',
-    "The reference (bench/parts/search/reference.ts), in the same run on the same catalogue and pages: plain Bun.serve over an index of its own (reference-index.ts): SQLite FTS5 over title, author name and series name (the service's tokenizer, prefix indexes of 1-3 letters, bm25 weighted 10/2/1), or PostgreSQL over one `simple` tsvector of the three weighted A/B/C under a GIN index (ts_rank); the total counted to 10,001 as the service does. Its ranking is not the service's, its matches are: the last column counts the ranked pages with the same `meta.total`.",
+    "The reference (bench/parts/search/reference.ts), in the same run on the same catalogue and pages: plain Bun.serve over an index of its own (reference-index.ts): SQLite FTS5 over title, author name and series name (the service's tokenizer, prefix indexes of 1-3 letters, bm25 weighted 10/2/1), or PostgreSQL over one `simple` tsvector of the three weighted A/B/C under a GIN index (ts_rank); the total counted to 10,001 as the service does. Its ranking is not the service's, and it matches every word as a prefix, typos unforgiven: the last column counts the ranked pages with the same `meta.total` (where the service also forgives a typo it has more).",
     '',
     markdownTable(
       [

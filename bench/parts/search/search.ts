@@ -10,6 +10,7 @@
  * (both backends, both sizes, not --quick) also writes it to bench/results/search.md.
  */
 import { writeFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { QUICK } from '../../harness/measure'
 import type { RunningServer } from '../../harness/servers'
@@ -20,7 +21,8 @@ import { loadCatalogue, type SearchBackend } from './load'
 import { pagesOf, timePasses } from './pages'
 import { typoRecall } from './recall'
 import { buildReferenceIndex } from './reference-index'
-import { budgetOf, cellLine, type SearchCell, searchSection } from './report'
+import { cellLine, searchSection } from './report'
+import { budgetOf, type SearchCell } from './report-format'
 import { referenceUnderTest, type ServerUnderTest, serviceUnderTest } from './under-test'
 
 type Track = (server: RunningServer) => void
@@ -92,6 +94,7 @@ async function measureCell(
   track: Track,
 ): Promise<SearchCell> {
   const started = performance.now()
+  const loadAtStart = loadavg()[0] ?? 0
   const catalogue = await loadCatalogue(backend, books, dir)
   const servers: ServerUnderTest[] = []
   let removeReference = () => {}
@@ -135,6 +138,7 @@ async function measureCell(
       recall,
       ...(crowd === undefined ? {} : { crowd }),
       restarts: { service: service.restarts, reference: reference.restarts },
+      load: { start: loadAtStart, end: loadavg()[0] ?? 0 },
       seconds: (performance.now() - started) / 1000,
     }
     say(`  ${count(books)} books on ${backend} took ${Math.round(cell.seconds)} s: ${cellLine(cell)}`)
@@ -144,6 +148,16 @@ async function measureCell(
     removeReference()
     await catalogue.remove()
   }
+}
+
+/** The commit measured, and whether the tree differs from it. */
+function buildName(): string {
+  const git = (...args: string[]) =>
+    Bun.spawnSync(['git', ...args], { cwd: import.meta.dir })
+      .stdout.toString()
+      .trim()
+  const commit = git('rev-parse', '--short', 'HEAD') || 'unknown'
+  return git('status', '--porcelain', '--untracked-files=no') === '' ? commit : `${commit} with changes`
 }
 
 export async function searchBench(argv: readonly string[], dir: string, track: Track): Promise<number> {
@@ -162,6 +176,7 @@ export async function searchBench(argv: readonly string[], dir: string, track: T
     }
   }
   const report = searchSection({
+    build: buildName(),
     seed: choice.seed,
     passes: PASSES,
     onceOverMs: choice.sizes.map((books) => Math.max(ONCE_OVER_LEAST_MS, ONCE_OVER_BUDGETS * budgetOf(books))),
