@@ -99,3 +99,30 @@ describe('GET /api/v1/books?filter[search]= forgives typos', () => {
     expect(await search('quixotci')).toEqual([])
   })
 })
+
+describe('GET /api/v1/books?filter[search]=&filter[author]= by cursor', () => {
+  it('keeps to the author on every cursor page, as on numbered pages', async () => {
+    const t = await openTestApp()
+    try {
+      const one = await t.create('authors', { name: 'First Writer' })
+      const two = await t.create('authors', { name: 'Second Writer' })
+      const mine: number[] = []
+      for (let i = 0; i < 6; i++) {
+        mine.push(Number(await t.create('books', { name: `Harbour Tale ${i}`, author_id: one })))
+        await t.create('books', { name: `Harbour Song ${i}`, author_id: two })
+      }
+      const seen: number[] = []
+      let next: string | undefined =
+        `/api/v1/books?filter[search]=harbour&filter[author]=${one}&page[size]=4&page[after]=`
+      while (next) {
+        const page = await t.get(next)
+        expect(page.status).toBe(200)
+        seen.push(...page.json.data.map((r: Listed) => Number(r.id)))
+        next = page.json.links.next?.replace(/^https?:\/\/[^/]+/, '')
+      }
+      expect(seen).toEqual(mine)
+    } finally {
+      await t.close()
+    }
+  })
+})

@@ -66,7 +66,7 @@ export class PostgresSearchReads {
     await this.knowWholes(terms.flatMap((t) => this.relatedOf(t)))
     const ids = await this.scans.inIdOrder(
       (params) => this.search.termsCondition(terms, this.whole, params),
-      () => [],
+      (params) => this.other(params),
       {
         descending,
         after,
