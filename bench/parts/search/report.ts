@@ -245,7 +245,7 @@ export function searchSection(result: SearchResult): string {
     '',
     crowdTable(cells),
     '',
-    "Typo recall: each misspelled query was made from a word of a book's title (one edit in 5-8 letters, two in 9+, never the first letter, never a prefix of the right word); found means the search for the misspelling, filtered by the book's author and walked by cursor pages, holds that book.",
+    "Typo recall: each misspelled query was made from a word of a book's title (one edit in 5-8 letters, two in 9+, never the first letter, never a prefix of the right word); found means the search for the misspelling, filtered by the book's author and walked by numbered pages, holds that book.",
     '',
     recallTable(cells),
     '',

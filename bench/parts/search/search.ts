@@ -39,7 +39,7 @@ const PASSES = QUICK ? 1 : 3
  * again (pages.ts): so that a page of seconds is not asked three times, but a spike of the shared
  * machine on a cheap page is.
  */
-export const ONCE_OVER_BUDGETS = 4
+const ONCE_OVER_BUDGETS = 4
 const ONCE_OVER_LEAST_MS = 1000
 /** Pages the fifth client asks beside the crowd. */
 const CROWD_SAMPLE = QUICK ? 10 : 30
