@@ -135,11 +135,6 @@ export class SqliteSearch {
     return matchQuery(match)
   }
 
-  /** The positions of the attribute fields. */
-  attributeFields(): number[] {
-    return this.columns.flatMap((c, f) => (c.kind === 'attribute' ? [f] : []))
-  }
-
   /** The position and quoted table column of each attribute field. */
   attributeColumns(): [field: number, column: string][] {
     return this.columns.flatMap((c, f): [number, string][] => (c.kind === 'attribute' ? [[f, quote(c.column)]] : []))
@@ -190,7 +185,21 @@ export class SqliteSearch {
    */
   termsExpression(terms: readonly SearchTerm[], whole: WholeRelated = () => false): string | null {
     if (terms.length === 0) return null
-    return this.expressionOfTerms(terms, whole)
+    const parts: string[] = []
+    for (const term of terms) {
+      const alternatives: string[] = []
+      let always = false
+      alternatives.push(...this.attributeAlternatives(term))
+      for (const [f, column] of this.columns.entries()) {
+        const ids = term.related[f]
+        if (column.kind !== 'related' || !ids || ids.length === 0) continue
+        if (whole(f, ids)) always = true
+        alternatives.push(anyOf(column.column, ids))
+      }
+      if (alternatives.length === 0) return null
+      if (!always) parts.push(`(${alternatives.join(' OR ')})`)
+    }
+    return parts.join(' AND ')
   }
 
   /**
@@ -216,24 +225,6 @@ export class SqliteSearch {
       params.push(JSON.stringify(ids))
     }
     return { sql: parts.length === 0 ? '0' : `(${parts.join(' OR ')})`, params }
-  }
-
-  private expressionOfTerms(terms: readonly SearchTerm[], whole: WholeRelated): string | null {
-    const parts: string[] = []
-    for (const term of terms) {
-      const alternatives: string[] = []
-      let always = false
-      alternatives.push(...this.attributeAlternatives(term))
-      for (const [f, column] of this.columns.entries()) {
-        const ids = term.related[f]
-        if (column.kind !== 'related' || !ids || ids.length === 0) continue
-        if (whole(f, ids)) always = true
-        alternatives.push(anyOf(column.column, ids))
-      }
-      if (alternatives.length === 0) return null
-      if (!always) parts.push(`(${alternatives.join(' OR ')})`)
-    }
-    return parts.join(' AND ')
   }
 
   /** The FTS5 terms of a relationship filter on a searched relationship; null for any other. */
