@@ -83,7 +83,8 @@ export type FilterDescription =
   | { readonly kind: 'attribute'; readonly attribute: string; readonly description: string }
   | { readonly kind: 'relationship'; readonly relationship: string; readonly description: string }
   /**
-   * Full-text search: word prefixes, case and accents folded, ranked by relevance. Every word must
+   * Full-text search: the last word a prefix, the others whole words (src/model/search-words.ts),
+   * case and accents folded, ranked by relevance. Every word must
    * match one of `fields`; the storage keeps an index of the attribute fields, checked at start.
    */
   | {

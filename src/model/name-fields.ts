@@ -14,7 +14,7 @@ export function nameFilters(
     name: { kind: 'attribute', attribute: 'name', description: 'Only the records with exactly this name.' },
     search: {
       kind: 'search',
-      description: `Full-text search of ${searched}: word prefixes, any case and accents, typos forgiven (one from 5 letters, two from 9), ranked fewest typos first (docs/search.md).`,
+      description: `Full-text search of ${searched}: the last word a prefix and the others whole words, any case and accents, typos forgiven (one from 5 letters, two from 9), ranked fewest typos first (docs/search.md).`,
       fields,
     },
   }

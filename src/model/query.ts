@@ -17,7 +17,7 @@ export type StoreFilter =
       readonly ids: readonly Id[]
       readonly orNone: boolean
     }
-  /** Full-text search of the words of `text`, each as a prefix, case and accents folded. */
+  /** Full-text search of the words of `text` (the last a prefix, the others whole), case and accents folded. */
   | { readonly kind: 'search'; readonly text: string }
 
 /** `id` or an attribute name. */

@@ -55,11 +55,12 @@ export function editDistance(a: readonly string[], b: readonly string[], max: nu
 
 /**
  * How many edits a word of a search needs to be `word` (a whole word of a text, folded): 0 when it
- * begins with it, 1 or 2 when forgiven, null when it does not match.
+ * is the word, or begins it where the search word is a prefix; 1 or 2 when forgiven; null when it
+ * does not match.
  */
-export function typosTo(searched: string, word: string, budget: number): number | null {
+export function typosTo(searched: string, word: string, budget: number, prefix: boolean): number | null {
   const folded = foldWord(searched)
-  if (word.startsWith(folded)) return 0
+  if (prefix ? word.startsWith(folded) : word === folded) return 0
   if (budget === 0) return null
   const chars = [...folded]
   const other = [...word]

@@ -1,5 +1,6 @@
 import type { ResourceDescription, TypoRule } from '../model/description'
 import type { Id, StoredRecord } from '../model/record'
+import { narrowingWords, type SearchWord, searchWords } from '../model/search-words'
 import { DEFAULT_TYPO_RULE, textWords, typoBudget, typosTo } from '../model/typos'
 import { type ResourceRegistry, searchOf } from '../resources/registry'
 
@@ -22,12 +23,12 @@ export interface MatchedWord {
 export type RecordMatches = Readonly<Record<string, readonly MatchedWord[]>>
 
 /** The words of `text` that some word of the search matches, each with the fewest typos it needs. */
-export function matchedWords(text: string, searched: readonly string[], rule: TypoRule | null): MatchedWord[] {
+export function matchedWords(text: string, searched: readonly SearchWord[], rule: TypoRule | null): MatchedWord[] {
   const found: MatchedWord[] = []
   for (const word of textWords(text)) {
     let best: number | null = null
     for (const query of searched) {
-      const typos = typosTo(query, word.folded, rule ? typoBudget(query, rule) : 0)
+      const typos = typosTo(query.text, word.folded, rule ? typoBudget(query.text, rule) : 0, query.prefix)
       if (typos !== null && (best === null || typos < best)) best = typos
       if (best === 0) break
     }
@@ -80,8 +81,9 @@ export async function pageMatches(
   text: string,
   read: RecordsById,
 ): Promise<Map<Id, RecordMatches>> {
-  const searched = [...new Set(textWords(text).map((w) => w.folded))]
   const fields = textFields(registry, resource)
+  const forgivesFrom = Math.min(...fields.map((f) => f.rule?.oneFrom ?? Number.POSITIVE_INFINITY))
+  const searched = narrowingWords(searchWords(text), forgivesFrom)
   const related = new Map<string, Map<Id, StoredRecord>>()
   for (const field of fields) {
     if (!field.relationship || related.has(field.relationship.name)) continue

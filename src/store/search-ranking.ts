@@ -1,4 +1,5 @@
 import type { Id } from '../model/record'
+import type { SearchWord } from '../model/search-words'
 import {
   attributeLevels,
   canMatch,
@@ -123,7 +124,7 @@ export function rankMatches(
 /** Every record of a ranked search, in order: what an unpaged list streams. */
 export function* rankAll(
   fields: readonly RankedField[],
-  words: readonly string[],
+  words: readonly SearchWord[],
 ): Generator<SearchRead, Id[], SearchAnswer> {
   const terms = yield* searchTerms(fields, words)
   if (!canMatch(fields, terms)) return []
@@ -138,7 +139,7 @@ export function* rankAll(
  */
 export function* rankedWindow(
   fields: readonly RankedField[],
-  words: readonly string[],
+  words: readonly SearchWord[],
   offset: number,
   limit: number,
 ): Generator<SearchRead, RankedWindow, SearchAnswer> {
@@ -191,8 +192,8 @@ function* optionsOf(fields: readonly RankedField[], term: SearchTerm): Generator
     if (field.kind === 'attribute' && all.length > 1) {
       const only: WordMatch =
         option.typos === 0
-          ? { prefix: term.word, whole: [] }
-          : { prefix: null, whole: term.forgiven[option.typos - 1] ?? [] }
+          ? { written: term.word, prefix: term.prefix, whole: [] }
+          : { written: null, prefix: false, whole: term.forgiven[option.typos - 1] ?? [] }
       const conjunction = { attributes: new Map([[option.field, [only]]]), related: new Map() }
       if (((yield { kind: 'first', conjunction, limit: 1 }) as Id[]).length === 0) continue
     }

@@ -1,5 +1,6 @@
 import type { ResourceDescription, TypoRule } from '../model/description'
 import type { Id } from '../model/record'
+import type { SearchWord } from '../model/search-words'
 import { DEFAULT_TYPO_RULE, MAX_TYPOS, typoBudget } from '../model/typos'
 import { searchOf } from '../resources/registry'
 import { forgivenWords, type NearRange, nearRange } from './search-typos'
@@ -23,17 +24,21 @@ export function rankedFields(resource: ResourceDescription): RankedField[] {
 }
 
 /**
- * What a word matches in one field: the words that begin with `prefix` (null: none), or one of
- * the `whole` words (its forgiven forms). Both backends turn it into one index condition.
+ * What a word matches in one field: the word as `written` (null: not), folded as the index folds
+ * it, either as the beginning of a word (`prefix`) or as a whole word; or one of the `whole` words
+ * (its forgiven forms, folded already). Both backends turn it into one index condition.
  */
 export interface WordMatch {
-  readonly prefix: string | null
+  readonly written: string | null
+  readonly prefix: boolean
   readonly whole: readonly string[]
 }
 
 /** A word of a search, with what it matches in each field. */
 export interface SearchTerm {
   readonly word: string
+  /** Whether the word matches the words it begins (the last word of a search), or whole words. */
+  readonly prefix: boolean
   /** Whole words of the type's own vocabulary the word is forgiven as: [one edit, two edits]. */
   readonly forgiven: readonly (readonly string[])[]
   /** Per related field (by position): the ids of the related records it matches, ascending. */
@@ -79,8 +84,9 @@ function budgetOf(fields: readonly RankedField[], word: string, kind: RankedFiel
 /** Reads, for each word, its forgiven forms and the related records it matches in each related field. */
 export function* searchTerms(
   fields: readonly RankedField[],
-  words: readonly string[],
+  search: readonly SearchWord[],
 ): Generator<TermRead, SearchTerm[], unknown> {
+  const words = search.map((w) => w.text)
   const related = [...fields.entries()].filter(([, field]) => field.kind === 'related')
   // 1. The vocabularies near each word that may be forgiven: its own type's, each related field's.
   const near: NearRequest[] = []
@@ -97,7 +103,8 @@ export function* searchTerms(
   const nearWords = near.length === 0 ? [] : ((yield { kind: 'near', requests: near }) as string[][])
   const forgivenOf = (w: number, field: number | null, budget: number): string[][] => {
     const at = nearAt.get(`${w}:${field}`)
-    return forgivenWords(words[w] as string, at === undefined ? [] : (nearWords[at] ?? []), budget)
+    const candidates = at === undefined ? [] : (nearWords[at] ?? [])
+    return forgivenWords(words[w] as string, candidates, budget, search[w]?.prefix ?? false)
   }
   // 2. The related records each word names: as written, then at each level of typos.
   const asks: RelatedRequest[] = []
@@ -105,12 +112,12 @@ export function* searchTerms(
   for (const [w, word] of words.entries()) {
     for (const [f, field] of related) {
       plan.push({ w, f, typos: 0, at: asks.length })
-      asks.push({ field: f, match: { prefix: word, whole: [] } })
+      asks.push({ field: f, match: { written: word, prefix: search[w]?.prefix ?? false, whole: [] } })
       const byEdits = forgivenOf(w, f, field.rule ? typoBudget(word, field.rule) : 0)
       for (const [edits, whole] of byEdits.entries()) {
         if (whole.length === 0) continue
         plan.push({ w, f, typos: edits + 1, at: asks.length })
-        asks.push({ field: f, match: { prefix: null, whole } })
+        asks.push({ field: f, match: { written: null, prefix: false, whole } })
       }
     }
   }
@@ -129,6 +136,7 @@ export function* searchTerms(
     for (const needed of typos) for (const [id, count] of needed ?? []) if (count === 0) needed?.delete(id)
     return {
       word,
+      prefix: search[w]?.prefix ?? false,
       forgiven: forgivenOf(w, null, budgetOf(fields, word, 'attribute')),
       related: ids,
       relatedTypos: typos,
@@ -138,7 +146,7 @@ export function* searchTerms(
 
 /** What a term matches in an attribute field with at most `typos` edits. */
 export function wordMatch(term: SearchTerm, field: RankedField, typos: number = MAX_TYPOS): WordMatch {
-  return { prefix: term.word, whole: field.rule ? term.forgiven.slice(0, typos).flat() : [] }
+  return { written: term.word, prefix: term.prefix, whole: field.rule ? term.forgiven.slice(0, typos).flat() : [] }
 }
 
 /** The related ids a term matches in related field `f` with at most `typos` edits. */

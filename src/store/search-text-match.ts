@@ -9,14 +9,20 @@ import { type RankedField, type SearchTerm, type WordMatch, wordMatch } from './
  * ranking and for a sorted walk (src/store/sqlite/search-reads.ts).
  */
 
-/** A word match with its prefix folded and its whole words in a set: tested against many texts. */
+/**
+ * A word match folded, tested against many texts: the words that begin with `prefix` (null:
+ * none), and the `whole` words (the word as written, when not a prefix, and its forgiven forms).
+ */
 export interface FoldedMatch {
   readonly prefix: string | null
   readonly whole: ReadonlySet<string>
 }
 
 export function foldedMatch(match: WordMatch): FoldedMatch {
-  return { prefix: match.prefix === null ? null : foldWord(match.prefix), whole: new Set(match.whole) }
+  const written = match.written === null ? null : foldWord(match.written)
+  const whole = new Set(match.whole)
+  if (written !== null && !match.prefix) whole.add(written)
+  return { prefix: match.prefix ? written : null, whole }
 }
 
 /** Whether a word match holds among a text's words: one begins with its prefix, or is one of its whole words. */

@@ -37,16 +37,21 @@ export function nearRange(word: string, budget: number): NearRange {
 }
 
 /**
- * The whole words of `candidates` a word is forgiven as, by edits: `[one edit, two edits]`. A
- * candidate that begins with the word is left out: the word matches it as a prefix, unforgiven.
+ * The whole words of `candidates` a word is forgiven as, by edits: `[one edit, two edits]`. A word
+ * matched as a prefix leaves out the candidates it begins: it matches them unforgiven.
  */
-export function forgivenWords(word: string, candidates: readonly string[], budget: number): string[][] {
+export function forgivenWords(
+  word: string,
+  candidates: readonly string[],
+  budget: number,
+  prefix: boolean,
+): string[][] {
   const found: string[][] = Array.from({ length: MAX_TYPOS }, () => [])
   if (budget === 0) return found
   const folded = foldWord(word)
   const chars = [...folded]
   for (const candidate of candidates) {
-    if (candidate.startsWith(folded)) continue
+    if (prefix && candidate.startsWith(folded)) continue
     const other = [...candidate]
     if (other[0] !== chars[0]) continue
     const distance = editDistance(chars, other, budget)

@@ -38,9 +38,10 @@ describe('filter[search]', () => {
     expect(await names('/api/v1/books?filter[search]=EMILE&sort=name')).toEqual(['Germinal', 'Nana'])
   })
 
-  it('matches word prefixes, and every word must match', async () => {
+  it('matches the last word as a prefix, the words before it whole, and every word must match', async () => {
     expect(await names('/api/v1/books?filter[search]=hob')).toEqual(['The Hobbit'])
-    expect(await names('/api/v1/books?filter[search]=tolk%20silm')).toEqual(['The Silmarillion'])
+    expect(await names('/api/v1/books?filter[search]=tolkien%20silm')).toEqual(['The Silmarillion'])
+    expect(await names('/api/v1/books?filter[search]=tolk%20silm')).toEqual([])
     expect(await names('/api/v1/books?filter[search]=tolkien%20nana')).toEqual([])
   })
 

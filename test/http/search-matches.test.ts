@@ -55,6 +55,21 @@ describe('GET /api/v1/books?filter[search]= gives each book meta.matches', () =>
     })
   })
 
+  it('marks a word before the last only where it stands whole, or forgiven, and the last where it begins a word', async () => {
+    // "the" whole: The; "s", the last, as a prefix: Sighs.
+    const bridge = (await byId('/api/v1/books?filter[search]=the%20s')).get(ids.bridge)
+    expect(bridge?.meta).toEqual({
+      matches: {
+        name: [
+          { start: 0, end: 3, forgiven: false, typos: 0 },
+          { start: 14, end: 19, forgiven: false, typos: 0 },
+        ],
+      },
+    })
+    // "brid" before the last is a whole word no book has: nothing found.
+    expect((await byId('/api/v1/books?filter[search]=brid%20sighs')).size).toBe(0)
+  })
+
   it('sits beside the item cursor on a cursor page, and the ranges cut out the matched words', async () => {
     const answer = await t.get('/api/v1/books?filter[search]=brigde&page[size]=5&page[after]=')
     const bridge = answer.json.data.find((r: Listed) => r.id === ids.bridge)

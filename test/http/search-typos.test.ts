@@ -70,8 +70,17 @@ describe('GET /api/v1/books?filter[search]= forgives typos', () => {
     expect(await search('scarlet labyrnith')).toEqual([id.labyrinth])
     expect(await search('scarlet labyrnith midnight')).toEqual([])
     // brig must still match as written beside a longer word that may be forgiven: The Bridge has no brig.
-    expect(await search('brig brigde')).toEqual([id.brigden, id.annas])
-    expect(await search('b brigde')).toEqual([id.brigden, id.annas, id.bridge])
+    expect(await search('brigde brig')).toEqual([id.annas, id.brigden])
+    expect(await search('brigde b')).toEqual([id.annas, id.bridge, id.brigden])
+  })
+
+  it('takes the words before the last as whole words, each forgiven its typos', async () => {
+    // A finished word is a whole word: Brigden is one edit from brigde, not brigde as written.
+    expect(await search('brigde hall')).toEqual([id.brigden])
+    expect(await search('hall brigde')).toEqual([id.brigden])
+    expect(await search('brig hall')).toEqual([])
+    expect(await search('scar labyrinth')).toEqual([])
+    expect(await search('scarlet lab')).toEqual([id.labyrinth])
   })
 
   it('forgives the same in every order and page kind: sorted, by id, and by cursor', async () => {

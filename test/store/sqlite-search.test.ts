@@ -5,42 +5,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Id, StoredRecord } from '../../src/model/record'
 import { resources } from '../../src/resources/registry'
-import { narrowingWords } from '../../src/store/sqlite/search'
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
 
 const authors = resources.get('authors')
 const collections = resources.get('book_collections')
 const books = resources.get('books')
-
-describe('narrowingWords', () => {
-  it('drops repeats of a word', () => {
-    expect(narrowingWords(['of', 'of', 'of', 'of'])).toEqual(['of'])
-  })
-
-  it('drops a word that begins another word of the search, wherever it stands', () => {
-    expect(narrowingWords(['of', 'office'])).toEqual(['office'])
-    expect(narrowingWords(['office', 'of'])).toEqual(['office'])
-    expect(narrowingWords(['a', 'ab', 'abc'])).toEqual(['abc'])
-  })
-
-  it('keeps a word found inside another but not at its start', () => {
-    expect(narrowingWords(['of', 'roof'])).toEqual(['of', 'roof'])
-  })
-
-  it('compares words lower-cased, and gives them lower-cased', () => {
-    expect(narrowingWords(['Of', 'OF', 'of'])).toEqual(['of'])
-    expect(narrowingWords(['OF', 'Office'])).toEqual(['office'])
-    expect(narrowingWords(['Winter', 'STONE'])).toEqual(['winter', 'stone'])
-  })
-
-  it('keeps the order of the words it keeps', () => {
-    expect(narrowingWords(['river', 'st', 'winter', 'stone', 'river'])).toEqual(['river', 'winter', 'stone'])
-  })
-
-  it('gives nothing for nothing', () => {
-    expect(narrowingWords([])).toEqual([])
-  })
-})
 
 let dir: string
 let dbPath: string

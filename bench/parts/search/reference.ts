@@ -1,8 +1,8 @@
 /**
  * The search bench's reference: plain Bun.serve answering the first page of a search as the
  * service is asked for it, `GET /api/v1/books?filter[search]=...&page[size]=20[&sort=name|-name]`,
- * over the index of bench/parts/search/reference-index.ts: every word a prefix (FTS5 `"w"*`, or
- * PostgreSQL's `'w':*`), all of them required; ranked by bm25 (SQLite) or ts_rank (PostgreSQL),
+ * over the index of bench/parts/search/reference-index.ts: the last word a prefix (FTS5 `"w"*`, or
+ * PostgreSQL's `'w':*`), the words before it whole, all of them required; ranked by bm25 (SQLite) or ts_rank (PostgreSQL),
  * or sorted by name then id; the total counted to 10,001 as the service counts a search; the
  * page written as the service writes one (bench/references/documents.ts). One statement for the
  * total and one for the page. Anything else is a 400.
@@ -46,7 +46,8 @@ function sqliteSearcher(file: string): Searcher {
   }
   return {
     page({ words, order, size }) {
-      const match = words.map((w) => `"${w.replaceAll('"', '""')}"*`).join(' ')
+      const last = words.length - 1
+      const match = words.map((w, i) => `"${w.replaceAll('"', '""')}"${i === last ? '*' : ''}`).join(' ')
       return { rows: pages[order].all(match, size), total: counted.get(match)?.n ?? 0 }
     },
   }
@@ -69,7 +70,8 @@ function postgresSearcher(url: string): Searcher {
   return {
     async page({ words, order, size }) {
       // Letters and digits only (searchWords), so each word can stand quoted in a tsquery as it is.
-      const query = words.map((w) => `'${w}':*`).join(' & ')
+      const last = words.length - 1
+      const query = words.map((w, i) => `'${w}'${i === last ? ':*' : ''}`).join(' & ')
       const [found, [counted]] = await Promise.all([
         sql.unsafe(
           `SELECT id, name, author_id, book_collection_id FROM reference_books, to_tsquery('simple', $1) AS q

@@ -11,6 +11,7 @@ import type {
   StoreFilter,
 } from '../../model/query'
 import type { Id, StoredRecord } from '../../model/record'
+import type { SearchWord } from '../../model/search-words'
 import type { RecordInput } from '../../model/writes'
 import { type ResourceRegistry, searchOf } from '../../resources/registry'
 import { followAsync, followPlan, type GraphAnswer, GraphBuilder, type GraphRead } from '../record-graph'
@@ -260,7 +261,7 @@ export class PostgresReader {
     q: Queryable,
     type: string,
     filters: readonly StoreFilter[],
-  ): { reads: PostgresSearchReads; words: string[] } | undefined {
+  ): { reads: PostgresSearchReads; words: SearchWord[] } | undefined {
     const filter = filters.find((f) => f.kind === 'search')
     const search = this.searches.get(type)
     if (!filter || !search) return undefined

@@ -1,4 +1,5 @@
 import type { Id } from '../../model/record'
+import { type SearchWord, searchKey } from '../../model/search-words'
 import { type Conjunction, type RankedWindow, rankAll, rankedWindow, type SearchMatch } from '../search-ranking'
 import { rankAsync } from '../search-runs'
 import {
@@ -38,24 +39,24 @@ export class PostgresSearchReads {
   }
 
   /** A window of the search ranked, and its total (capped at SEARCH_WINDOW). */
-  ranked(words: readonly string[], offset: number, limit: number): Promise<RankedWindow> {
+  ranked(words: readonly SearchWord[], offset: number, limit: number): Promise<RankedWindow> {
     return rankAsync(rankedWindow(this.fields, words, offset, limit), this)
   }
 
   /** Every match, ranked. */
-  rankedIds(words: readonly string[]): Promise<Id[]> {
+  rankedIds(words: readonly SearchWord[]): Promise<Id[]> {
     return rankAsync(rankAll(this.fields, words), this)
   }
 
   /** How many records match, counted no further than `cap`. */
-  async countUpTo(words: readonly string[], cap: number): Promise<number> {
+  async countUpTo(words: readonly SearchWord[], cap: number): Promise<number> {
     const terms = await this.terms(words)
     return terms ? this.count(terms, cap) : 0
   }
 
   /** A window in id order (a cursor page, or a search sorted by id), after `after` when given. */
   async byId(
-    words: readonly string[],
+    words: readonly SearchWord[],
     descending: boolean,
     after: Id | null,
     offset: number,
@@ -83,7 +84,7 @@ export class PostgresSearchReads {
    * rows a record: never a sort of every match.
    */
   async sorted(
-    words: readonly string[],
+    words: readonly SearchWord[],
     count: number,
     window: number,
     order: readonly string[],
@@ -106,8 +107,8 @@ export class PostgresSearchReads {
   }
 
   /** The words' terms, or null when no record can match; read once for a page's count and window. */
-  private terms(words: readonly string[]): Promise<SearchTerm[] | null> {
-    const key = words.join(' ')
+  private terms(words: readonly SearchWord[]): Promise<SearchTerm[] | null> {
+    const key = searchKey(words)
     let found = this.termsByWords.get(key)
     if (!found) {
       found = this.readTerms(words)
@@ -116,7 +117,7 @@ export class PostgresSearchReads {
     return found
   }
 
-  private async readTerms(words: readonly string[]): Promise<SearchTerm[] | null> {
+  private async readTerms(words: readonly SearchWord[]): Promise<SearchTerm[] | null> {
     const terms = await rankAsync(searchTerms(this.fields, words), this)
     return canMatch(this.fields, terms) ? terms : null
   }
@@ -146,7 +147,7 @@ export class PostgresSearchReads {
   }
 
   /** Every match in the order of `order` (ORDER BY terms): an unpaged list of a sorted search. */
-  async allInOrder(words: readonly string[], order: readonly string[]): Promise<Id[]> {
+  async allInOrder(words: readonly SearchWord[], order: readonly string[]): Promise<Id[]> {
     const terms = await this.terms(words)
     if (!terms) return []
     await this.knowWholes(terms.flatMap((t) => this.relatedOf(t)))

@@ -1,5 +1,6 @@
 import type { ResourceDescription } from '../../model/description'
 import type { Id } from '../../model/record'
+import { narrowingWords, type SearchWord, searchWords } from '../../model/search-words'
 import type { ResourceRegistry, SearchDescription } from '../../resources/registry'
 import { searchOf } from '../../resources/registry'
 import type { Conjunction } from '../search-ranking'
@@ -15,7 +16,6 @@ import {
 } from '../search-terms'
 import { vocabularyTable } from '../search-typos'
 import { quote } from '../sql/table'
-import { narrowingWords, searchWords } from '../sqlite/search'
 import { searchColumnName, searchedColumns } from './search-columns'
 
 /** Collects a statement's parameters and hands out their `$n` placeholders. */
@@ -55,7 +55,8 @@ export type Whole = (field: number, ids: readonly Id[]) => boolean
 
 /**
  * `filter[search]` of one type in PostgreSQL terms, with the semantics of the SQLite store's
- * (src/store/sqlite/search.ts): the words of the text, each a prefix, case and accents folded
+ * (src/store/sqlite/search.ts): the words of the text, the last a prefix and the others whole
+ * (src/model/search-words.ts), case and accents folded
  * (search_vector / search_prefix of the migrations); every word must match one of the search
  * fields: an attribute of the type (its stored words, migration 9), or the searched name of a
  * related record, matched in the related table (by the GIN index there) and never copied into the
@@ -97,7 +98,7 @@ export class PostgresSearch {
   }
 
   /** The words that narrow the search; none: nothing matches. */
-  words(text: string): string[] {
+  words(text: string): SearchWord[] {
     return narrowingWords(searchWords(text), forgivesFrom(this.fields))
   }
 
@@ -106,10 +107,14 @@ export class PostgresSearch {
     return field === null ? this.vocabulary : this.related(field).targetVocabulary
   }
 
-  /** A word match as one tsquery: its prefix (folded as the index folds), or one of its whole words. */
+  /**
+   * A word match as one tsquery: the word as written, folded as the index folds it (search_prefix;
+   * a whole word is that prefix query less its `:*`), or one of its whole words.
+   */
   private tsquery(match: WordMatch, params: Params): string {
+    const written = match.written === null ? null : `search_prefix(${params.add(match.written)}::text)`
     const parts = [
-      ...(match.prefix === null ? [] : [`search_prefix(${params.add(match.prefix)}::text)`]),
+      ...(written === null ? [] : [match.prefix ? written : `regexp_replace(${written}::text, ':\\*$', '')::tsquery`]),
       ...(match.whole.length === 0 ? [] : [`${params.add(wholeWords(match.whole))}::tsquery`]),
     ]
     return parts.length === 1 ? (parts[0] as string) : `(${parts.join(' || ')})`

@@ -10,6 +10,7 @@ import type {
   StoreFilter,
 } from '../../model/query'
 import type { Id, StoredRecord } from '../../model/record'
+import type { SearchWord } from '../../model/search-words'
 import type { RecordInput } from '../../model/writes'
 import { type ResourceRegistry, searchOf } from '../../resources/registry'
 import {
@@ -194,7 +195,7 @@ export class SqliteReader {
   private searchOf(
     type: string,
     filters: readonly StoreFilter[],
-  ): { reads: SqliteSearchReads; words: string[] } | undefined {
+  ): { reads: SqliteSearchReads; words: SearchWord[] } | undefined {
     const filter = filters.find((f) => f.kind === 'search')
     const search = this.searches.get(type)
     if (!filter || !search) return undefined

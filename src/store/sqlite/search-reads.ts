@@ -1,6 +1,7 @@
 import type { Statement } from 'bun:sqlite'
 import type { SortKey } from '../../model/query'
 import type { Id } from '../../model/record'
+import { type SearchWord, searchKey } from '../../model/search-words'
 import { textWords } from '../../model/typos'
 import {
   type Conjunction,
@@ -118,17 +119,17 @@ export class SqliteSearchReads {
   }
 
   /** A window of the search ranked, and its total (capped at SEARCH_WINDOW). */
-  ranked(words: readonly string[], offset: number, limit: number): RankedWindow {
+  ranked(words: readonly SearchWord[], offset: number, limit: number): RankedWindow {
     return rankSync(rankedWindow(this.fields, words, offset, limit), this)
   }
 
   /** Every match, ranked. */
-  rankedIds(words: readonly string[]): Id[] {
+  rankedIds(words: readonly SearchWord[]): Id[] {
     return rankSync(rankAll(this.fields, words), this)
   }
 
   /** How many records match, counted no further than `cap`. */
-  countUpTo(words: readonly string[], cap: number): number {
+  countUpTo(words: readonly SearchWord[], cap: number): number {
     const terms = this.terms(words)
     return terms ? this.count(terms, cap) : 0
   }
@@ -137,7 +138,7 @@ export class SqliteSearchReads {
    * A window in id order (a cursor page of a search, or a search sorted by id): FTS5 gives its
    * matches in rowid order and starts at the cursor, so a page costs the same at any depth.
    */
-  byId(words: readonly string[], descending: boolean, after: Id | null, offset: number, limit: number): Id[] {
+  byId(words: readonly SearchWord[], descending: boolean, after: Id | null, offset: number, limit: number): Id[] {
     const condition = this.condition(words)
     if (!condition) return []
     const { from, where, params, rowid } = this.source(condition.expression, condition)
@@ -156,7 +157,7 @@ export class SqliteSearchReads {
    * record: never a sort of every match.
    */
   sorted(
-    words: readonly string[],
+    words: readonly SearchWord[],
     sort: readonly SortKey[],
     keyset: OtherConditions | null,
     offset: number,
@@ -246,7 +247,7 @@ export class SqliteSearchReads {
   }
 
   /** The search's condition (see conditionOf); null when nothing can match. */
-  condition(words: readonly string[]): SearchCondition | null {
+  condition(words: readonly SearchWord[]): SearchCondition | null {
     const terms = this.terms(words)
     return terms ? this.conditionOf(terms) : null
   }
@@ -255,8 +256,8 @@ export class SqliteSearchReads {
    * The words' terms, or null when no record can match (a word that names nothing anywhere): read
    * once per list, for its count and then its window.
    */
-  private terms(words: readonly string[]): SearchTerm[] | null {
-    const key = words.join(' ')
+  private terms(words: readonly SearchWord[]): SearchTerm[] | null {
+    const key = searchKey(words)
     if (this.termsRead?.key === key) return this.termsRead.terms
     const terms = rankSync(searchTerms(this.fields, words), this)
     const found = this.conditionOf(terms) === null ? null : terms

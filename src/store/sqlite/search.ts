@@ -1,3 +1,4 @@
+import { narrowingWords, type SearchWord, searchWords } from '../../model/search-words'
 import type { ResourceRegistry, SearchDescription } from '../../resources/registry'
 import { searchOf } from '../../resources/registry'
 import type { Conjunction } from '../search-ranking'
@@ -11,27 +12,6 @@ import {
 } from '../search-terms'
 import { vocabularyTable } from '../search-typos'
 import { quote, type Table } from '../sql/table'
-
-/** The words of a search as the index splits them: runs of letters and digits, after NFKC. */
-export function searchWords(text: string): string[] {
-  return text.normalize('NFKC').match(/[\p{L}\p{N}]+/gu) ?? []
-}
-
-/**
- * The words that narrow a search. Every word must match (as a prefix), so a word repeated, or one
- * that begins another word of the search ("of" beside "office"), adds nothing: what matches the
- * longer word matches it too, in the same field. Dropping them keeps `of of of ...` from costing
- * one pass over the index per copy. A longer word of `forgivesFrom` letters or more may match
- * forgiven, with its letters after the first changed: beside it only a one-letter word is dropped
- * ("brig" must still match "The Bridge" that "brigde" finds). Folding case and accents is the
- * index's job; this only compares the words as the index will see them, lower-cased.
- */
-export function narrowingWords(words: readonly string[], forgivesFrom = Number.POSITIVE_INFINITY): string[] {
-  const folded = [...new Set(words.map((w) => w.toLowerCase()))]
-  const covers = (other: string, word: string) =>
-    other !== word && other.startsWith(word) && ([...word].length === 1 || [...other].length < forgivesFrom)
-  return folded.filter((word) => !folded.some((other) => covers(other, word)))
-}
 
 /** The full-text index of a table: `<table>_search`, rowid = id. */
 export function searchIndexName(table: string): string {
@@ -81,16 +61,16 @@ export function indexColumns(
   })
 }
 
-/** An FTS5 prefix query for one word; quoting keeps FTS5's own syntax out of the client's hands. */
-function prefix(word: string): string {
-  return `"${word.replaceAll('"', '""')}"*`
+/** An FTS5 query for one word; quoting keeps FTS5's own syntax out of the client's hands. */
+function phrase(word: string): string {
+  return `"${word.replaceAll('"', '""')}"`
 }
 
-/** An FTS5 query for a word match: its prefix, or one of its whole words, OR'ed. */
+/** An FTS5 query for a word match: the word as written (a prefix, or whole), or one of its whole words, OR'ed. */
 function matchQuery(match: WordMatch): string {
   const parts = [
-    ...(match.prefix === null ? [] : [prefix(match.prefix)]),
-    ...match.whole.map((word) => `"${word.replaceAll('"', '""')}"`),
+    ...(match.written === null ? [] : [match.prefix ? `${phrase(match.written)}*` : phrase(match.written)]),
+    ...match.whole.map(phrase),
   ]
   return parts.length === 1 ? (parts[0] as string) : `(${parts.join(' OR ')})`
 }
@@ -104,7 +84,7 @@ function anyOf(column: string, ids: readonly number[]): string {
  * The FTS5 queries of one type's `filter[search]`, from the search fields of its description. The
  * type's index holds its searched attributes and, for each searched relationship, the related
  * record's id; the related names live only in the related type's own index. A word matches an
- * attribute as a prefix, or names a related record (read first in that record's small index) whose
+ * attribute (as a prefix when it is the search's last, else whole), or names a related record (read first in that record's small index) whose
  * id the row holds. Renaming an author touches one row; the books' rows hold the author's id,
  * which a rename keeps. Fields are known by their position in the description's search fields.
  */
@@ -126,7 +106,7 @@ export class SqliteSearch {
   }
 
   /** The words that narrow a search of this type. */
-  words(text: string): string[] {
+  words(text: string): SearchWord[] {
     return narrowingWords(searchWords(text), forgivesFrom(this.fields))
   }
 
