@@ -30,6 +30,9 @@ export const SEARCH_WINDOW = 10_000
  */
 const TIER_BUDGET = 48
 
+/** Most matches a ranked page reads and ranks all of; past it, the tiers best first. */
+const RANK_ALL_MAX = 1_000
+
 /** One tier: these words match these attribute fields, and these references are among these ids. */
 export interface Conjunction {
   /** Field position -> what each of its words must match in that attribute (all of them). */
@@ -149,7 +152,7 @@ export function* rankedWindow(
   const capped = count > SEARCH_WINDOW
   const total = Math.min(count, SEARCH_WINDOW)
   if (count === 0 || offset >= count) return { ids: [], total, capped }
-  if (!capped) {
+  if (count <= RANK_ALL_MAX) {
     const ranked = rankMatches(fields, terms, (yield { kind: 'matches', terms }) as SearchMatch[])
     return { ids: ranked.slice(offset, offset + limit), total, capped }
   }

@@ -50,6 +50,9 @@ const noConditions: OtherConditions = { where: [], params: [] }
 /** Rows a sorted search walks before it marks its matches instead (see walkInOrder): some 30 ms. */
 const WALK_BUDGET = 20_000
 
+/** Rows a sorted search expects to walk, at most, to take the walk before the matches (see sorted). */
+const DENSE_WALK = 2_000
+
 /**
  * The reads of a search over one type's FTS5 index. Every read starts from the index (FTS5 hands
  * out its matches in rowid order, and stops when the reader does) and joins the table only for
@@ -178,19 +181,26 @@ export class SqliteSearchReads {
     if (query === '' && condition.where.length === 0) return plainWalk()
     const index = this.search.index
     const matching = `SELECT rowid FROM ${index} WHERE ${index} MATCH ?`
+    // Matches dense in the table: walking the order's index finds the window in fewer rows than
+    // the matches are (`the w`, 9,636 of 100,000 books: 41 ms sorted, some 300 rows walked).
+    const top = this.statement(`SELECT MAX("id") AS top FROM ${this.table.name}`).get()?.top as number | null
+    const walkFirst = count > 0 && ((offset + limit) * (top ?? 0)) / count <= DENSE_WALK
+    if (walkFirst && this.folded === '') {
+      const walked = this.walkInOrder(this.terms(words) ?? [], order, keyset, offset, limit)
+      if (walked) return walked
+    }
     if (count <= SEARCH_WINDOW) {
       // `+` keeps SQLite from walking the order's index to test each row against the matches.
       const matched = query === '' ? [] : [`${this.table.name}."id" IN (${matching})`]
       const sql = `${walk}${whereClause([...matched, ...where])} ORDER BY ${order.map((term) => `+${term}`).join(', ')} LIMIT ? OFFSET ?`
       return this.ids(sql, [...(query === '' ? [] : [query]), ...params, limit, offset])
     }
-    if (this.folded === '') {
+    if (!walkFirst && this.folded === '') {
       const walked = this.walkInOrder(this.terms(words) ?? [], order, keyset, offset, limit)
       if (walked) return walked
     }
     // Words that name only many related records mark no matches in the index: the conditions test each row.
     if (query === '') return plainWalk()
-    const top = this.statement(`SELECT MAX("id") AS top FROM ${this.table.name}`).get()?.top as number | null
     const matched = new Uint8Array((top ?? 0) + 1)
     for (const row of this.statement(`${matching.replace('SELECT rowid', 'SELECT rowid AS id')}`).iterate(query)) {
       matched[row.id as number] = 1
