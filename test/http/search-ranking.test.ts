@@ -224,4 +224,25 @@ describe('words that name many authors and collections', () => {
     const count = await t.get('/api/v1/books?filter[search]=kline%20tal&page[size]=1')
     expect(count.json.meta.total).toBe(both.length)
   })
+
+  it('finds a rare word beside a prefix of hundreds of authors and collections, in every field the prefix matches', async () => {
+    const nameOf = (list: readonly string[], id: number | null) => (id === null ? '' : (list[id - 1] ?? ''))
+    const prefixed = (text: string) => /\bkl/i.test(text)
+    // A number stands in one title, and in some authors' and collections' names.
+    let found = 0
+    for (const n of [5, 11, 12, 13, 14, 2001]) {
+      const number = new RegExp(`\\b${n}\\b`)
+      const fields = (b: BulkCatalogue['books'][number]) => [
+        b.name,
+        nameOf(authors, b.author),
+        nameOf(collections, b.collection),
+      ]
+      const expected = catalogue.books
+        .filter((b) => fields(b).some((text) => number.test(text)) && fields(b).some(prefixed))
+        .map((b) => b.id)
+      found += expected.length
+      expect({ n, ids: await idsOf(t, `/api/v1/books?filter[search]=${n}%20kl&sort=id`) }).toEqual({ n, ids: expected })
+    }
+    expect(found).toBeGreaterThan(6)
+  })
 })

@@ -38,6 +38,12 @@ export interface OtherConditions {
  */
 const MANY_IDS = 64
 
+/**
+ * Rows the words of few related ids may match for the words of many to be tested row by row (see
+ * termCondition's `probe`): 200 rows cost about what listing a one-letter word's matches does.
+ */
+const PROBE_ROWS = 200
+
 /** A search as the index query of its words (empty: none) and SQL conditions on the table. */
 interface SearchCondition {
   readonly expression: string
@@ -91,6 +97,13 @@ export class SqliteSearchReads {
     return { from, where: [`${index} MATCH ?`, ...where], params: [query, ...params], rowid: `${index}.rowid` }
   }
 
+  /** Whether the index matches at most PROBE_ROWS rows for an FTS5 query (and the list's related filters). */
+  private fewMatch(expression: string): boolean {
+    const { from, where, params } = this.source(expression)
+    const sql = `SELECT COUNT(*) AS count FROM (SELECT 1 FROM ${from}${whereClause(where)} LIMIT ?)`
+    return ((this.statement(sql).get(...params, PROBE_ROWS + 1)?.count as number) ?? 0) <= PROBE_ROWS
+  }
+
   /** Whether these ids are every record of a required related field's target. */
   private readonly whole = (field: number, ids: readonly Id[]): boolean => {
     if (ids.length === 0 || !this.search.isRequired(field)) return false
@@ -112,8 +125,9 @@ export class SqliteSearchReads {
     if (expression === null) return null
     const where: string[] = []
     const params: Bindings = []
+    const probe = expression !== '' && terms.some(many) && this.fewMatch(expression)
     for (const term of terms.filter(many)) {
-      const condition = this.search.termCondition(term, this.whole)
+      const condition = this.search.termCondition(term, this.whole, probe)
       if (!condition) continue
       where.push(condition.sql)
       params.push(...(condition.params as Bindings))
