@@ -223,6 +223,11 @@ describe('words that name many authors and collections', () => {
     expect(sorted).toEqual([...both].sort((a, b) => a - b).slice(0, 100))
     const count = await t.get('/api/v1/books?filter[search]=kline%20tal&page[size]=1')
     expect(count.json.meta.total).toBe(both.length)
+    // Two words that each name hundreds of authors: the rows of one are listed, the other tested.
+    const kline = ranked(/\bkline\b/i, /\bklien\b/i)
+    const together = await idsOf(t, '/api/v1/books?filter[search]=kline%20kl&sort=id')
+    expect(together).toEqual([...kline].sort((a, b) => a - b))
+    expect(await idsOf(t, '/api/v1/books?filter[search]=kline%20kl&page[size]=100')).toEqual(kline.slice(0, 100))
   })
 
   it('finds a rare word beside a prefix of hundreds of authors and collections, in every field the prefix matches', async () => {

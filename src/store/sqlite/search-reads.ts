@@ -25,33 +25,7 @@ import {
 import { foldedMatch, holds, termTest } from '../search-text-match'
 import { type Bindings, type Row, type Table, whereClause } from '../sql/table'
 import type { SqliteSearch } from './search'
-
-/** The list's conditions other than the search, as SQL on the table, with their parameters. */
-export interface OtherConditions {
-  readonly where: readonly string[]
-  readonly params: Bindings
-}
-
-/**
- * Related ids past which a word's references are matched by the table's indexes, not as FTS5
- * terms: FTS5 ORs one term per id and steps through all of them for every row it moves.
- */
-const MANY_IDS = 64
-
-/**
- * Rows the words of few related ids may match for the words of many to be tested row by row (see
- * termCondition's `probe`): 200 rows cost about what listing a one-letter word's matches does.
- */
-const PROBE_ROWS = 200
-
-/** A search as the index query of its words (empty: none) and SQL conditions on the table. */
-interface SearchCondition {
-  readonly expression: string
-  readonly where: readonly string[]
-  readonly params: Bindings
-}
-
-const noConditions: OtherConditions = { where: [], params: [] }
+import { MANY_IDS, type OtherConditions, type SearchCondition, SqliteSearchConditions } from './search-conditions'
 
 /** Rows a sorted search walks before it marks its matches instead (see walkInOrder): some 30 ms. */
 const WALK_BUDGET = 20_000
@@ -68,6 +42,8 @@ const DENSE_WALK = 2_000
  */
 export class SqliteSearchReads {
   private termsRead?: { readonly key: string; readonly terms: SearchTerm[] | null }
+  /** The search as SQL: its index query, its conditions on the table, where a read starts. */
+  private readonly conditions: SqliteSearchConditions
 
   constructor(
     private readonly statement: (sql: string) => Statement<Row, Bindings>,
@@ -77,62 +53,8 @@ export class SqliteSearchReads {
     private readonly other: OtherConditions,
     /** FTS5 terms of the list's filters on searched relationships: the index applies them itself. */
     private readonly folded: string,
-  ) {}
-
-  /**
-   * Where a read starts: the index when it has something to match (joined to the table only for
-   * the other filters), else the table itself (every row matches the words).
-   */
-  private source(
-    expression: string,
-    extra: OtherConditions = noConditions,
-  ): { from: string; where: string[]; params: Bindings; rowid: string } {
-    const query = [expression, this.folded].filter((part) => part !== '').join(' AND ')
-    const where = [...this.other.where, ...extra.where]
-    const params = [...this.other.params, ...extra.params]
-    if (query === '') return { from: this.table.name, where, params, rowid: `${this.table.name}."id"` }
-    const index = this.search.index
-    const from =
-      where.length === 0 ? index : `${index} CROSS JOIN ${this.table.name} ON ${this.table.name}."id" = ${index}.rowid`
-    return { from, where: [`${index} MATCH ?`, ...where], params: [query, ...params], rowid: `${index}.rowid` }
-  }
-
-  /** Whether the index matches at most PROBE_ROWS rows for an FTS5 query (and the list's related filters). */
-  private fewMatch(expression: string): boolean {
-    const { from, where, params } = this.source(expression)
-    const sql = `SELECT COUNT(*) AS count FROM (SELECT 1 FROM ${from}${whereClause(where)} LIMIT ?)`
-    return ((this.statement(sql).get(...params, PROBE_ROWS + 1)?.count as number) ?? 0) <= PROBE_ROWS
-  }
-
-  /** Whether these ids are every record of a required related field's target. */
-  private readonly whole = (field: number, ids: readonly Id[]): boolean => {
-    if (ids.length === 0 || !this.search.isRequired(field)) return false
-    const target = this.search.relatedTable(field)
-    const row = this.statement(`SELECT COUNT(*) AS count FROM (SELECT 1 FROM ${target} LIMIT ?)`).get(ids.length + 1)
-    return row?.count === ids.length
-  }
-
-  /**
-   * The search's condition: the words of few related ids as one FTS5 query, those of many as SQL
-   * on the table (see MANY_IDS); null when no record can match.
-   */
-  private conditionOf(terms: readonly SearchTerm[]): SearchCondition | null {
-    // No word: nothing matches (as a search of only spaces finds nothing).
-    if (terms.length === 0) return null
-    const many = (term: SearchTerm) => term.related.some((ids) => (ids?.length ?? 0) > MANY_IDS)
-    const few = terms.filter((term) => !many(term))
-    const expression = few.length === 0 ? '' : this.search.termsExpression(few, this.whole)
-    if (expression === null) return null
-    const where: string[] = []
-    const params: Bindings = []
-    const probe = expression !== '' && terms.some(many) && this.fewMatch(expression)
-    for (const term of terms.filter(many)) {
-      const condition = this.search.termCondition(term, this.whole, probe)
-      if (!condition) continue
-      where.push(condition.sql)
-      params.push(...(condition.params as Bindings))
-    }
-    return { expression, where, params }
+  ) {
+    this.conditions = new SqliteSearchConditions(statement, table, search, other, folded)
   }
 
   /** A window of the search ranked, and its total (capped at SEARCH_WINDOW). */
@@ -158,7 +80,7 @@ export class SqliteSearchReads {
   byId(words: readonly SearchWord[], descending: boolean, after: Id | null, offset: number, limit: number): Id[] {
     const condition = this.condition(words)
     if (!condition) return []
-    const { from, where, params, rowid } = this.source(condition.expression, condition)
+    const { from, where, params, rowid } = this.conditions.source(condition.expression, condition)
     if (after !== null) {
       where.push(`${rowid} ${descending ? '<' : '>'} ?`)
       params.push(after)
@@ -250,7 +172,7 @@ export class SqliteSearchReads {
       ...texts.map(([, column], i) => `, ${this.table.name}.${column} AS t${i}`),
     ].join('')
     const tests = terms.flatMap((term) => {
-      const test = termTest(term, this.fields, refs, texts, this.whole)
+      const test = termTest(term, this.fields, refs, texts, this.conditions.whole)
       return test ? [test] : []
     })
     const where = [...this.other.where, ...(keyset?.where ?? [])]
@@ -273,7 +195,7 @@ export class SqliteSearchReads {
   /** The search's condition (see conditionOf); null when nothing can match. */
   condition(words: readonly SearchWord[]): SearchCondition | null {
     const terms = this.terms(words)
-    return terms ? this.conditionOf(terms) : null
+    return terms ? this.conditions.conditionOf(terms) : null
   }
 
   /**
@@ -284,7 +206,7 @@ export class SqliteSearchReads {
     const key = searchKey(words)
     if (this.termsRead?.key === key) return this.termsRead.terms
     const terms = rankSync(searchTerms(this.fields, words), this)
-    const found = this.conditionOf(terms) === null ? null : terms
+    const found = this.conditions.conditionOf(terms) === null ? null : terms
     this.termsRead = { key, terms: found }
     return found
   }
@@ -307,16 +229,16 @@ export class SqliteSearchReads {
   }
 
   count(terms: readonly SearchTerm[], cap: number): number {
-    const condition = this.conditionOf(terms)
+    const condition = this.conditions.conditionOf(terms)
     if (condition === null) return 0
-    const { from, where, params } = this.source(condition.expression, condition)
+    const { from, where, params } = this.conditions.source(condition.expression, condition)
     const sql = `SELECT COUNT(*) AS count FROM (SELECT 1 FROM ${from}${whereClause(where)} LIMIT ?)`
     return (this.statement(sql).get(...params, cap)?.count as number) ?? 0
   }
 
   first(conjunction: Conjunction, limit: number): Id[] {
-    const parts = this.search.conjunctionParts(conjunction, this.whole, MANY_IDS)
-    const { from, where, params, rowid } = this.source(parts.expression, {
+    const parts = this.search.conjunctionParts(conjunction, this.conditions.whole, MANY_IDS)
+    const { from, where, params, rowid } = this.conditions.source(parts.expression, {
       where: parts.where,
       params: parts.params as Bindings,
     })
@@ -332,12 +254,12 @@ export class SqliteSearchReads {
    * the matches, not one more pass over the index per word, field and typo level.
    */
   matches(terms: readonly SearchTerm[]): SearchMatch[] {
-    const condition = this.conditionOf(terms)
+    const condition = this.conditions.conditionOf(terms)
     if (condition === null) return []
     const refColumns = this.search.relatedColumns()
     const textColumns = this.search.attributeColumns()
     const columns = [...refColumns, ...textColumns].map(([, column]) => `, ${this.table.name}.${column}`).join('')
-    const { where, params, rowid } = this.source(condition.expression, condition)
+    const { where, params, rowid } = this.conditions.source(condition.expression, condition)
     const joined =
       rowid === `${this.table.name}."id"`
         ? this.table.name
