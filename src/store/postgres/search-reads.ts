@@ -14,7 +14,10 @@ import { type Row, whereClause } from '../sql/table'
 import { PostgresScans, type RunSql } from './scans'
 import { Params, type PostgresSearch } from './search'
 
-/** Rows a sorted search expects to walk along the order's index, at most, to walk it (see dense). */
+/**
+ * Rows a sorted search walks along the order's index, whatever its matches, before it would rather
+ * sort them (see dense): past it, it walks only when the rows to walk are fewer than the matches.
+ */
 const DENSE_WALK = 2_000
 
 /**
@@ -111,12 +114,12 @@ export class PostgresSearchReads {
 
   /**
    * Whether `count` matches are dense enough in the table that walking the order's index finds the
-   * first `want` of them within DENSE_WALK rows (`the w`, 9,636 of 100,000 books: some 200 rows,
-   * where collecting and sorting every match took 100-190 ms).
+   * first `want` of them in fewer rows than sorting them takes (`the w`, 9,636 of 100,000 books:
+   * some 200 rows, where collecting and sorting every match took 100-190 ms).
    */
   private async dense(count: number, want: number): Promise<boolean> {
     const [row] = await this.run(`SELECT max("id") AS top FROM ${this.table}`, [])
-    return (want * Number(row?.top ?? 0)) / count <= DENSE_WALK
+    return (want * Number(row?.top ?? 0)) / count <= Math.max(DENSE_WALK, count)
   }
 
   /** The words' terms, or null when no record can match; read once for a page's count and window. */
