@@ -101,7 +101,7 @@ export function describeListContract(t: ContractContext): void {
   })
 
   describe('search', () => {
-    it('matches each word as a prefix of a word of the title, author or collection, repeats ignored', async () => {
+    it('matches the last word as a prefix and the words before it whole, in the title, author or collection, repeats ignored', async () => {
       const ofelia = await author('Ofelia Strand')
       const plain = await author('Jane Doe')
       const days = await collection('Book of Days')
@@ -111,12 +111,14 @@ export function describeListContract(t: ContractContext): void {
       const byAuthor = await book('Tides', ofelia.id)
       const inCollection = await book('Almanac', plain.id, days.id)
       await book('Nothing Here', plain.id)
-      const expected = [title.id, prefix.id, byAuthor.id, inCollection.id]
-      expect(await found('of')).toEqual(expected)
-      expect(await found('of of of of')).toEqual(expected)
-      expect(await found('OF Of of')).toEqual(expected)
-      expect(await found('of of of of', true)).toEqual(await found('of', true))
-      expect(await found('of office')).toEqual([prefix.id])
+      expect(await found('of')).toEqual([title.id, prefix.id, byAuthor.id, inCollection.id])
+      // A word before the last is a whole word: "of", not Office or Ofelia.
+      const whole = [title.id, inCollection.id]
+      expect(await found('of of of of')).toEqual(whole)
+      expect(await found('OF Of of')).toEqual(whole)
+      expect(await found('of of of of', true)).toEqual(await found('of of', true))
+      expect(await found('office of')).toEqual([prefix.id])
+      expect(await found('of office')).toEqual([])
       expect(await found('nowhere')).toEqual([])
     })
 
