@@ -105,6 +105,14 @@ export class SqliteSearchConditions {
    * on the table (see MANY_IDS); null when no record can match.
    */
   conditionOf(terms: readonly SearchTerm[]): SearchCondition | null {
+    // A page's count, window and hits ask for the same terms: their estimates are read once.
+    if (!this.conditions.has(terms)) this.conditions.set(terms, this.conditionRead(terms))
+    return this.conditions.get(terms) ?? null
+  }
+
+  private readonly conditions = new WeakMap<readonly SearchTerm[], SearchCondition | null>()
+
+  private conditionRead(terms: readonly SearchTerm[]): SearchCondition | null {
     // No word: nothing matches (as a search of only spaces finds nothing).
     if (terms.length === 0) return null
     const many = (term: SearchTerm) => term.related.some((ids) => (ids?.length ?? 0) > MANY_IDS)
