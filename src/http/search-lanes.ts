@@ -103,10 +103,6 @@ export class SearchLanes {
     try {
       const answer = await work(lane)
       const ms = answer.spentMs ?? performance.now() - started
-      if (process.env.LANES_DEBUG)
-        console.error(
-          `${lane} ${key.split('\u0000')[2]} ${ms.toFixed(1)} wall ${(performance.now() - started).toFixed(1)} from ${HEAVY_SEARCH_MS} q ${this.waiting.length}`,
-        )
       this.remember(key, ms)
       return answer
     } catch (error) {

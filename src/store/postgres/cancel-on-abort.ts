@@ -1,27 +1,25 @@
 import type { SQL } from 'bun'
 
 /**
- * `q` whose statements are cancelled when `signal` aborts (a search whose client went away): Bun
- * asks the server to stop the one running, on a connection of its own, and the next never starts.
- * The statement then fails (57014), and with it the search's transaction. Every read of the
- * PostgreSQL store goes through `unsafe` (PostgresReader.rows), the one method changed here.
+ * Cancels the statement running in transaction `tx` when `signal` aborts (a search whose client
+ * went away), by pg_cancel_backend from another connection of `pool`: the statement fails (57014)
+ * and with it the transaction, so the search ends there. The transaction is known by its backend
+ * and its start, read first (one round trip): a cancel that arrives once it has ended, the
+ * connection running another request's statement by then, finds no such transaction and stops
+ * nothing. Returns what stops watching, to call once the work is done. (Bun's own Query.cancel()
+ * reported the failure of the cancelled statement a second time, as an unhandled error.)
  */
-export function cancelledOnAbort(q: SQL, signal: AbortSignal): SQL {
-  return new Proxy(q, {
-    get(target, key) {
-      if (key !== 'unsafe') {
-        const value: unknown = Reflect.get(target, key, target)
-        return typeof value === 'function' ? value.bind(target) : value
-      }
-      return (text: string, values?: unknown[]) => {
-        const query = target.unsafe(text, values)
-        if (signal.aborted) return query.cancel()
-        const stop = () => query.cancel()
-        signal.addEventListener('abort', stop, { once: true })
-        // Starts the query, as the caller's await would at once; its failure is the caller's to see.
-        query.finally(() => signal.removeEventListener('abort', stop)).catch(() => {})
-        return query
-      }
-    },
-  })
+export async function cancelOnAbort(tx: SQL, pool: SQL, signal: AbortSignal): Promise<() => void> {
+  const [own] = await tx`SELECT pg_backend_pid() AS pid, now()::text AS started`
+  const cancel = () => {
+    pool`SELECT pg_cancel_backend(pid) FROM pg_stat_activity
+      WHERE pid = ${own?.pid} AND xact_start = ${own?.started}::timestamptz`.then(
+      () => {},
+      // Nothing to stop, or the database gone: the search fails or ends on its own.
+      () => {},
+    )
+  }
+  if (signal.aborted) cancel()
+  else signal.addEventListener('abort', cancel, { once: true })
+  return () => signal.removeEventListener('abort', cancel)
 }

@@ -21,7 +21,7 @@ import type { ReadRouting } from '../read-routing'
 import { JoinedFind } from '../sql/joined-find'
 import type { Row } from '../sql/table'
 import type { BookImport, Store } from '../store'
-import { cancelledOnAbort } from './cancel-on-abort'
+import { cancelOnAbort } from './cancel-on-abort'
 import { type ChangeLogEvents, PostgresChangeLog } from './change-log'
 import { PostgresRestore, PostgresSnapshot } from './copy'
 import { storeError } from './faults'
@@ -141,7 +141,7 @@ export class PostgresStore implements Store {
     signal?: AbortSignal,
   ): Promise<T> {
     if (!filters.some((filter) => filter.kind === 'search')) return this.read(work)
-    return this.snapshot(signal ? (q) => work(cancelledOnAbort(q, signal)) : work)
+    return this.snapshot(work, signal)
   }
 
   /** By keyset where the list has no search (its order is then an index's); else its ids once, then by id. */
@@ -281,9 +281,21 @@ export class PostgresStore implements Store {
     }
   }
 
-  /** Reads that must agree, in one REPEATABLE READ snapshot (a standby gives them too). */
-  private async snapshot<T>(work: (q: Queryable) => Promise<T>): Promise<T> {
-    const run = (sql: SQL) => sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', (tx) => work(tx))
+  /**
+   * Reads that must agree, in one REPEATABLE READ snapshot (a standby gives them too); with a
+   * signal, cancelled when it aborts (cancel-on-abort.ts).
+   */
+  private async snapshot<T>(work: (q: Queryable) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const run = (sql: SQL) =>
+      sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', async (tx) => {
+        if (!signal) return work(tx)
+        const unwatch = await cancelOnAbort(tx, sql, signal)
+        try {
+          return await work(tx)
+        } finally {
+          unwatch()
+        }
+      })
     try {
       return await (this.replicas ? this.replicas.read(this.sql, run) : run(this.sql))
     } catch (error) {
