@@ -53,11 +53,11 @@ async function timed(path: string, signal?: AbortSignal): Promise<{ status: numb
   return { status: response.status, ms: done - started, done }
 }
 
-/** The best of three: a search's time alone, once it is known. */
+/** The median of three: a search's time alone, once it is known. */
 async function alone(path: string): Promise<number> {
   const times = [await timed(path), await timed(path), await timed(path)]
   for (const { status } of times) expect(status).toBe(200)
-  return Math.min(...times.map((time) => time.ms))
+  return times.map((time) => time.ms).sort((a, b) => a - b)[1] as number
 }
 
 /** PostgreSQL: the statements running on the test database now, but the watcher's. */
@@ -71,7 +71,7 @@ describe('GET /api/v1/books?filter[search]=... beside heavy searches', () => {
   it('answers a light search while four heavy ones wait their turn, and runs the heavy ones one at a time', async () => {
     const heavyMs = await alone(HEAVY)
     const lightMs = await alone(LIGHT)
-    expect(heavyMs).toBeGreaterThan(5 * lightMs)
+    expect(heavyMs).toBeGreaterThan(3 * lightMs)
 
     const heavy = Array.from({ length: 4 }, () => timed(HEAVY))
     let most = 0
@@ -98,13 +98,14 @@ describe('GET /api/v1/books?filter[search]=... beside heavy searches', () => {
   }, 30_000)
 
   it('stops a heavy search whose client went away, and never starts those waiting', async () => {
+    // Eight clients ask for it and go away while the first runs.
     const heavyMs = await alone(HEAVY)
-    const clients = Array.from({ length: 4 }, () => new AbortController())
+    const clients = Array.from({ length: 8 }, () => new AbortController())
     const asked = clients.map((client) => timed(HEAVY, client.signal).catch((error: Error) => error.name))
     await Bun.sleep(30)
     const aborted = performance.now()
     for (const client of clients) client.abort()
-    expect(await Promise.all(asked)).toEqual(['AbortError', 'AbortError', 'AbortError', 'AbortError'])
+    expect(await Promise.all(asked)).toEqual(clients.map(() => 'AbortError'))
 
     if (watcher) {
       // Cancelled at once: no statement of theirs runs for as long as one search alone.
@@ -112,10 +113,10 @@ describe('GET /api/v1/books?filter[search]=... beside heavy searches', () => {
       expect(performance.now() - aborted).toBeLessThan(heavyMs / 2)
     }
     // The next heavy search waits for none of them, at most for the statement one was in (SQLite
-    // cannot stop within one) and a new read thread: 2.1-2.4 times its time alone, against 4.5-4.9
-    // when the four run to their end first.
+    // cannot stop within one) and a new read thread: 2-4 times its time alone on a loaded
+    // machine, against 8-9 when the eight run to their end first.
     const next = await timed(HEAVY)
     expect(next.status).toBe(200)
-    expect(next.ms).toBeLessThan(3.5 * heavyMs)
+    expect(next.ms).toBeLessThan(5 * heavyMs)
   }, 30_000)
 })
