@@ -59,7 +59,8 @@ const workerUrl = import.meta.url.includes('$bunfs')
  * there: a search ranking 100,000 hits or a list of 100,000 books with its included records costs a
  * worker's time, and the main thread goes on answering single records and writes meanwhile. The
  * answer comes back as JSON text, streamed piece by piece as the client takes it, with one round
- * trip in flight per answer. Each read goes to the worker with the fewest reads in progress; the workers
+ * trip in flight per answer. Each read goes to the worker with the fewest reads in progress that
+ * no read holds (see run), a heavy search to a worker of its own (search-lanes.ts); the workers
  * start with the first read, and one that dies fails its reads and is started again by the next.
  */
 export class ReadPool {
