@@ -35,6 +35,7 @@ import { requestLifecycle } from './request-lifecycle'
 import { resourceRoutes } from './resource-routes'
 import { type ResponseSettings, send } from './responses'
 import { RouteTable } from './route-table'
+import { SearchLanes } from './search-lanes'
 import { DEFAULT_LONG_ANSWERS, type LongAnswerLimits, LongAnswers } from './streaming/long-answers'
 import { warmUp } from './warm-up'
 
@@ -174,6 +175,7 @@ export function createApp({
   // Awaited by whoever listens; until then, a failure is not an unhandled one.
   warmedUp.catch(() => {})
   const longAnswers = new LongAnswers(longAnswerLimits, addresses)
+  const searchLanes = new SearchLanes()
   const viewerScript = new ViewerScript()
   const api = resourceRoutes(
     registry,
@@ -185,6 +187,7 @@ export function createApp({
     cores,
     longAnswers,
     routeRequest,
+    searchLanes,
   )
   const atomicLimits = {
     maxOperations,
@@ -274,6 +277,7 @@ export function createApp({
       },
     })
     .decorate('longAnswers', longAnswers)
+    .decorate('searchLanes', searchLanes)
     .decorate('viewerScript', viewerScript)
     .decorate('warmedUp', warmedUp)
 }

@@ -17,6 +17,7 @@ import { documentOf } from './parsed-body'
 import type { OffloadedRead, ReadOffload } from './read-threads/read-calls'
 import { listPlace, type ReadPlace, recordPlace, runsHere, shortList } from './read-threads/read-place'
 import { type ApiResponse, documentResponse, noContent, stateResponse } from './responses'
+import { type SearchLane, type SearchLanes, searchKey } from './search-lanes'
 import { DocumentStream } from './streaming/document-stream'
 import { ListReader } from './streaming/list-reader'
 import type { LongAnswers } from './streaming/long-answers'
@@ -81,6 +82,8 @@ export class ResourceController {
     private readonly offload?: ReadOffload,
     /** The caps on long answers in flight (see long-answers.ts); absent in a read worker. */
     private readonly longAnswers?: LongAnswers,
+    /** Where searches run by what they cost (see search-lanes.ts); absent in a read worker. */
+    private readonly searchLanes?: SearchLanes,
   ) {
     this.defaultInclude = new Map(resource.defaultInclude.map((name) => [name, new Map()]))
     this.defaultPlan = planOf(resource, this.defaultInclude, true)
@@ -106,17 +109,25 @@ export class ResourceController {
       // Answered whole, so tagged by its bytes: no version is needed.
       if (records) return this.reader(query, false, url, cursorProfile, filters).whole(records)
     }
-    const read = async (): Promise<ApiResponse> => {
+    const signal = input.request?.signal
+    const run = async (lane: SearchLane): Promise<ApiResponse> => {
       const { offload } = this
       if (offload && !(await runsHere(place, store, resource, filters, offload.oneCore))) {
-        return offload.run({ op: 'list', type: resource.type, url, scope, cursorProfile, acceptEncoding })
+        const offloaded: OffloadedRead = { op: 'list', type: resource.type, url, scope, cursorProfile, acceptEncoding }
+        return offload.run(offloaded, { lane, signal })
       }
-      const reader = this.reader(query, bounded, url, cursorProfile, filters)
+      const reader = this.reader(query, bounded, url, cursorProfile, filters, signal)
       const { page } = query
       if (page?.kind === 'number' || page?.kind === 'offset') return reader.windowed(page)
       if (page?.kind === 'cursor') return reader.cursor(page)
       return reader.streamed()
     }
+    const search = filters.find((filter) => filter.kind === 'search')
+    const { searchLanes } = this
+    const read = (): Promise<ApiResponse> =>
+      search && searchLanes
+        ? searchLanes.run(searchKey(resource.type, JSON.stringify(scope), search.text), signal, run)
+        : run('ordinary')
     if (bounded) return read()
     const long = async () => {
       const version = await store.version()
@@ -132,6 +143,8 @@ export class ResourceController {
     url: string,
     cursorProfile: string | null,
     filters: readonly StoreFilter[],
+    /** The client's: a search stops when it aborts (see SearchOrder.signal). */
+    signal?: AbortSignal,
   ): ListReader {
     const { resource, registry, store } = this
     const { page } = query
@@ -151,6 +164,7 @@ export class ResourceController {
       ranked,
       profile: page ? cursorProfile : null,
       bounded,
+      signal,
     })
   }
 

@@ -6,11 +6,12 @@ import type { Store } from '../store/store'
 import type { RequestRouting } from './access/client-key'
 import { holdsWeakTag, unchangedSinceStreamed, WritePreconditions } from './conditional'
 import { type DocumentedLimits, operationDocs, relationshipDocs } from './openapi/openapi'
-import type { OffloadedRead, ReadOffload } from './read-threads/read-calls'
+import type { OffloadedRead, OffloadOptions, ReadOffload } from './read-threads/read-calls'
 import type { ReadPool } from './read-threads/read-pool'
 import { RelationshipController } from './relationship-controller'
 import { type HandlerInput, ResourceController } from './resource-controller'
 import { type ApiResponse, type ResponseSettings, send } from './responses'
+import type { SearchLanes } from './search-lanes'
 import { heldUntilSent, type LongAnswers } from './streaming/long-answers'
 
 /** The part of Elysia's context an operation reads and answers through. */
@@ -118,15 +119,26 @@ export function resourceRoutes(
   longAnswers: LongAnswers | null = null,
   /** Read replicas: each request run as its client's (see reading). */
   routing: RequestRouting | null = null,
+  /** Where searches run by what they cost (see search-lanes.ts); none without it. */
+  searchLanes: SearchLanes | null = null,
 ) {
   const api = new Elysia({ prefix })
   const offload: ReadOffload | undefined = reads
-    ? { run: (read: OffloadedRead) => reads.run(read), oneCore: cores < 2 }
+    ? { run: (read: OffloadedRead, options?: OffloadOptions) => reads.run(read, options), oneCore: cores < 2 }
     : undefined
   const controllers = new Map(
     registry.all.map((resource) => [
       resource.type,
-      new ResourceController(resource, registry, store, prefix, limits, offload, longAnswers ?? undefined),
+      new ResourceController(
+        resource,
+        registry,
+        store,
+        prefix,
+        limits,
+        offload,
+        longAnswers ?? undefined,
+        searchLanes ?? undefined,
+      ),
     ]),
   )
   const controllerOf = (type: string) => controllers.get(type) as ResourceController

@@ -34,6 +34,8 @@ export interface ApiResponse {
   readonly coding?: Coding | null
   /** Gives back the long-answer slot this answer holds until it has been sent (see long-answers.ts). */
   readonly release?: () => void
+  /** A read thread's CPU time for the answer, without its wait in the queue (see search-lanes.ts). */
+  readonly spentMs?: number
 }
 
 /** A JSON:API document that shows one record, or one relationship's linkage, in the state given. */

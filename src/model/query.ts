@@ -38,6 +38,11 @@ export interface SearchOrder {
   readonly sort: readonly SortKey[]
   /** With a search filter: most relevant first, then `sort`. Not with `after`: relevance moves as data changes. */
   readonly ranked?: boolean
+  /**
+   * The client's, with a search filter: when it aborts, PostgreSQL cancels the search's statement
+   * (SQLite's searches are stopped by their read thread, see read-pool.ts).
+   */
+  readonly signal?: AbortSignal
 }
 
 /** A window of a list. */

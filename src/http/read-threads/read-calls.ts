@@ -5,6 +5,7 @@ import type { StoreFilter } from '../../model/query'
 import { type StoreFaultReason, StoreUnavailableError } from '../../store/faults'
 import type { Coding } from '../compression'
 import type { ApiResponse } from '../responses'
+import type { SearchLane } from '../search-lanes'
 
 /**
  * A read handed to a read worker (see read-pool.ts): everything it needs as plain data, so that
@@ -30,9 +31,16 @@ export type OffloadedRead =
       readonly acceptEncoding?: string | null
     }
 
+/** How a read is run: in the heavy lane (see search-lanes.ts), and its client's signal. */
+export interface OffloadOptions {
+  readonly lane?: SearchLane
+  /** Its client's: in the heavy lane, a read whose client goes away is stopped (see ReadPool). */
+  readonly signal?: AbortSignal
+}
+
 /** Where the reads whose cost grows with the data are answered: the read workers (see read-pool.ts). */
 export interface ReadOffload {
-  run(read: OffloadedRead): Promise<ApiResponse>
+  run(read: OffloadedRead, options?: OffloadOptions): Promise<ApiResponse>
   /**
    * The process has one core to run on: a worker cannot run beside the main thread, so longer
    * lists stay on the main thread (see ONE_CORE_LIST_MAX in read-place.ts).
@@ -125,8 +133,10 @@ export type WorkerMessage =
       readonly state?: string
       /** The content coding of the pieces that follow (null: none). */
       readonly coding: Coding | null
+      /** The worker's CPU time for the read up to this answer (thread-time.ts), without its wait in the queue. */
+      readonly ms: number
     }
   /** The next pieces of a streamed answer, in order: about ROUND_TRIP_BYTES, several to a trip. */
   | { readonly kind: 'piece'; readonly call: number; readonly bytes: readonly Uint8Array[] }
   | { readonly kind: 'end'; readonly call: number }
-  | { readonly kind: 'failed'; readonly call: number; readonly failure: CrossedFailure }
+  | { readonly kind: 'failed'; readonly call: number; readonly failure: CrossedFailure; readonly ms?: number }

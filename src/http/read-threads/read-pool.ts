@@ -1,8 +1,10 @@
 import type { ApiResponse } from '../responses'
+import { clientGone } from '../search-lanes'
 import {
   type CrossedFailure,
   type MainMessage,
   type OffloadedRead,
+  type OffloadOptions,
   type ReadWorkerData,
   rebuildFailure,
   type WorkerMessage,
@@ -18,11 +20,28 @@ function workerLost(reason: string): CrossedFailure {
   return { kind: 'store', reason: 'unavailable', code: 'READ_WORKER_LOST', message: `a read worker stopped: ${reason}` }
 }
 
+/**
+ * A worker is held while a read it was sent this long ago has not answered: one sent after it
+ * would wait, in a thread that answers one read at a time, for all of its time (a heavy search
+ * takes 0.1-2 s, see search-lanes.ts). A page's budget at 100,000 books.
+ */
+const HELD_MS = 50
+
+/** Whether a read has held the worker for HELD_MS or more, at `now`. */
+function held(entry: PoolWorker, now: number): boolean {
+  for (const sent of entry.starts.values()) if (now - sent >= HELD_MS) return true
+  return false
+}
+
 interface PoolWorker {
   readonly worker: Worker
   /** The calls in progress on this worker, each waiting for its next message. */
   readonly calls: Map<number, (message: Settled) => void>
+  /** When each call not yet answered was sent, by call. */
+  readonly starts: Map<number, number>
   dead: boolean
+  /** Fails its calls at once and terminates it; its slot is free for a new worker. */
+  readonly stop: (reason: string) => void
 }
 
 /**
@@ -40,7 +59,8 @@ const workerUrl = import.meta.url.includes('$bunfs')
  * there: a search ranking 100,000 hits or a list of 100,000 books with its included records costs a
  * worker's time, and the main thread goes on answering single records and writes meanwhile. The
  * answer comes back as JSON text, streamed piece by piece as the client takes it, with one round
- * trip in flight per answer. Each read goes to the worker with the fewest reads in progress; the workers
+ * trip in flight per answer. Each read goes to the worker with the fewest reads in progress that
+ * no read holds (see run), a heavy search to a worker of its own (search-lanes.ts); the workers
  * start with the first read, and one that dies fails its reads and is started again by the next.
  */
 export class ReadPool {
@@ -50,14 +70,16 @@ export class ReadPool {
 
   constructor(
     private readonly data: ReadWorkerData,
-    size: number,
+    /** The workers of the ordinary reads; the heavy lane's is one more. */
+    private readonly size: number,
     /**
      * Told the seconds of each round trip to a worker (a read's answer, each piece of a streamed
      * one), as measured here: the worker's database time, with its rendering and queueing.
      */
     private readonly roundTrip: (seconds: number) => void = () => {},
   ) {
-    this.workers = Array.from({ length: size }, () => undefined)
+    // The ordinary workers, then the spare, then the heavy lane's.
+    this.workers = Array.from({ length: size + 2 }, () => undefined)
   }
 
   /** The workers started and not stopped since. */
@@ -65,15 +87,37 @@ export class ReadPool {
     return this.workers.filter((entry) => entry !== undefined && !entry.dead).length
   }
 
-  async run(read: OffloadedRead): Promise<ApiResponse> {
+  /**
+   * Runs a read on the worker with the fewest reads in progress that no read holds (see HELD_MS);
+   * when every one is held, on the spare, started then; in the heavy lane (search-lanes.ts, which
+   * sends it one read at a time), on a worker of its own: the heavy reads then take one core at
+   * most, and never hold the others' workers. A heavy read whose client goes away (`signal`) stops
+   * its worker, which a new one replaces at the next heavy read: SQLite cannot be interrupted
+   * within a statement, so the old one ends with the statement it is in.
+   */
+  async run(read: OffloadedRead, options: OffloadOptions = {}): Promise<ApiResponse> {
     if (this.closing) throw new Error('the read workers are stopping')
+    const { lane, signal } = options
+    if (lane === 'heavy') {
+      if (signal?.aborted) throw clientGone()
+      const heavy = this.size + 1
+      const worker = this.workers[heavy] ?? this.spawn(heavy)
+      return this.runOn(worker, read, this.roundTrip, signal)
+    }
+    const now = performance.now()
     let target: PoolWorker | undefined
-    for (let slot = 0; slot < this.workers.length; slot++) {
+    let free: PoolWorker | undefined
+    for (let slot = 0; slot < this.size; slot++) {
       // A message posted before the worker has started waits in its queue.
       const entry = this.workers[slot] ?? this.spawn(slot)
       if (!target || entry.calls.size < target.calls.size) target = entry
+      if (!held(entry, now) && (!free || entry.calls.size < free.calls.size)) free = entry
     }
-    return this.runOn(target as PoolWorker, read, this.roundTrip)
+    if (!free) {
+      const spare = this.workers[this.size] ?? this.spawn(this.size)
+      if (!held(spare, now)) free = spare
+    }
+    return this.runOn(free ?? (target as PoolWorker), read, this.roundTrip)
   }
 
   /**
@@ -82,7 +126,7 @@ export class ReadPool {
    * client's first read there would otherwise wait for, the thread's start (its modules, its store)
    * and its first statements, is done. Rejects with the first failure, once each has run them.
    */
-  async warm(reads: readonly OffloadedRead[], count = this.workers.length): Promise<void> {
+  async warm(reads: readonly OffloadedRead[], count = this.size): Promise<void> {
     if (this.closing) throw new Error('the read workers are stopping')
     const workers = this.workers.slice(0, count).map((entry, slot) => entry ?? this.spawn(slot))
     const untimed = () => {}
@@ -101,6 +145,8 @@ export class ReadPool {
     worker: PoolWorker,
     read: OffloadedRead,
     roundTrip: (seconds: number) => void,
+    /** The client's, in the heavy lane: when it aborts before the answer, the worker is stopped. */
+    stopOn?: AbortSignal,
   ): Promise<ApiResponse> {
     const call = this.nextCall++
     const lostWhileWaiting: Settled = { kind: 'failed', call, failure: workerLost('it had stopped') }
@@ -113,16 +159,31 @@ export class ReadPool {
     const started = performance.now()
     const answered = next()
     post({ kind: 'start', call, read })
-    const answer = await answered
+    worker.starts.set(call, started)
+    // Stopped only when this read is all it runs: a stream still sent from it would be cut short.
+    const stop = () => {
+      if (worker.calls.size === 1 && worker.calls.has(call)) worker.stop('its client went away')
+    }
+    stopOn?.addEventListener('abort', stop, { once: true })
+    const answer = await answered.finally(() => {
+      worker.starts.delete(call)
+      stopOn?.removeEventListener('abort', stop)
+    })
     roundTrip((performance.now() - started) / 1000)
     if (answer.kind === 'failed') {
       worker.calls.delete(call)
-      throw rebuildFailure(answer.failure)
+      throw stopOn?.aborted ? clientGone() : rebuildFailure(answer.failure)
     }
     if (answer.kind !== 'answer') throw new Error(`a read worker answered ${answer.kind} first`)
     if (answer.body !== null) {
       worker.calls.delete(call)
-      return { status: answer.status, body: answer.body, headers: answer.headers, state: answer.state }
+      return {
+        status: answer.status,
+        body: answer.body,
+        headers: answer.headers,
+        state: answer.state,
+        spentMs: answer.ms,
+      }
     }
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
@@ -144,7 +205,14 @@ export class ReadPool {
         post({ kind: 'cancel', call })
       },
     })
-    return { status: answer.status, body, headers: answer.headers, state: answer.state, coding: answer.coding }
+    return {
+      status: answer.status,
+      body,
+      headers: answer.headers,
+      state: answer.state,
+      coding: answer.coding,
+      spentMs: answer.ms,
+    }
   }
 
   /** Stops the workers, each closing its store; reads still streaming are cut off. */
@@ -166,7 +234,16 @@ export class ReadPool {
     // smol: JavaScriptCore's small heap, which collects sooner; measured, it keeps the peak memory
     // of a 20 MB list with includes some 5 MiB lower, for no measurable loss of speed.
     const worker = new Worker(workerUrl, { workerData: this.data, smol: true } as WorkerOptions)
-    const entry: PoolWorker = { worker, calls: new Map(), dead: false }
+    const entry: PoolWorker = {
+      worker,
+      calls: new Map(),
+      starts: new Map(),
+      dead: false,
+      stop: (reason) => {
+        lost(reason)
+        void worker.terminate()
+      },
+    }
     this.workers[slot] = entry
     worker.onmessage = (event: MessageEvent<WorkerMessage>) => {
       const message = event.data

@@ -9,6 +9,7 @@ import { SqliteStore } from '../../store/sqlite/sqlite-store'
 import { encodeStream, negotiateCoding } from '../compression'
 import { ResourceController } from '../resource-controller'
 import { crossFailure, type MainMessage, type ReadWorkerData, ROUND_TRIP_BYTES, type WorkerMessage } from './read-calls'
+import { threadMs } from './thread-time'
 
 declare const self: Worker
 
@@ -44,6 +45,7 @@ function post(message: WorkerMessage, transfer: ArrayBuffer[] = []): void {
 }
 
 async function start(call: number, read: Extract<MainMessage, { kind: 'start' }>['read']): Promise<void> {
+  const started = threadMs()
   try {
     const { controllers } = await opened
     const controller = controllers.get(read.type)
@@ -64,9 +66,10 @@ async function start(call: number, read: Extract<MainMessage, { kind: 'start' }>
       body: body instanceof ReadableStream ? null : body,
       state: answer.state,
       coding,
+      ms: threadMs() - started,
     })
   } catch (error) {
-    post({ kind: 'failed', call, failure: crossFailure(error) })
+    post({ kind: 'failed', call, failure: crossFailure(error), ms: threadMs() - started })
   }
 }
 

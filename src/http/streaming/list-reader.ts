@@ -130,6 +130,8 @@ export interface ListRequest {
    * before it.
    */
   readonly bounded: boolean
+  /** The client's: a search stops when it aborts (SearchOrder.signal). */
+  readonly signal?: AbortSignal
 }
 
 /** A page varies with the profile the client's Accept asks for. */
@@ -161,12 +163,13 @@ export class ListReader {
    * meta.total and links in the spelling the request used.
    */
   async windowed(page: Extract<Page, { kind: 'number' | 'offset' }>): Promise<ApiResponse> {
-    const { resource, store, filters, sort, ranked, url } = this.request
+    const { resource, store, filters, sort, ranked, url, signal } = this.request
     const limit = page.kind === 'number' ? page.size : page.limit
     const { records, total, capped } = await store.page(resource, {
       filters,
       sort,
       ranked,
+      signal,
       limit,
       offset: page.kind === 'number' ? (page.number - 1) * page.size : page.offset,
     })
@@ -178,7 +181,7 @@ export class ListReader {
 
   /** page[after] or page[before]: a keyset page from a cursor, with meta.total and cursor links. */
   async cursor(page: Extract<Page, { kind: 'cursor' }>): Promise<ApiResponse> {
-    const { resource, store, filters, sort, url } = this.request
+    const { resource, store, filters, sort, url, signal } = this.request
     const backwards = page.before !== undefined
     const order = backwards ? reversed(sort) : sort
     // An empty position is the start (after) or the end (before) of the list.
@@ -188,6 +191,7 @@ export class ListReader {
     const { records, total, capped } = await store.page(resource, {
       filters,
       sort: order,
+      signal,
       limit: page.size + 1,
       after: position,
     })

@@ -21,6 +21,7 @@ import type { ReadRouting } from '../read-routing'
 import { JoinedFind } from '../sql/joined-find'
 import type { Row } from '../sql/table'
 import type { BookImport, Store } from '../store'
+import { cancelOnAbort } from './cancel-on-abort'
 import { type ChangeLogEvents, PostgresChangeLog } from './change-log'
 import { PostgresRestore, PostgresSnapshot } from './copy'
 import { storeError } from './faults'
@@ -115,11 +116,11 @@ export class PostgresStore implements Store {
   }
 
   list(resource: ResourceDescription, query: ListQuery): Promise<StoredRecord[]> {
-    return this.searchRead(query.filters, (q) => this.reader.list(q, resource.type, query))
+    return this.searchRead(query.filters, (q) => this.reader.list(q, resource.type, query), query.signal)
   }
 
   page(resource: ResourceDescription, query: ListQuery): Promise<ListPage> {
-    return this.searchRead(query.filters, (q) => this.reader.page(q, resource.type, query))
+    return this.searchRead(query.filters, (q) => this.reader.page(q, resource.type, query), query.signal)
   }
 
   countUpTo(resource: ResourceDescription, filters: readonly StoreFilter[], cap: number): Promise<number> {
@@ -127,12 +128,20 @@ export class PostgresStore implements Store {
   }
 
   matchingIds(resource: ResourceDescription, query: SearchOrder): Promise<Id[]> {
-    return this.searchRead(query.filters, (q) => this.reader.matchingIds(q, resource.type, query))
+    return this.searchRead(query.filters, (q) => this.reader.matchingIds(q, resource.type, query), query.signal)
   }
 
-  /** A search is read in several statements (postgres/search-reads.ts), which must share a snapshot. */
-  private searchRead<T>(filters: readonly StoreFilter[], work: (q: Queryable) => Promise<T>): Promise<T> {
-    return filters.some((filter) => filter.kind === 'search') ? this.snapshot(work) : this.read(work)
+  /**
+   * A search is read in several statements (postgres/search-reads.ts), which must share a snapshot,
+   * and stop when its client goes away (`signal`, see cancel-on-abort.ts).
+   */
+  private searchRead<T>(
+    filters: readonly StoreFilter[],
+    work: (q: Queryable) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    if (!filters.some((filter) => filter.kind === 'search')) return this.read(work)
+    return this.snapshot(work, signal)
   }
 
   /** By keyset where the list has no search (its order is then an index's); else its ids once, then by id. */
@@ -272,9 +281,21 @@ export class PostgresStore implements Store {
     }
   }
 
-  /** Reads that must agree, in one REPEATABLE READ snapshot (a standby gives them too). */
-  private async snapshot<T>(work: (q: Queryable) => Promise<T>): Promise<T> {
-    const run = (sql: SQL) => sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', (tx) => work(tx))
+  /**
+   * Reads that must agree, in one REPEATABLE READ snapshot (a standby gives them too); with a
+   * signal, cancelled when it aborts (cancel-on-abort.ts).
+   */
+  private async snapshot<T>(work: (q: Queryable) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const run = (sql: SQL) =>
+      sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', async (tx) => {
+        if (!signal) return work(tx)
+        const unwatch = await cancelOnAbort(tx, sql, signal)
+        try {
+          return await work(tx)
+        } finally {
+          unwatch()
+        }
+      })
     try {
       return await (this.replicas ? this.replicas.read(this.sql, run) : run(this.sql))
     } catch (error) {
