@@ -79,7 +79,9 @@ describe('GET /api/v1/books?filter[search]=... beside heavy searches', () => {
   it('answers a light search while four heavy ones wait their turn, and runs the heavy ones one at a time', async () => {
     const heavyMs = await alone(HEAVY)
     const lightMs = await alone(LIGHT)
-    expect(heavyMs).toBeGreaterThan(3 * lightMs)
+    // The premise: the one is heavy beside the other (by far on a quiet machine; a loaded one
+    // slows a few-ms search most).
+    expect(heavyMs).toBeGreaterThan(2 * lightMs)
 
     const heavy = Array.from({ length: 4 }, () => timed(HEAVY))
     let most = 0
