@@ -106,6 +106,17 @@ describe('GET /api/v1/books?filter[search]= forgives typos', () => {
     expect(renamed.status).toBe(200)
     expect(await search('zephyrnie')).toEqual([created])
     expect(await search('quixotci')).toEqual([])
+    // A rename of the author brings its words too; an update that gives the title as it was keeps it found.
+    const author2 = await t.request('PATCH', `/api/v1/authors/${author}`, {
+      body: { data: { type: 'authors', id: String(author), attributes: { name: 'Hildegarde Ottoline' } } },
+    })
+    expect(author2.status).toBe(200)
+    expect(await search('hildegrade')).toEqual([created])
+    const same = await t.request('PATCH', `/api/v1/books/${created}`, {
+      body: { data: { type: 'books', id: String(created), attributes: { name: 'Zephyrine Voyage' } } },
+    })
+    expect(same.status).toBe(200)
+    expect(await search('zephyrnie voyaeg')).toEqual([created])
   })
 })
 

@@ -30,6 +30,12 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
+/** The titles of the books a search finds, ranked. */
+async function searched(text: string): Promise<unknown[]> {
+  const page = await store.page(books, { filters: [{ kind: 'search', text }], sort: [], ranked: true, limit: 20 })
+  return page.records.map((record) => record.attributes.name)
+}
+
 describe('SqliteStore.openImport', () => {
   it('adds a batch in one transaction, reusing the lowest-id author of a name, and counts what it added', async () => {
     const first = await store.create(authors, { attributes: { name: 'Twice' }, toOne: {} })
@@ -61,6 +67,30 @@ describe('SqliteStore.openImport', () => {
       limit: 10,
     })
     expect(found.map((book) => book.attributes.name)).toEqual(['Earthsea'])
+  })
+
+  it('into an empty catalogue, has its words forgiven typos once it ends, those of every batch', async () => {
+    const session = store.openImport({ dryRun: false })
+    await session.add([{ title: 'The Dispossessed', author: 'Ursula K. Le Guin', collection: 'Hainish Cycle' }])
+    await session.add([{ title: 'Kindred', author: 'Octavia E. Butler', collection: null }])
+    await session.close()
+    expect(await searched('dispossesed')).toEqual(['The Dispossessed'])
+    expect(await searched('hainsh')).toEqual(['The Dispossessed'])
+    expect(await searched('kindrde bulter')).toEqual(['Kindred'])
+  })
+
+  it('into a catalogue ten times its size, has the words of a batch forgiven typos as soon as the batch is added', async () => {
+    const seed = store.openImport({ dryRun: false })
+    await seed.add(Array.from({ length: 30 }, (_, i) => ({ title: `Book ${i}`, author: 'Anon', collection: null })))
+    await seed.close()
+    const session = store.openImport({ dryRun: false })
+    try {
+      await session.add([{ title: 'Kindred', author: 'Octavia E. Butler', collection: 'Patternist' }])
+      expect(await searched('kindrde bulter')).toEqual(['Kindred'])
+      expect(await searched('paternist')).toEqual(['Kindred'])
+    } finally {
+      await session.close()
+    }
   })
 
   it('in a dry run stores nothing, counts across batches, and drops its temporary tables on close', async () => {
@@ -106,20 +136,24 @@ describe('SqliteStore.openImport batches', () => {
 })
 
 describe('SqliteBookImport', () => {
-  it("gives its connection a 16 MB page cache while it runs, and the connection's own back when it closes", async () => {
+  it("gives its connection a 16 MB page cache and statement journals in memory while it runs, and the connection's own settings back when it closes", async () => {
     await store.close()
     const db = new Database(dbPath)
     try {
       const cacheSize = () => (db.query('PRAGMA cache_size').get() as { cache_size: number }).cache_size
       db.run('PRAGMA cache_size = -4000')
+      const tempStore = () => (db.query('PRAGMA temp_store').get() as { temp_store: number }).temp_store
       const importer = new SqliteBookImport(db, false)
       expect(cacheSize()).toBe(-16 * 1024)
+      // Its statement journals in memory (2), not in temporary files.
+      expect(tempStore()).toBe(2)
       db.run('BEGIN IMMEDIATE')
       expect(importer.add([{ title: 'Kindred', author: 'Octavia E. Butler', collection: null }]).books).toBe(1)
       db.run('COMMIT')
       expect(importer.storedAtStart).toBe(0)
       importer.close()
       expect(cacheSize()).toBe(-4000)
+      expect(tempStore()).toBe(0)
     } finally {
       db.close()
     }

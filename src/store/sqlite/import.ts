@@ -8,7 +8,7 @@ import type { StoreUnavailableError } from '../faults'
 import { BatchSizer, type Counts, namesOf } from '../import-batches'
 import type { BookImport } from '../store'
 import { searchIndexName } from './search'
-import { SqliteVocabulary } from './vocabulary'
+import { SqliteVocabulary, vocabularyFillSql } from './vocabulary'
 
 /** The page cache of the import's connection, in KiB. */
 const IMPORT_CACHE_KIB = 16 * 1024
@@ -17,6 +17,11 @@ const IMPORT_CHECKPOINT_PAGES = 16_384
 /** Segments of the books' search index that FTS5 lets pile up on a level while importing (its default: 4). */
 const IMPORT_AUTOMERGE = 16
 const BOOKS_SEARCH = searchIndexName('books')
+/**
+ * An import writes its words batch by batch while it has added fewer books than this share of the
+ * books stored; past it, once at its end from the search indexes' own terms (see `add`).
+ */
+const WORDS_BY_BATCH_SHARE = 0.1
 
 /**
  * The SQL of an import of books by name (Store.openImport) over the tables of migration 1; the
@@ -49,11 +54,19 @@ export class SqliteBookImport {
   private readonly vocabulary: SqliteVocabulary
   /** The books stored when the first batch began (null: before it). */
   storedAtStart: number | null = null
+  /** Books this import has added so far. */
+  private added = 0
+  /** The words of what this import adds are left to `fillVocabularies` at its end. */
+  private wordsAtEnd = false
+  /** Something was added whose words wait for `fillVocabularies`. */
+  wordsOwed = false
 
   /** The connection's page cache before the import (PRAGMA cache_size), put back by close(). */
   private readonly cacheSize: number
   /** The connection's wal_autocheckpoint before the import (0: a checkpointer thread does it), put back by close(). */
   private readonly checkpointPages: number
+  /** The connection's temp_store before the import (PRAGMA temp_store), put back by close(). */
+  private readonly tempStore: number
   /** The books' search index's automerge before the import, put back by close(); none for a dry run. */
   private readonly automerge?: number
 
@@ -74,6 +87,15 @@ export class SqliteBookImport {
     // 16 MB cut that to about 120 MB; 32 MB measured no faster, and took more memory.
     this.cacheSize = (db.query('PRAGMA cache_size').get() as { cache_size: number }).cache_size
     db.run(`PRAGMA cache_size = -${IMPORT_CACHE_KIB}`)
+    // A batch's INSERT of books, with its triggers, inside the batch's transaction, keeps the first
+    // content of every page it changes in a statement journal, to undo the statement alone: past
+    // 64 KiB in a temporary file (/var/tmp), written and read back through the kernel. At 1,000,000
+    // books that was 48,000 writes of 4 KiB in 10 s, and the import wrote 23.7 GB to disk; with the
+    // journal in memory, 13.6-13.8 GB (100,000 books: 377 MB, then 241 MB), and the peak RSS stayed
+    // at 245 MB. A dry run keeps its temporary tables in a file (a large file's names stay out of
+    // memory). Changing the setting drops temporary tables: none are open here.
+    this.tempStore = (db.query('PRAGMA temp_store').get() as { temp_store: number }).temp_store
+    if (!dryRun) db.run('PRAGMA temp_store = MEMORY')
     // Checkpointing after every batch copied into the file, and flushed, every page the batch wrote,
     // those of every author's place in the indexes included, which the next batch writes again:
     // every few batches, a page written by several is copied once. The WAL grows to about 64 MB
@@ -155,7 +177,8 @@ export class SqliteBookImport {
     if (missing.length === 0) return { ids, stored }
     // In a dry run, a name an earlier batch counted is ignored, and not returned.
     const created = create.all(JSON.stringify(missing)) as { name: string; id?: Id }[]
-    if (!this.dryBook) this.vocabulary.addTexts(kind === 'authors' ? authors : bookCollections, missing)
+    if (this.wordsAtEnd) this.wordsOwed ||= created.length > 0
+    else if (!this.dryBook) this.vocabulary.addTexts(kind === 'authors' ? authors : bookCollections, missing)
     counts[kind] += created.length
     for (const name of missing) ids.set(name, null)
     for (const row of created) if (row.id !== undefined) ids.set(row.name, row.id)
@@ -165,6 +188,13 @@ export class SqliteBookImport {
   /** Adds a batch; the caller runs it in one transaction. */
   add(batch: readonly NamedBook[]): ImportCounts {
     this.storedAtStart ??= this.countBooks.get()?.books ?? 0
+    // The words of a batch cost some 6-10 µs a title here (split and folded in JS, then a statement
+    // a new word); those of the whole catalogue, read from the search indexes' terms at the end,
+    // under 1 µs a book stored (0.5-0.9 s at 1,000,000). A large import thus leaves its words to
+    // the end: at 1,000,000 books they took 5-11 s of the import, and each batch's extra time made
+    // the next batch smaller (import-batches.ts), so its index pages were written more often.
+    this.wordsAtEnd ||=
+      !this.dryBook && this.added + batch.length > WORDS_BY_BATCH_SHARE * (this.storedAtStart + this.added)
     const counts: Counts = { books: 0, present: 0, authors: 0, collections: 0 }
     const names = namesOf(batch)
     const authors = this.resolve('authors', names.authors, counts)
@@ -198,19 +228,35 @@ export class SqliteBookImport {
     }
     if (rows.length > 0) {
       this.createBooks.run(JSON.stringify(rows))
-      this.vocabulary.addTexts(
-        books,
-        rows.map(([title]) => title),
-      )
+      if (this.wordsAtEnd) this.wordsOwed = true
+      else
+        this.vocabulary.addTexts(
+          books,
+          rows.map(([title]) => title),
+        )
       counts.books += rows.length
+      this.added += rows.length
     }
     return counts
+  }
+
+  /**
+   * Adds the words the import left to its end to the vocabularies, from the search indexes' own
+   * terms as the migration that made them does (every word stored, those of earlier writes
+   * included: they are there already, and ignored). The caller runs it in one transaction.
+   */
+  fillVocabularies(): void {
+    for (const resource of [authors, bookCollections, books]) {
+      for (const sql of vocabularyFillSql(resource, searchIndexName(resource.table))) this.db.run(sql)
+    }
+    this.wordsOwed = false
   }
 
   /** Finalizes the statements; a dry run drops its temporary tables. */
   close(): void {
     for (const statement of this.statements) statement.finalize()
     this.db.run(`PRAGMA cache_size = ${this.cacheSize}`)
+    if (!this.dryRun) this.db.run(`PRAGMA temp_store = ${this.tempStore}`)
     if (this.checkpointPages > 0) this.db.run(`PRAGMA wal_autocheckpoint = ${this.checkpointPages}`)
     if (this.automerge !== undefined && !this.fileFault()) this.setAutomerge(this.automerge)
     if (this.dryRun) {
@@ -253,8 +299,14 @@ export function sqliteImport(
       return counts
     },
     close: async () => {
-      importer.close()
-      closed()
+      try {
+        // Whatever ended the import, the words of the batches it committed are written before it
+        // is over: a search forgives them from then on.
+        if (importer.wordsOwed) await write(() => importer.fillVocabularies())
+      } finally {
+        importer.close()
+        closed()
+      }
     },
   }
 }

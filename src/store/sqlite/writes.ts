@@ -54,13 +54,18 @@ export class SqliteWrites implements SyncWriter {
       const current = this.local.find(resource.type, id)
       return current ? { ok: true, record: current } : null
     }
-    // No read first: the UPDATE returns no row when there is no such record.
+    // The stored values of the searched attributes it gives, where it gives one: their words go into
+    // the vocabulary only if they changed. No other read first: the UPDATE returns no row when
+    // there is no such record.
+    const searched = this.vocabulary.givenColumns(resource, input)
+    const before =
+      searched === null ? null : this.statement(`SELECT ${searched} FROM ${table.name} WHERE "id" = ?`).get(id)
     const row = this.statement(
       `UPDATE ${table.name} SET ${set.map(([c]) => `${quote(c)} = ?`).join(', ')} WHERE "id" = ? RETURNING ${table.columns}`,
     ).get(...set.map(([, v]) => v), id) as Row | null
     if (!row) return null
     const record = table.toRecord(row)
-    this.vocabulary.addRecords(resource, [record])
+    if (before) this.vocabulary.addChanged(resource, before, record)
     return { ok: true, record }
   }
 
