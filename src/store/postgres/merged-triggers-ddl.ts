@@ -16,7 +16,7 @@ import { vocabularyFunctions } from './vocabulary-ddl'
  *   row a BEFORE trigger is given is the version the write locked, whose xmin is its last writer
  *   (no second read of the row);
  * - one deferred trigger at the commit counts the commit for version() and writes the pending
- *   record counts, in one statement, instead of two triggers and three statements;
+ *   record counts, instead of two triggers and four statements;
  * - the vocabulary takes a row's words from its stored search words, not search_words() again.
  *
  * What each keeps is as before: a change in `changes` for each row, in the write's transaction;
@@ -94,52 +94,38 @@ export function feedOrderTrigger(resource: ResourceDescription): PostgresTrigger
 }
 
 /**
- * At the commit, once a transaction: one to a slot of data_version, and the pending record counts
- * of every searched table into the same slot of search_totals, in one statement. The slot is one
- * no other commit holds (SKIP LOCKED; the backend's pid modulo 8 when all are held): commits of
- * different connections no longer wait for each other's, disk flush included, when their pids
- * fell on the same slot (with 8 writers, a fifth of their time). Each later row of the transaction
- * finds it counted and nothing pending. A TRUNCATE counted the commit already (count_data_commit(),
- * at once, in the pid's slot); the records written after it are flushed here into the same slot.
+ * At the commit, once a transaction: one to this backend's slot of data_version (pid modulo 8),
+ * and the pending record counts of every searched table into its slots of search_totals, each an
+ * update of one row found by its key, as migration 13's two triggers did, in one trigger. Each
+ * later row of the transaction finds it counted and nothing pending. (Tried: both in one statement
+ * joined to the pending counts, and a slot no other commit held, FOR UPDATE SKIP LOCKED: the join
+ * scanned a slot's rows of every table, and the free slot's search scanned data_version's dead
+ * versions and logged a lock before its update; the service's writes ran at 0.5-0.8 of this.)
+ * A TRUNCATE counted the commit already (count_data_commit(), at once); the records written after
+ * it are still flushed here.
  */
 export function commitFlushFunction(resources: readonly ResourceDescription[]): PostgresFunction {
   const tables = resources.filter((r) => searchOf(r)).map((r) => `'${r.table}'`)
-  const pidSlot = 'pg_catalog.pg_backend_pid() % 8'
-  const freeSlot = `COALESCE((SELECT slot FROM data_version FOR UPDATE SKIP LOCKED LIMIT 1), ${pidSlot})`
-  const totals = 'UPDATE search_totals SET records = records + d.delta FROM unnest(tbls, deltas) AS d (tbl, delta)'
   const body = `
       DECLARE
-        uncounted boolean := pg_catalog.current_setting('catalogue.commit_counted', true) IS DISTINCT FROM 'yes';
         tbl text;
         pending text;
         done text;
-        tbls text[] := '{}';
-        deltas bigint[] := '{}';
       BEGIN
+        IF pg_catalog.current_setting('catalogue.commit_counted', true) IS DISTINCT FROM 'yes' THEN
+          done := pg_catalog.set_config('catalogue.commit_counted', 'yes', true);
+          UPDATE data_version SET commits = commits + 1 WHERE slot = pg_catalog.pg_backend_pid() % 8;
+        END IF;
         FOREACH tbl IN ARRAY ARRAY[${tables.join(', ')}]::text[] LOOP
           pending := pg_catalog.current_setting('catalogue.search_records_' || tbl, true);
           IF pending IS NOT NULL AND pending <> '' THEN
             done := pg_catalog.set_config('catalogue.search_records_' || tbl, '', true);
             IF pending <> '0' THEN
-              tbls := tbls || tbl;
-              deltas := deltas || pending::bigint;
+              UPDATE search_totals SET records = records + pending::bigint
+                WHERE table_name = tbl AND slot = pg_catalog.pg_backend_pid() % 8;
             END IF;
           END IF;
         END LOOP;
-        IF uncounted THEN
-          done := pg_catalog.set_config('catalogue.commit_counted', 'yes', true);
-          IF pg_catalog.cardinality(tbls) = 0 THEN
-            UPDATE data_version SET commits = commits + 1 WHERE slot = ${freeSlot};
-          ELSE
-            WITH chosen AS MATERIALIZED (SELECT ${freeSlot} AS slot),
-              counted AS (UPDATE data_version SET commits = commits + 1 FROM chosen WHERE data_version.slot = chosen.slot)
-            ${totals}, chosen
-              WHERE table_name = d.tbl AND search_totals.slot = chosen.slot;
-          END IF;
-        ELSIF pg_catalog.cardinality(tbls) > 0 THEN
-          ${totals}
-            WHERE table_name = d.tbl AND slot = ${pidSlot};
-        END IF;
         RETURN NULL;
       END
       `

@@ -98,7 +98,7 @@ async function catalogued(sql: TransactionSQL): Promise<[unknown[], unknown[], u
       JOIN pg_am am ON am.oid = i.relam AND am.amname = 'gin'
       JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = ANY(x.indkey::int2[])
       WHERE t.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())`
-  // A commit adds its change to a slot (one no other commit holds, else its pid modulo 8): a slot without its row
+  // A commit adds its change to the slot of its backend (pid modulo 8): a slot without its row
   // would drop the changes of every commit that lands on it.
   const slots = await sql`
     SELECT table_name, COUNT(DISTINCT slot)::int AS slots FROM search_totals WHERE slot BETWEEN 0 AND 7 GROUP BY table_name`
