@@ -7,8 +7,9 @@
  * - a plain table `books(id, name, author_id, book_collection_id)` with its foreign keys and a GIN
  *   index on to_tsvector('simple', name) (the reference of the ratios);
  * - the service's schema as its migrations make it: before issue 34 (PostgreSQL's migration 11),
- *   with the search vocabularies (12), with the cheaper writes (13, all of them), and the last with
- *   parts taken away (the vocabulary's triggers, the feed's, all triggers);
+ *   with the search vocabularies (12), with the cheaper writes (13), with a write's triggers merged
+ *   (14, all of them), and the last with parts taken away (the vocabulary's triggers, the feed's,
+ *   all triggers);
  * - with --detail, the released schema with one part taken away or done another way at a time
  *   (the feed's trigger, the search_totals triggers, the data_version trigger, the stored search
  *   words, the sort indexes, ...).

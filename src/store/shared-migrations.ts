@@ -1,8 +1,9 @@
-import { plpgsqlWordsSql } from './postgres/shared-functions'
+import { plpgsqlPrefixSql, plpgsqlWordsSql } from './postgres/shared-functions'
 import {
   changeFeed,
   feedHistory,
   handSql,
+  mergedTriggers,
   recordTotals,
   type SharedMigration,
   searchVocabulary,
@@ -33,5 +34,13 @@ export const sharedMigrations: readonly SharedMigration[] = [
   {
     name: 'writes cheaper on PostgreSQL: search words computed once a row written, page totals of records alone',
     changes: [handSql({ sqlite: '', postgres: plpgsqlWordsSql }), recordTotals()],
+  },
+  // PostgreSQL: what was left of a write's cost beside a plain table was its triggers, each about
+  // 40-50 µs of PL/pgSQL and executor starts (src/store/postgres/merged-triggers-ddl.ts); and
+  // search_prefix() was an SQL function parsed at every use, as search_words() was. SQLite has
+  // nothing to change.
+  {
+    name: "writes cheaper on PostgreSQL: a write's triggers merged, search_prefix() in PL/pgSQL",
+    changes: [mergedTriggers(), handSql({ sqlite: '', postgres: plpgsqlPrefixSql })],
   },
 ]

@@ -118,10 +118,10 @@ async function publishersServed(send: Send): Promise<void> {
 }
 
 sqliteDescribe('a fourth type over SQLite', () => {
-  sqliteIt('is created by its migration (12) and served: create, read, include, filter, search', async () => {
+  sqliteIt('is created by its migration (13) and served: create, read, include, filter, search', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'catalogue-fourth-'))
     try {
-      await served({ kind: 'sqlite', path: join(dir, 'catalogue.db') }, 12, publishersServed)
+      await served({ kind: 'sqlite', path: join(dir, 'catalogue.db') }, 13, publishersServed)
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
@@ -132,8 +132,8 @@ const databases = scratchDatabases(POSTGRES_SERVER)
 afterAll(() => databases.dropAll())
 
 describe('a fourth type over PostgreSQL', () => {
-  it('is created by its migration (14) and served: create, read, include, filter, search', async () => {
-    await served({ kind: 'postgres', url: await databases.fresh() }, 14, publishersServed)
+  it('is created by its migration (15) and served: create, read, include, filter, search', async () => {
+    await served({ kind: 'postgres', url: await databases.fresh() }, 15, publishersServed)
   })
 })
 
@@ -169,7 +169,7 @@ sqliteDescribe('a migration of an index and of hand-written SQL, over SQLite', (
     const dir = mkdtempSync(join(tmpdir(), 'catalogue-fourth-'))
     try {
       const path = join(dir, 'catalogue.db')
-      await migratedWithIndexAndView({ kind: 'sqlite', path }, 12)
+      await migratedWithIndexAndView({ kind: 'sqlite', path }, 13)
       const db = new Database(path, { readonly: true })
       try {
         const index = db
@@ -191,7 +191,7 @@ sqliteDescribe('a migration of an index and of hand-written SQL, over SQLite', (
 describe('a migration of an index and of hand-written SQL, over PostgreSQL', () => {
   it('adds the index and runs the SQL once, and the start-up check accepts the result', async () => {
     const url = await databases.fresh()
-    await migratedWithIndexAndView({ kind: 'postgres', url }, 14)
+    await migratedWithIndexAndView({ kind: 'postgres', url }, 15)
     const sql = new SQL(url)
     try {
       const [index] = await sql`SELECT indexdef FROM pg_indexes WHERE indexname = 'publishers_by_name_and_id'`

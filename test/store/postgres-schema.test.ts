@@ -5,8 +5,8 @@ import { authors } from '../../src/resources/authors'
 import { bookCollections } from '../../src/resources/book-collections'
 import { books } from '../../src/resources/books'
 import { ResourceRegistry, resources } from '../../src/resources/registry'
+import { commitFlushFunction } from '../../src/store/postgres/merged-triggers-ddl'
 import { PostgresStore } from '../../src/store/postgres/postgres-store'
-import { recordFlushFunction } from '../../src/store/postgres/record-totals-ddl'
 import { afterAll, beforeEach, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 
 // Processes and databases: Bun's 5 s default is short on a busy shared machine (per file, so set here).
@@ -120,12 +120,10 @@ describe('PostgresStore.open schema check', () => {
     expect(error.message).toBe('table books lacks the column name_search that searches read (migration 9)')
   })
 
-  it('refuses a searched type whose page totals are no longer kept', async () => {
-    await direct?.unsafe('DROP TRIGGER books_search_totals ON books')
+  it('refuses a searched type whose page totals are no longer kept: its feed trigger counts its records', async () => {
+    await direct?.unsafe('DROP TRIGGER books_feed ON books')
     const error = await refusal(resources)
-    expect(error.message).toBe(
-      'the database has no trigger books_search_totals, so the page totals of books would be wrong',
-    )
+    expect(error.message).toBe('the database has no trigger books_feed, so the page totals of books would be wrong')
   })
 
   it('refuses search totals that lack a slot, where the commits of some connections would be lost', async () => {
@@ -145,22 +143,28 @@ describe('PostgresStore.open schema check', () => {
   })
 
   it('refuses a flush of the search totals that leaves a searched table out of its list', async () => {
-    const flush = recordFlushFunction(resources.all.filter((r) => r.type !== 'books'))
+    const flush = commitFlushFunction(resources.all.filter((r) => r.type !== 'books'))
     await direct?.unsafe(flush.sql)
     const error = await refusal(resources)
-    expect(error.message).toStartWith(
-      "the function flush_search_records() is not as the descriptions' schema writes it",
-    )
+    expect(error.message).toStartWith("the function flush_commit() is not as the descriptions' schema writes it")
     expect(error.message).toContain("ARRAY['authors', 'book_collections', 'books']")
   })
 
-  it('refuses a statement trigger that runs the count of the other change', async () => {
-    await direct?.unsafe(`DROP TRIGGER books_search_added ON books;
-      CREATE TRIGGER books_search_added AFTER INSERT ON books REFERENCING NEW TABLE AS new_rows
-        FOR EACH STATEMENT EXECUTE FUNCTION count_records_removed()`)
+  it("refuses a feed trigger that runs another type's feed function", async () => {
+    await direct?.unsafe(`DROP TRIGGER books_feed ON books;
+      CREATE TRIGGER books_feed BEFORE INSERT OR UPDATE OR DELETE ON books
+        FOR EACH ROW EXECUTE FUNCTION authors_feed()`)
     const error = await refusal(resources)
     expect(error.message).toBe(
-      "the trigger books_search_added runs count_records_removed(), but the descriptions' schema runs count_records_added()",
+      "the trigger books_feed runs authors_feed(), but the descriptions' schema runs books_feed()",
+    )
+  })
+
+  it('refuses a table without the order check of its changes in the feed', async () => {
+    await direct?.unsafe('DROP TRIGGER book_collections_feed_order ON book_collections')
+    const error = await refusal(resources)
+    expect(error.message).toBe(
+      "the database has no trigger book_collections_feed_order on book_collections, which the descriptions' schema holds",
     )
   })
 })

@@ -3,6 +3,13 @@ import { type ResourceRegistry, searchOf } from '../../resources/registry'
 import { sortIndexSql, toOnes } from '../sql/sort-indexes'
 import { addToOneColumnSql, type ToOneDialect, toOneColumnSql } from '../sql/to-one-columns'
 import { feedFunction, feedTrigger } from './feed-ddl'
+import {
+  commitFlushFunction,
+  commitFlushTrigger,
+  countedFeedFunction,
+  feedOrderFunction,
+  feedOrderTrigger,
+} from './merged-triggers-ddl'
 import { recordCountFunctions, recordFlushFunction, recordTotalTriggers } from './record-totals-ddl'
 import { searchColumnName, searchedColumns } from './search-columns'
 import { flushFunction, type PostgresFunction, wordChanges, wordFunctions, wordsKind } from './search-totals-ddl'
@@ -131,13 +138,26 @@ export interface SchemaStage {
   readonly recordTotals: boolean
   /** The search vocabularies exist (src/store/postgres/vocabulary-ddl.ts). */
   readonly vocabulary: boolean
+  /** A write's triggers merged (merged-triggers-ddl.ts): after the feed, the totals and the vocabularies. */
+  readonly mergedTriggers: boolean
 }
 
 /** The schema after every migration, as the start-up check compares it. */
-export const currentStage: SchemaStage = { feed: true, recordTotals: true, vocabulary: true }
+export const currentStage: SchemaStage = { feed: true, recordTotals: true, vocabulary: true, mergedTriggers: true }
 
 /** Every trigger the generator writes for a type at `stage`: the change feed's too once it exists. */
 export function typeTriggers(resource: ResourceDescription, stage: SchemaStage): PostgresTrigger[] {
+  if (stage.mergedTriggers) {
+    const table = resource.table
+    return [
+      commitFlushTrigger(resource),
+      truncateTrigger(`${table}_truncate`, table, 'count_data_commit'),
+      ...(searchOf(resource) ? [truncateTrigger(`${table}_search_truncate`, table, 'clear_search_totals')] : []),
+      feedTrigger(resource),
+      feedOrderTrigger(resource),
+      ...vocabularyTriggers(resource),
+    ]
+  }
   return [
     ...commitTriggers(resource),
     ...(stage.recordTotals ? recordTotalTriggers(resource) : searchTotalTriggers(resource)),
@@ -151,6 +171,14 @@ export function typeTriggers(resource: ResourceDescription, stage: SchemaStage):
  * functions once and their flush, or the records' and theirs), and each type's change feed function.
  */
 export function typeFunctions(resources: readonly ResourceDescription[], stage: SchemaStage): PostgresFunction[] {
+  if (stage.mergedTriggers) {
+    return [
+      commitFlushFunction(resources),
+      feedOrderFunction,
+      ...resources.map(countedFeedFunction),
+      ...resources.flatMap((r) => vocabularyFunctions(r, 'stored')),
+    ]
+  }
   const byName = new Map<string, PostgresFunction>()
   for (const fn of stage.recordTotals ? recordCountFunctions : resources.flatMap(wordFunctions)) {
     byName.set(fn.name, fn)
@@ -160,7 +188,7 @@ export function typeFunctions(resources: readonly ResourceDescription[], stage: 
     ...byName.values(),
     flush,
     ...(stage.feed ? resources.map(feedFunction) : []),
-    ...(stage.vocabulary ? resources.flatMap(vocabularyFunctions) : []),
+    ...(stage.vocabulary ? resources.flatMap((r) => vocabularyFunctions(r, 'computed')) : []),
   ]
 }
 
@@ -194,7 +222,13 @@ export function typeSql(
   all: readonly ResourceDescription[],
   stage: SchemaStage,
 ): string[] {
-  const totals = stage.recordTotals ? [recordFlushFunction(all)] : [...wordFunctions(resource), flushFunction(all)]
+  const totals = stage.mergedTriggers
+    ? [commitFlushFunction(all)]
+    : stage.recordTotals
+      ? [recordFlushFunction(all)]
+      : [...wordFunctions(resource), flushFunction(all)]
+  const feed = stage.mergedTriggers ? countedFeedFunction(resource) : feedFunction(resource)
+  const vocabulary = vocabularyFunctions(resource, stage.mergedTriggers ? 'stored' : 'computed')
   return [
     tableSql(resource, lookup, 'identity'),
     ...toOnes(resource).map(([, r]) => foreignKeyIndexSql(resource, r)),
@@ -202,10 +236,9 @@ export function typeSql(
     ...searchColumnSql(resource),
     ...totals.map((fn) => fn.sql),
     ...searchTotalRowsSql(resource, stage.recordTotals ? null : '0'),
-    ...(stage.feed ? [feedFunction(resource).sql] : []),
-    ...(stage.vocabulary
-      ? [...vocabularyTableSql(resource), ...vocabularyFunctions(resource).map((fn) => fn.sql)]
-      : []),
+    ...(stage.feed ? [feed.sql] : []),
+    ...(stage.vocabulary ? [...vocabularyTableSql(resource), ...vocabulary.map((fn) => fn.sql)] : []),
+    ...(stage.mergedTriggers ? [feedOrderFunction.sql] : []),
     ...typeTriggers(resource, stage).map((t) => t.sql),
   ]
 }

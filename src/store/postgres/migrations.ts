@@ -15,6 +15,7 @@ import {
   typeSql,
 } from './ddl'
 import { feedHistorySql, feedTablesSql, feedTypeSql } from './feed-ddl'
+import { mergedTriggersMigrationSql } from './merged-triggers-ddl'
 import type { PostgresMigration } from './migrate'
 import { recordTotalsMigrationSql } from './record-totals-ddl'
 import { flushFunction, wordFunctions } from './search-totals-ddl'
@@ -265,7 +266,7 @@ function changeSql(change: SchemaChange, state: SchemaState): string[] {
     case 'search-vocabulary':
       return state.all.flatMap((type) => [
         ...vocabularyTableSql(type),
-        ...vocabularyFunctions(type).map((fn) => fn.sql),
+        ...vocabularyFunctions(type, 'computed').map((fn) => fn.sql),
         ...vocabularyTriggers(type).map((t) => t.sql),
         ...vocabularyFillSql(type),
       ])
@@ -274,6 +275,8 @@ function changeSql(change: SchemaChange, state: SchemaState): string[] {
         state.all,
         state.all.flatMap(wordFunctions).map((fn) => fn.name),
       )
+    case 'merged-triggers':
+      return mergedTriggersMigrationSql(state.all)
   }
 }
 

@@ -151,10 +151,10 @@ function mismatchOf(
       const indexed = searchIndexed.some((i) => i.table_name === table && i.column_name === column)
       if (!indexed) return `the database has no search index on ${table}.${column}, which ${resource.type} searches`
     }
-    // Each statement's records added or removed summed, and written once at the commit (shared
-    // migration 3); migration 3's TRUNCATE clears them. The sum of its slots is the total of an
-    // unfiltered page.
-    for (const trigger of ['added', 'removed', 'totals', 'truncate'].map((part) => `${table}_search_${part}`)) {
+    // The feed's row trigger counts the records a write adds or removes, the commit's trigger writes
+    // them (shared migration 5); migration 3's TRUNCATE clears them. The sum of its slots is the
+    // total of an unfiltered page.
+    for (const trigger of [`${table}_feed`, `${table}_search_truncate`]) {
       if (!hasTrigger(table, trigger)) {
         return `the database has no trigger ${trigger}, so the page totals of ${resource.type} would be wrong`
       }

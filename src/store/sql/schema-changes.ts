@@ -41,6 +41,12 @@ export type SchemaChange =
    * type. Each type created after it gets the records' triggers with its table.
    */
   | { readonly kind: 'record-totals' }
+  /**
+   * On PostgreSQL, a write's triggers merged (src/store/postgres/merged-triggers-ddl.ts): the feed's
+   * row trigger counts the records, one deferred trigger counts the commit and writes the totals.
+   * Each type created after it gets them with its table. SQLite has nothing to change.
+   */
+  | { readonly kind: 'merged-triggers' }
 
 export function createType(resource: ResourceDescription): SchemaChange {
   return { kind: 'create-type', resource }
@@ -68,6 +74,10 @@ export function searchVocabulary(): SchemaChange {
 
 export function recordTotals(): SchemaChange {
   return { kind: 'record-totals' }
+}
+
+export function mergedTriggers(): SchemaChange {
+  return { kind: 'merged-triggers' }
 }
 
 export function handSql(sql: { readonly sqlite: string; readonly postgres: string }): SchemaChange {
@@ -103,6 +113,8 @@ export class SchemaState {
   vocabulary = false
   /** Whether the page totals count records alone (`recordTotals`): a type created from then on is counted so. */
   recordTotals = false
+  /** Whether a write's triggers are merged (`mergedTriggers`): a type created from then on gets them so. */
+  mergedTriggers = false
 
   /** `changes`: every change of the migrations to come, to know which to-ones are added later. */
   constructor(changes: readonly SchemaChange[]) {
@@ -141,6 +153,14 @@ export class SchemaState {
     if (change.kind === 'record-totals') {
       if (this.recordTotals) throw new Error('the totals are made records alone twice')
       this.recordTotals = true
+      return undefined
+    }
+    if (change.kind === 'merged-triggers') {
+      if (this.mergedTriggers) throw new Error("a write's triggers are merged twice")
+      if (!this.feed || !this.recordTotals || !this.vocabulary) {
+        throw new Error("a write's triggers are merged after the feed, the record totals and the vocabularies")
+      }
+      this.mergedTriggers = true
       return undefined
     }
     if (change.kind === 'change-feed') {

@@ -274,6 +274,10 @@ function changeSql(change: SchemaChange, state: SchemaState): string[] {
     case 'record-totals':
       // record_counts (migration 7) has always counted records alone.
       return []
+    case 'merged-triggers':
+      // PostgreSQL's triggers alone; SQLite's stay as they are (recorded so that both backends
+      // number the shared migrations alike).
+      return []
   }
 }
 
