@@ -107,6 +107,8 @@ export interface AppOptions {
    * listens after it; tests leave it off.
    */
   readonly warmUp?: boolean
+  /** The cost (ms) from which a search runs in the heavy lane (src/http/search-lanes.ts); tests set their own. */
+  readonly heavySearchMs?: number
 }
 
 /** Two read workers: the machines this service is sized for have two cores. */
@@ -134,6 +136,7 @@ export function createApp({
   longAnswers: longAnswerLimits = DEFAULT_LONG_ANSWERS,
   changes = {},
   warmUp: warming = false,
+  heavySearchMs,
 }: AppOptions) {
   // Read replicas (PostgreSQL): each API request is run as its client's; none, no cost.
   const routing = store.routing ?? null
@@ -175,7 +178,7 @@ export function createApp({
   // Awaited by whoever listens; until then, a failure is not an unhandled one.
   warmedUp.catch(() => {})
   const longAnswers = new LongAnswers(longAnswerLimits, addresses)
-  const searchLanes = new SearchLanes()
+  const searchLanes = new SearchLanes(1, heavySearchMs)
   const viewerScript = new ViewerScript()
   const api = resourceRoutes(
     registry,

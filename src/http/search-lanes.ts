@@ -70,6 +70,8 @@ export class SearchLanes {
   constructor(
     /** Heavy searches run at once: one, so that the other core stays with everything else. */
     private readonly heavyAtOnce = 1,
+    /** The cost from which a search is heavy (HEAVY_SEARCH_MS; a test sets its own). */
+    private readonly heavyMs = HEAVY_SEARCH_MS,
   ) {}
 
   /** Heavy searches waiting for their turn. */
@@ -117,7 +119,7 @@ export class SearchLanes {
     } catch (error) {
       // Stopped or failed part way: what it took says it is heavy at least, never that it is light.
       const ms = this.share(started, before)
-      if (ms >= HEAVY_SEARCH_MS) this.remember(key, ms)
+      if (ms >= this.heavyMs) this.remember(key, ms)
       // Whatever stopped it (a cancelled statement, a stopped thread), the client is what went.
       throw signal?.aborted ? clientGone() : error
     } finally {
@@ -148,7 +150,7 @@ export class SearchLanes {
 
   private remember(key: string, ms: number): void {
     this.costs.delete(key)
-    if (ms < HEAVY_SEARCH_MS) return
+    if (ms < this.heavyMs) return
     this.costs.set(key, ms)
     if (this.costs.size > REMEMBERED) this.costs.delete(this.costs.keys().next().value as string)
   }
