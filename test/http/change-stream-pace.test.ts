@@ -162,13 +162,19 @@ function serverSideState(clientPort: number): string | null {
   return null
 }
 
-/** A client that asks for a stream from the feed's start, then reads nothing (paused) until told to. */
+/** A client that asks for a stream from the feed's start, then reads nothing past its first bytes (paused). */
 async function silentClient(): Promise<Socket> {
   const socket = connect(port, '127.0.0.1')
   sockets.push(socket)
   await new Promise<void>((resolve) => socket.once('connect', () => resolve()))
   socket.write(`GET ${CHANGES}?page[after]=0 HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: ${EVENT_STREAM}\r\n\r\n`)
+  // Its answer begun: the stream is its own before anyone probes for it (a probe that came first
+  // took the one stream allowed, and this client got the 503).
+  const first = await new Promise<string>((resolve) =>
+    socket.once('data', (chunk: Buffer) => resolve(chunk.toString())),
+  )
   socket.pause()
+  if (!first.startsWith('HTTP/1.1 200')) throw new Error(`the stream was refused: ${first.slice(0, 40)}`)
   return socket
 }
 
