@@ -1,6 +1,6 @@
 import type { ResourceDescription } from '../../model/description'
 import { HISTORY_SQL } from './change-history'
-import type { PostgresFunction } from './search-totals-ddl'
+import { type PostgresFunction, triggerFunction } from './search-totals-ddl'
 
 /**
  * The change feed's schema on PostgreSQL (src/store/change-log.ts). A row trigger on every type
@@ -69,11 +69,7 @@ BEGIN
   RETURN OLD;
 END
 `
-  return {
-    name,
-    body,
-    sql: `CREATE OR REPLACE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $feed$${body}$feed$;`,
-  }
+  return triggerFunction(name, 'feed', body)
 }
 
 /** The trigger: BEFORE, so that the order check sees the row's last committed writer. */

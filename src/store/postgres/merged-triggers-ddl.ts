@@ -1,7 +1,7 @@
 import type { ResourceDescription } from '../../model/description'
 import { searchOf } from '../../resources/registry'
 import type { PostgresTrigger } from './ddl'
-import type { PostgresFunction } from './search-totals-ddl'
+import { type PostgresFunction, triggerFunction } from './search-totals-ddl'
 import { vocabularyFunctions } from './vocabulary-ddl'
 
 /**
@@ -56,11 +56,7 @@ BEGIN
   RETURN OLD;
 END
 `
-  return {
-    name,
-    body,
-    sql: `CREATE OR REPLACE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $feed$${body}$feed$;`,
-  }
+  return triggerFunction(name, 'feed', body)
 }
 
 const orderFailureBody = `
@@ -71,11 +67,7 @@ END
 `
 
 /** Raised when the order check's WHEN holds: the store runs the write again (postgres/retries.ts). */
-export const feedOrderFunction: PostgresFunction = {
-  name: 'feed_order_failure',
-  body: orderFailureBody,
-  sql: `CREATE OR REPLACE FUNCTION feed_order_failure() RETURNS trigger LANGUAGE plpgsql AS $order$${orderFailureBody}$order$;`,
-}
+export const feedOrderFunction: PostgresFunction = triggerFunction('feed_order_failure', 'order', orderFailureBody)
 
 /**
  * The order check (feed-ddl.ts): a write of a row whose last writer is a transaction younger than
@@ -132,11 +124,7 @@ export function commitFlushFunction(resources: readonly ResourceDescription[]): 
       END
       `
   const name = 'flush_commit'
-  return {
-    name,
-    body,
-    sql: `CREATE OR REPLACE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $flush$${body}$flush$;`,
-  }
+  return triggerFunction(name, 'flush', body)
 }
 
 /** The commit's trigger of a type: deferred to the commit, on every kind of row write. */

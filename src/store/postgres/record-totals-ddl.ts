@@ -1,7 +1,7 @@
 import type { ResourceDescription } from '../../model/description'
 import { searchOf } from '../../resources/registry'
 import type { PostgresTrigger } from './ddl'
-import type { PostgresFunction } from './search-totals-ddl'
+import { type PostgresFunction, triggerFunction } from './search-totals-ddl'
 
 /**
  * search_totals as it is kept since shared migration 4 (PostgreSQL 13): the records of each
@@ -29,11 +29,7 @@ function countFunction(name: string, rows: 'new_rows' | 'old_rows', sign: '+' | 
         RETURN NULL;
       END
       `
-  return {
-    name,
-    body,
-    sql: `CREATE OR REPLACE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $count$${body}$count$;`,
-  }
+  return triggerFunction(name, 'count', body)
 }
 
 /** The statement triggers' functions, the same for every searched table (TG_TABLE_NAME says which). */
@@ -64,11 +60,7 @@ export function recordFlushFunction(resources: readonly ResourceDescription[]): 
       END
       `
   const name = 'flush_search_records'
-  return {
-    name,
-    body,
-    sql: `CREATE OR REPLACE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $flush$${body}$flush$;`,
-  }
+  return triggerFunction(name, 'flush', body)
 }
 
 /** A TRUNCATE clears the table's total at once, and what earlier statements left pending. */

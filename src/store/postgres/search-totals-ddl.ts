@@ -15,6 +15,15 @@ export interface PostgresFunction {
   readonly sql: string
 }
 
+/** A PL/pgSQL trigger function `name()` with `body` between the dollar quotes `$tag$`. */
+export function triggerFunction(name: string, tag: string, body: string): PostgresFunction {
+  return {
+    name,
+    body,
+    sql: `CREATE OR REPLACE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $${tag}$${body}$${tag}$;`,
+  }
+}
+
 /**
  * The words a row adds to its table's total: the words of each searched attribute, one for each
  * searched related record (FTS5 indexes its id as one token), none when an optional one is absent.
@@ -65,11 +74,7 @@ export function wordFunctions(resource: ResourceDescription): PostgresFunction[]
         RETURN NULL;
       END
       `
-    return {
-      name,
-      body,
-      sql: `CREATE OR REPLACE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $${change}$${body}$${change}$;`,
-    }
+    return triggerFunction(name, change, body)
   })
 }
 
@@ -97,9 +102,5 @@ export function flushFunction(resources: readonly ResourceDescription[]): Postgr
       END
       `
   const name = 'flush_search_totals'
-  return {
-    name,
-    body,
-    sql: `CREATE OR REPLACE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $flush$${body}$flush$;`,
-  }
+  return triggerFunction(name, 'flush', body)
 }

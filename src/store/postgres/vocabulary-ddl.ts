@@ -1,7 +1,7 @@
 import type { ResourceDescription } from '../../model/description'
 import { vocabularyTable } from '../search-typos'
 import { searchColumnName, searchedColumns } from './search-columns'
-import type { PostgresFunction } from './search-totals-ddl'
+import { type PostgresFunction, triggerFunction } from './search-totals-ddl'
 
 /**
  * The vocabulary of a searched type (src/store/search-typos.ts): every word its searched attributes
@@ -57,18 +57,15 @@ function functionName(resource: ResourceDescription): string {
   return `${vocabularyTable(resource.table)}_add`
 }
 
-function triggerFunction(name: string, insert: string): PostgresFunction {
+/** A vocabulary trigger's function: `insert`, then nothing more. */
+function wordsFunction(name: string, insert: string): PostgresFunction {
   const body = `
 BEGIN
   ${insert};
   RETURN NULL;
 END
 `
-  return {
-    name,
-    body,
-    sql: `CREATE OR REPLACE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $words$${body}$words$;`,
-  }
+  return triggerFunction(name, 'words', body)
 }
 
 /**
@@ -80,8 +77,8 @@ export function vocabularyFunctions(resource: ResourceDescription, source: Vocab
   if (searchedColumns(resource).length === 0) return []
   const name = functionName(resource)
   return [
-    triggerFunction(name, insertSql(resource, 'written_rows AS written', source)),
-    triggerFunction(`${name}_row`, insertSql(resource, newRow(resource, source), source)),
+    wordsFunction(name, insertSql(resource, 'written_rows AS written', source)),
+    wordsFunction(`${name}_row`, insertSql(resource, newRow(resource, source), source)),
   ]
 }
 
