@@ -7,6 +7,7 @@ import {
   recordTotals,
   type SharedMigration,
   searchVocabulary,
+  unkeyedVocabularies,
 } from './sql/schema-changes'
 
 /**
@@ -42,5 +43,12 @@ export const sharedMigrations: readonly SharedMigration[] = [
   {
     name: "writes cheaper on PostgreSQL: a write's triggers merged, search_prefix() in PL/pgSQL",
     changes: [mergedTriggers(), handSql({ sqlite: '', postgres: plpgsqlPrefixSql })],
+  },
+  // PostgreSQL: two transactions adding new words to two vocabularies in opposite orders (an
+  // atomic batch creating an author then a collection, another the other way) deadlocked on the
+  // unique key, each waiting for the other's insert: a second lost before one was run again.
+  {
+    name: 'search vocabularies without a unique key on PostgreSQL: writers adding the same new words never wait',
+    changes: [unkeyedVocabularies()],
   },
 ]

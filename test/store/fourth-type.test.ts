@@ -7,12 +7,20 @@ import { SQL } from 'bun'
 import { createApp } from '../../src/http/app'
 import { createLogger } from '../../src/logger'
 import { type DatabaseLocation, openStore } from '../../src/store/open'
+import { postgresMigrations } from '../../src/store/postgres/migrations'
 import { sharedMigrations } from '../../src/store/shared-migrations'
 import { addIndex, handSql, type SharedMigration } from '../../src/store/sql/schema-changes'
+import { sqliteMigrations } from '../../src/store/sqlite/migrations'
 import { JSON_API } from '../support/harness'
 import { afterAll, describe, it, POSTGRES_SERVER } from '../support/postgres-tests'
 import { publishers, publishersMigration, registryWithPublishers } from '../support/publishers'
 import { scratchDatabases } from '../support/test-database'
+
+/** The version a migration after this build's last gets on each backend. */
+const next = {
+  sqlite: (sqliteMigrations.at(-1)?.version ?? 0) + 1,
+  postgres: (postgresMigrations.at(-1)?.version ?? 0) + 1,
+}
 
 // Databases made and migrated: more than Bun's 5 s default on a busy machine.
 setDefaultTimeout(60_000)
@@ -118,22 +126,25 @@ async function publishersServed(send: Send): Promise<void> {
 }
 
 sqliteDescribe('a fourth type over SQLite', () => {
-  sqliteIt('is created by its migration (13) and served: create, read, include, filter, search', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'catalogue-fourth-'))
-    try {
-      await served({ kind: 'sqlite', path: join(dir, 'catalogue.db') }, 13, publishersServed)
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
-  })
+  sqliteIt(
+    `is created by its migration (${next.sqlite}) and served: create, read, include, filter, search`,
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'catalogue-fourth-'))
+      try {
+        await served({ kind: 'sqlite', path: join(dir, 'catalogue.db') }, next.sqlite, publishersServed)
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    },
+  )
 })
 
 const databases = scratchDatabases(POSTGRES_SERVER)
 afterAll(() => databases.dropAll())
 
 describe('a fourth type over PostgreSQL', () => {
-  it('is created by its migration (15) and served: create, read, include, filter, search', async () => {
-    await served({ kind: 'postgres', url: await databases.fresh() }, 15, publishersServed)
+  it(`is created by its migration (${next.postgres}) and served: create, read, include, filter, search`, async () => {
+    await served({ kind: 'postgres', url: await databases.fresh() }, next.postgres, publishersServed)
   })
 })
 
@@ -169,7 +180,7 @@ sqliteDescribe('a migration of an index and of hand-written SQL, over SQLite', (
     const dir = mkdtempSync(join(tmpdir(), 'catalogue-fourth-'))
     try {
       const path = join(dir, 'catalogue.db')
-      await migratedWithIndexAndView({ kind: 'sqlite', path }, 13)
+      await migratedWithIndexAndView({ kind: 'sqlite', path }, next.sqlite)
       const db = new Database(path, { readonly: true })
       try {
         const index = db
@@ -191,7 +202,7 @@ sqliteDescribe('a migration of an index and of hand-written SQL, over SQLite', (
 describe('a migration of an index and of hand-written SQL, over PostgreSQL', () => {
   it('adds the index and runs the SQL once, and the start-up check accepts the result', async () => {
     const url = await databases.fresh()
-    await migratedWithIndexAndView({ kind: 'postgres', url }, 15)
+    await migratedWithIndexAndView({ kind: 'postgres', url }, next.postgres)
     const sql = new SQL(url)
     try {
       const [index] = await sql`SELECT indexdef FROM pg_indexes WHERE indexname = 'publishers_by_name_and_id'`

@@ -13,7 +13,7 @@ import {
 import { recordCountFunctions, recordFlushFunction, recordTotalTriggers } from './record-totals-ddl'
 import { searchColumnName, searchedColumns } from './search-columns'
 import { flushFunction, type PostgresFunction, wordChanges, wordFunctions, wordsKind } from './search-totals-ddl'
-import { vocabularyFunctions, vocabularyTableSql, vocabularyTriggers } from './vocabulary-ddl'
+import { type VocabularyKey, vocabularyFunctions, vocabularyTableSql, vocabularyTriggers } from './vocabulary-ddl'
 
 /**
  * The PostgreSQL schema of a resource type, written from its description: what `createType`
@@ -140,10 +140,22 @@ export interface SchemaStage {
   readonly vocabulary: boolean
   /** A write's triggers merged (merged-triggers-ddl.ts): after the feed, the totals and the vocabularies. */
   readonly mergedTriggers: boolean
+  /** The vocabularies without a unique key (vocabulary-ddl.ts, shared migration 6). */
+  readonly unkeyedVocabularies: boolean
+}
+
+function vocabularyKey(stage: SchemaStage): VocabularyKey {
+  return stage.unkeyedVocabularies ? 'unkeyed' : 'keyed'
 }
 
 /** The schema after every migration, as the start-up check compares it. */
-export const currentStage: SchemaStage = { feed: true, recordTotals: true, vocabulary: true, mergedTriggers: true }
+export const currentStage: SchemaStage = {
+  feed: true,
+  recordTotals: true,
+  vocabulary: true,
+  mergedTriggers: true,
+  unkeyedVocabularies: true,
+}
 
 /** Every trigger the generator writes for a type at `stage`: the change feed's too once it exists. */
 export function typeTriggers(resource: ResourceDescription, stage: SchemaStage): PostgresTrigger[] {
@@ -176,7 +188,7 @@ export function typeFunctions(resources: readonly ResourceDescription[], stage: 
       commitFlushFunction(resources),
       feedOrderFunction,
       ...resources.map(countedFeedFunction),
-      ...resources.flatMap((r) => vocabularyFunctions(r, 'stored')),
+      ...resources.flatMap((r) => vocabularyFunctions(r, 'stored', vocabularyKey(stage))),
     ]
   }
   const byName = new Map<string, PostgresFunction>()
@@ -188,7 +200,7 @@ export function typeFunctions(resources: readonly ResourceDescription[], stage: 
     ...byName.values(),
     flush,
     ...(stage.feed ? resources.map(feedFunction) : []),
-    ...(stage.vocabulary ? resources.flatMap((r) => vocabularyFunctions(r, 'computed')) : []),
+    ...(stage.vocabulary ? resources.flatMap((r) => vocabularyFunctions(r, 'computed', 'keyed')) : []),
   ]
 }
 
@@ -228,7 +240,7 @@ export function typeSql(
       ? [recordFlushFunction(all)]
       : [...wordFunctions(resource), flushFunction(all)]
   const feed = stage.mergedTriggers ? countedFeedFunction(resource) : feedFunction(resource)
-  const vocabulary = vocabularyFunctions(resource, stage.mergedTriggers ? 'stored' : 'computed')
+  const vocabulary = vocabularyFunctions(resource, stage.mergedTriggers ? 'stored' : 'computed', vocabularyKey(stage))
   return [
     tableSql(resource, lookup, 'identity'),
     ...toOnes(resource).map(([, r]) => foreignKeyIndexSql(resource, r)),
@@ -237,7 +249,9 @@ export function typeSql(
     ...totals.map((fn) => fn.sql),
     ...searchTotalRowsSql(resource, stage.recordTotals ? null : '0'),
     ...(stage.feed ? [feed.sql] : []),
-    ...(stage.vocabulary ? [...vocabularyTableSql(resource), ...vocabulary.map((fn) => fn.sql)] : []),
+    ...(stage.vocabulary
+      ? [...vocabularyTableSql(resource, vocabularyKey(stage)), ...vocabulary.map((fn) => fn.sql)]
+      : []),
     ...(stage.mergedTriggers ? [feedOrderFunction.sql] : []),
     ...typeTriggers(resource, stage).map((t) => t.sql),
   ]

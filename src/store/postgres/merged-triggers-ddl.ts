@@ -162,7 +162,7 @@ export function mergedTriggersMigrationSql(resources: readonly ResourceDescripti
       countedFeedFunction(r).sql,
       feedOrderTrigger(r).sql,
       commitFlushTrigger(r).sql,
-      ...vocabularyFunctions(r, 'stored').map((fn) => fn.sql),
+      ...vocabularyFunctions(r, 'stored', 'keyed').map((fn) => fn.sql),
     ]),
   ]
 }

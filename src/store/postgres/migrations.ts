@@ -26,7 +26,13 @@ import {
   searchFunctionsSql,
   searchTotalsSql,
 } from './shared-functions'
-import { vocabularyFillSql, vocabularyFunctions, vocabularyTableSql, vocabularyTriggers } from './vocabulary-ddl'
+import {
+  unkeyVocabularySql,
+  vocabularyFillSql,
+  vocabularyFunctions,
+  vocabularyTableSql,
+  vocabularyTriggers,
+} from './vocabulary-ddl'
 
 /**
  * PostgreSQL's own history of migrations, each said in what the generator (ddl.ts) writes for the
@@ -265,8 +271,8 @@ function changeSql(change: SchemaChange, state: SchemaState): string[] {
       return feedHistorySql
     case 'search-vocabulary':
       return state.all.flatMap((type) => [
-        ...vocabularyTableSql(type),
-        ...vocabularyFunctions(type, 'computed').map((fn) => fn.sql),
+        ...vocabularyTableSql(type, 'keyed'),
+        ...vocabularyFunctions(type, 'computed', 'keyed').map((fn) => fn.sql),
         ...vocabularyTriggers(type).map((t) => t.sql),
         ...vocabularyFillSql(type),
       ])
@@ -277,6 +283,8 @@ function changeSql(change: SchemaChange, state: SchemaState): string[] {
       )
     case 'merged-triggers':
       return mergedTriggersMigrationSql(state.all)
+    case 'unkeyed-vocabularies':
+      return state.all.flatMap(unkeyVocabularySql)
   }
 }
 

@@ -146,7 +146,7 @@ export class PostgresSearchReads {
     const params = new Params()
     const columns = requests.map(
       ({ field, range }, i) =>
-        `ARRAY(SELECT word FROM ${this.search.vocabularyOf(field)} WHERE head = ${params.add(range.head)}::text AND size BETWEEN ${params.add(range.min)}::int AND ${params.add(range.max)}::int) AS n${i}`,
+        `ARRAY(SELECT DISTINCT word FROM ${this.search.vocabularyOf(field)} WHERE head = ${params.add(range.head)}::text AND size BETWEEN ${params.add(range.min)}::int AND ${params.add(range.max)}::int) AS n${i}`,
     )
     const [row] = await this.run(`SELECT ${columns.join(', ')}`, params.values)
     return requests.map((_, i) => (row?.[`n${i}`] ?? []) as unknown as string[])

@@ -7,11 +7,19 @@ import { type PostgresFunction, triggerFunction } from './search-totals-ddl'
  * The vocabulary of a searched type (src/store/search-typos.ts): every word its searched attributes
  * hold, as search_words() splits and folds them, keyed by first character and length. Kept by
  * triggers in the writing transaction, so a word is forgiven from the next search on, on every
- * instance and replica. New words are inserted in order, so two writers adding the same new words
- * wait for each other instead of deadlocking. A word whose last record is gone stays: it costs a
- * candidate that matches nothing, never a wrong answer. Words of digits alone are left out: a
- * number is never forgiven.
+ * instance and replica. A word whose last record is gone stays: it costs a candidate that matches
+ * nothing, never a wrong answer. Words of digits alone are left out: a number is never forgiven.
+ *
+ * Since shared migration 6 a vocabulary has no unique key: a word is inserted where no row the
+ * transaction sees holds it. With the key, a writer adding a word another open transaction had
+ * just added waited for that one to end; two adding words to two vocabularies in opposite orders
+ * waited for each other, a deadlock PostgreSQL broke after its deadlock_timeout (a second). Now no
+ * writer waits; two adding the same new word at the same moment both keep it, a duplicate the
+ * reads take once (DISTINCT), bounded by the writers at once.
  */
+
+/** The vocabularies' form: with the unique key of shared migration 3, or without (migration 6 on). */
+export type VocabularyKey = 'keyed' | 'unkeyed'
 
 /**
  * Where a trigger takes a row's words from: search_words() of its text (shared migration 3), or
@@ -20,7 +28,7 @@ import { type PostgresFunction, triggerFunction } from './search-totals-ddl'
 export type VocabularySource = 'computed' | 'stored'
 
 /** The words of the searched columns of the rows `from` names (a transition table, the table, NEW) as `written`. */
-function insertSql(resource: ResourceDescription, from: string, source: VocabularySource = 'computed'): string {
+function insertSql(resource: ResourceDescription, from: string, source: VocabularySource, key: VocabularyKey): string {
   const arrays = searchedColumns(resource)
     .map((c) =>
       source === 'stored'
@@ -28,10 +36,17 @@ function insertSql(resource: ResourceDescription, from: string, source: Vocabula
         : `search_words(written.${c})`,
     )
     .join(' || ')
-  return `INSERT INTO ${vocabularyTable(resource.table)} (head, size, word)
-    SELECT DISTINCT pg_catalog.left(w, 1), pg_catalog.length(w), w FROM ${from}, unnest(${arrays}) AS w
-    WHERE w ~ '[^0-9]' ORDER BY 1, 2, 3
+  const table = vocabularyTable(resource.table)
+  const words = `SELECT DISTINCT pg_catalog.left(w, 1) AS head, pg_catalog.length(w) AS size, w AS word
+    FROM ${from}, unnest(${arrays}) AS w WHERE w ~ '[^0-9]'`
+  if (key === 'keyed') {
+    return `INSERT INTO ${table} (head, size, word)
+    ${words} ORDER BY 1, 2, 3
     ON CONFLICT DO NOTHING`
+  }
+  return `INSERT INTO ${table} (head, size, word)
+    SELECT n.head, n.size, n.word FROM (${words}) AS n
+    WHERE NOT EXISTS (SELECT FROM ${table} AS v WHERE v.head = n.head AND v.size = n.size AND v.word = n.word)`
 }
 
 /** The one row a row trigger wrote, as a FROM item: the columns `source` reads. */
@@ -40,17 +55,32 @@ function newRow(resource: ResourceDescription, source: VocabularySource): string
   return `(SELECT ${columns.map((c) => `NEW.${c} AS ${c}`).join(', ')}) AS written`
 }
 
-export function vocabularyTableSql(resource: ResourceDescription): string[] {
+export function vocabularyTableSql(resource: ResourceDescription, key: VocabularyKey): string[] {
   if (searchedColumns(resource).length === 0) return []
-  return [
-    `CREATE TABLE ${vocabularyTable(resource.table)} (head text COLLATE "C" NOT NULL, size int NOT NULL, word text COLLATE "C" NOT NULL, PRIMARY KEY (head, size, word));`,
-  ]
+  const table = vocabularyTable(resource.table)
+  const columns = `head text COLLATE "C" NOT NULL, size int NOT NULL, word text COLLATE "C" NOT NULL`
+  if (key === 'keyed') return [`CREATE TABLE ${table} (${columns}, PRIMARY KEY (head, size, word));`]
+  return [`CREATE TABLE ${table} (${columns});`, `CREATE INDEX ${table}_word ON ${table} (head, size, word);`]
 }
 
 /** The vocabulary of the rows the table holds: for the migration that adds it. */
 export function vocabularyFillSql(resource: ResourceDescription): string[] {
   if (searchedColumns(resource).length === 0) return []
-  return [`${insertSql(resource, `${resource.table} AS written`)};`]
+  return [`${insertSql(resource, `${resource.table} AS written`, 'computed', 'keyed')};`]
+}
+
+/**
+ * Shared migration 6 for a type: its vocabulary's key becomes a plain index of the same columns,
+ * and its trigger functions (on the stored words: after shared migration 5) insert without it.
+ */
+export function unkeyVocabularySql(resource: ResourceDescription): string[] {
+  if (searchedColumns(resource).length === 0) return []
+  const table = vocabularyTable(resource.table)
+  return [
+    `ALTER TABLE ${table} DROP CONSTRAINT ${table}_pkey;`,
+    `CREATE INDEX ${table}_word ON ${table} (head, size, word);`,
+    ...vocabularyFunctions(resource, 'stored', 'unkeyed').map((fn) => fn.sql),
+  ]
 }
 
 function functionName(resource: ResourceDescription): string {
@@ -73,12 +103,16 @@ END
  * renamed. The stored words are the same set as search_words() gives (search_vector() is built from
  * it), without computing it again: 10-20 µs of a create or a rename.
  */
-export function vocabularyFunctions(resource: ResourceDescription, source: VocabularySource): PostgresFunction[] {
+export function vocabularyFunctions(
+  resource: ResourceDescription,
+  source: VocabularySource,
+  key: VocabularyKey,
+): PostgresFunction[] {
   if (searchedColumns(resource).length === 0) return []
   const name = functionName(resource)
   return [
-    wordsFunction(name, insertSql(resource, 'written_rows AS written', source)),
-    wordsFunction(`${name}_row`, insertSql(resource, newRow(resource, source), source)),
+    wordsFunction(name, insertSql(resource, 'written_rows AS written', source, key)),
+    wordsFunction(`${name}_row`, insertSql(resource, newRow(resource, source), source, key)),
   ]
 }
 

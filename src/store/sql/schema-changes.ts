@@ -47,6 +47,12 @@ export type SchemaChange =
    * Each type created after it gets them with its table. SQLite has nothing to change.
    */
   | { readonly kind: 'merged-triggers' }
+  /**
+   * On PostgreSQL, the vocabularies without a unique key (src/store/postgres/vocabulary-ddl.ts): a
+   * word is added where no committed row holds it, so that two writers adding the same new words
+   * never wait for each other. SQLite, one writer at a time, keeps its key.
+   */
+  | { readonly kind: 'unkeyed-vocabularies' }
 
 export function createType(resource: ResourceDescription): SchemaChange {
   return { kind: 'create-type', resource }
@@ -78,6 +84,10 @@ export function recordTotals(): SchemaChange {
 
 export function mergedTriggers(): SchemaChange {
   return { kind: 'merged-triggers' }
+}
+
+export function unkeyedVocabularies(): SchemaChange {
+  return { kind: 'unkeyed-vocabularies' }
 }
 
 export function handSql(sql: { readonly sqlite: string; readonly postgres: string }): SchemaChange {
@@ -115,6 +125,8 @@ export class SchemaState {
   recordTotals = false
   /** Whether a write's triggers are merged (`mergedTriggers`): a type created from then on gets them so. */
   mergedTriggers = false
+  /** Whether the vocabularies have no unique key on PostgreSQL (`unkeyedVocabularies`): a type created from then on has none. */
+  unkeyedVocabularies = false
 
   /** `changes`: every change of the migrations to come, to know which to-ones are added later. */
   constructor(changes: readonly SchemaChange[]) {
@@ -161,6 +173,12 @@ export class SchemaState {
         throw new Error("a write's triggers are merged after the feed, the record totals and the vocabularies")
       }
       this.mergedTriggers = true
+      return undefined
+    }
+    if (change.kind === 'unkeyed-vocabularies') {
+      if (this.unkeyedVocabularies) throw new Error('the vocabularies lose their key twice')
+      if (!this.vocabulary) throw new Error('the vocabularies lose their key after they are created')
+      this.unkeyedVocabularies = true
       return undefined
     }
     if (change.kind === 'change-feed') {

@@ -278,6 +278,9 @@ function changeSql(change: SchemaChange, state: SchemaState): string[] {
       // PostgreSQL's triggers alone; SQLite's stay as they are (recorded so that both backends
       // number the shared migrations alike).
       return []
+    case 'unkeyed-vocabularies':
+      // One writer at a time: SQLite's vocabularies keep their key (recorded all the same).
+      return []
   }
 }
 
