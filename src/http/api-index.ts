@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
 import type { ResourceRegistry } from '../resources/registry'
+import { APP_PATH, wantsPage } from './app-page'
 import { DOCS_PATH, SPEC_PATH } from './openapi/openapi'
 import { jsonApiResponse, send } from './responses'
 
@@ -7,7 +8,7 @@ import { jsonApiResponse, send } from './responses'
 export const INDEX_PATH = '/'
 
 /**
- * GET / (and HEAD): a JSON:API document of links, relative as every link the service gives, to
+ * GET / (and HEAD): for a browser asking for a page, a 303 to the app (/app/); else a JSON:API document of links, relative as every link the service gives, to
  * each collection, the OpenAPI document (`describedby`, as JSON:API names it) and the docs page.
  * `meta` names the service, since a document needs data, errors or meta. Public, as the OpenAPI
  * document is (access-control.ts): it says nothing that one does not. Not in the OpenAPI
@@ -19,7 +20,12 @@ export function apiIndex(registry: ResourceRegistry, prefix: string, version: st
     meta: { name: 'Library catalogue', version },
     links: { self: INDEX_PATH, ...collections, describedby: SPEC_PATH, docs: DOCS_PATH },
   }
-  return new Elysia().get(INDEX_PATH, ({ request, set }) => send(set, jsonApiResponse(200, document), request), {
-    detail: { hide: true },
-  })
+  // A person's browser is sent to the app (app-page.ts), a program gets the document.
+  const toApp = new Response(null, { status: 303, headers: { location: `${APP_PATH}/`, vary: 'accept' } })
+  return new Elysia().get(
+    INDEX_PATH,
+    ({ request, set }) =>
+      wantsPage(request.headers.get('accept')) ? toApp.clone() : send(set, jsonApiResponse(200, document), request),
+    { detail: { hide: true } },
+  )
 }

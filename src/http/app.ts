@@ -18,6 +18,7 @@ import { securityHeaders } from './access/security-headers'
 import { SharedRateLimit } from './access/shared-rate-limit'
 import { TrustedProxies } from './access/trusted-proxies'
 import { apiIndex } from './api-index'
+import { AppFiles, appRoutes } from './app-page'
 import { jsonApiBodyParser } from './body-parser'
 import { changeRoutes } from './changes/change-routes'
 import { type ChangeStreamLimits, ChangeStreams, DEFAULT_CHANGE_STREAM_LIMITS } from './changes/change-streams'
@@ -180,6 +181,7 @@ export function createApp({
   const longAnswers = new LongAnswers(longAnswerLimits, addresses)
   const searchLanes = new SearchLanes(1, heavySearchMs)
   const viewerScript = new ViewerScript()
+  const appFiles = new AppFiles()
   const api = resourceRoutes(
     registry,
     timed,
@@ -257,6 +259,7 @@ export function createApp({
       }),
     )
     .use(docsPage(viewerScript))
+    .use(appRoutes(appFiles))
     .use(apiIndex(registry, API_PREFIX, packageJson.version))
     .use(api)
     .use(
@@ -282,6 +285,7 @@ export function createApp({
     .decorate('longAnswers', longAnswers)
     .decorate('searchLanes', searchLanes)
     .decorate('viewerScript', viewerScript)
+    .decorate('appFiles', appFiles)
     .decorate('warmedUp', warmedUp)
 }
 

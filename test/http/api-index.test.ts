@@ -49,10 +49,11 @@ describe('GET /', () => {
     }
   })
 
-  it('answers a browser and curl alike (Accept: text/html, */*), and 304 to its own ETag', async () => {
+  it('sends a browser to the app (303 to /app/), answers curl (Accept: */*) with the index, and 304 to its own ETag', async () => {
     const app = await open()
     const browser = await app.send('GET', '/', { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } })
-    expect(browser.status).toBe(200)
+    expect(browser.status).toBe(303)
+    expect(browser.headers.get('location')).toBe('/app/')
     const curl = await app.send('GET', '/', { headers: { accept: '*/*' } })
     expect(curl.status).toBe(200)
     const etag = curl.headers.get('etag') as string

@@ -2,6 +2,7 @@ import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import { httpError, JsonApiError } from '../../jsonapi/errors'
 import { INDEX_PATH } from '../api-index'
+import { APP_PATH } from '../app-page'
 import { FAVICON_PATH, SCALAR_PATH } from '../openapi/docs-page'
 import { DOCS_PATH, SPEC_PATH } from '../openapi/openapi'
 import type { TokenEntry, TokenSet } from './api-tokens'
@@ -14,7 +15,7 @@ import { SharedRateLimit } from './shared-rate-limit'
  * Paths anyone may fetch without a token, whatever PUBLIC_READ says: the API's description (the
  * document, the page, its viewer and icon) and its index (GET /, links to it), and the probes a
  * load balancer or orchestrator calls. A path not listed here (a /metrics, say) needs a token like
- * the API does.
+ * the API does. The browser app (/app/ and its files) is public too: it asks its user for a token.
  */
 export const PUBLIC_PATHS: ReadonlySet<string> = new Set([
   INDEX_PATH,
@@ -149,7 +150,8 @@ export function accessControl({
     if (!tokens) return
     if (identity instanceof JsonApiError) throw identity
     if (identity?.scope === 'write') return
-    if (PUBLIC_PATHS.has(pathOf(request.url))) return
+    const path = pathOf(request.url)
+    if (PUBLIC_PATHS.has(path) || path === APP_PATH || path.startsWith(`${APP_PATH}/`)) return
     if (READ_METHODS.has(request.method)) {
       if (identity || publicRead) return
       throw missingToken

@@ -1,0 +1,90 @@
+import { signal } from '@preact/signals'
+import type { operations } from './openapi'
+
+/*
+ * The app's one way to the API: JSON:API documents typed from the service's own OpenAPI document
+ * (openapi.d.ts, generated), the token of the tab, If-Match where asked, and a refusal as ApiError
+ * carrying the API's own errors.
+ */
+
+export const API = '/api/v1'
+const JSON_API = 'application/vnd.api+json'
+const TOKEN_KEY = 'catalogue-token'
+
+type Doc<O extends keyof operations, S extends number = 200> = operations[O] extends {
+  responses: { [K in S]: { content: { 'application/vnd.api+json': infer D } } }
+}
+  ? D
+  : never
+
+export type BookList = Doc<'list_books'>
+export type AuthorList = Doc<'list_authors'>
+export type CollectionList = Doc<'list_book_collections'>
+export type ListDocument = BookList | AuthorList | CollectionList
+export type Book = BookList['data'][number]
+export type Author = AuthorList['data'][number]
+export type Collection = CollectionList['data'][number]
+export type AnyRecord = Book | Author | Collection
+export type Included = NonNullable<BookList['included']>[number]
+export type Matches = NonNullable<NonNullable<Book['meta']>['matches']>
+export type ErrorObject = Doc<'get_book', 404>['errors'][number]
+
+/** The API token of this tab: kept for the tab alone (sessionStorage), forgotten on sign-out. */
+export const token = signal<string | null>(sessionStorage.getItem(TOKEN_KEY))
+
+export function setToken(value: string | null): void {
+  if (value) sessionStorage.setItem(TOKEN_KEY, value)
+  else sessionStorage.removeItem(TOKEN_KEY)
+  token.value = value
+}
+
+/** A refusal of the API: its status and its errors, as the API wrote them. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errors: readonly ErrorObject[],
+  ) {
+    super(errors.map((e) => e.detail ?? e.title).join('; ') || `The service answered ${status}`)
+  }
+}
+
+export interface Answer<T> {
+  readonly status: number
+  readonly document: T
+  readonly etag: string | null
+}
+
+export interface RequestOptions {
+  readonly body?: unknown
+  readonly ifMatch?: string
+  readonly signal?: AbortSignal
+}
+
+/** One request to the API (`path` under /api/v1, with its query); throws ApiError on a refusal. */
+export async function api<T>(method: string, path: string, options: RequestOptions = {}): Promise<Answer<T>> {
+  const headers: Record<string, string> = { accept: JSON_API }
+  if (options.body !== undefined) headers['content-type'] = JSON_API
+  if (options.ifMatch) headers['if-match'] = options.ifMatch
+  if (token.value) headers.authorization = `Bearer ${token.value}`
+  const response = await fetch(`${API}${path}`, {
+    method,
+    headers,
+    ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+    ...(options.signal ? { signal: options.signal } : {}),
+  })
+  const text = await response.text()
+  const document = text ? JSON.parse(text) : null
+  if (!response.ok) {
+    const errors = (document as { errors?: ErrorObject[] } | null)?.errors ?? []
+    throw new ApiError(response.status, errors)
+  }
+  return { status: response.status, document: document as T, etag: response.headers.get('etag') }
+}
+
+/** A query string from parameters, leaving out the unset ones. */
+export function query(params: Record<string, string | number | undefined>): string {
+  const search = new URLSearchParams()
+  for (const [key, value] of Object.entries(params)) if (value !== undefined) search.set(key, String(value))
+  const text = search.toString()
+  return text ? `?${text}` : ''
+}

@@ -1,0 +1,51 @@
+import { KINDS, kindOfPath } from './kinds'
+import { href, place } from './router'
+import { ListView } from './views/list-view'
+import { RecordView } from './views/record-view'
+
+/** The page: a link past the navigation, the navigation, and the view the URL names. */
+export function App() {
+  const current = place.value
+  const [first = '', second] = current.path.split('/')
+  const kind = kindOfPath(first) ?? (first === '' ? KINDS[0] : undefined)
+  let view = <NotFound />
+  if (kind && second === undefined) view = <ListView kind={kind} place={current} />
+  else if (kind && second !== undefined && /^[1-9][0-9]*$/.test(second)) view = <RecordView kind={kind} id={second} />
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header>
+        <a class="brand" href={href('')}>
+          Library catalogue
+        </a>
+        <nav aria-label="Catalogue">
+          <ul>
+            {KINDS.map((k) => (
+              <li key={k.type}>
+                <a href={href(k.path)} aria-current={k === kind ? 'page' : undefined}>
+                  {k.title}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+      </header>
+      <main id="main" tabIndex={-1}>
+        {view}
+      </main>
+    </>
+  )
+}
+
+function NotFound() {
+  return (
+    <section>
+      <h1>Page not found</h1>
+      <p>
+        <a href={href('books')}>Go to the books</a>
+      </p>
+    </section>
+  )
+}

@@ -1,0 +1,241 @@
+import { useEffect, useState } from 'preact/hooks'
+import { type AnyRecord, ApiError, api, type Included, type ListDocument, query } from '../api/client'
+import { Highlighted } from '../highlight'
+import { type Column, type Kind, kindOfType } from '../kinds'
+import { href, navigate, type Place } from '../router'
+
+/** Rows a page: the API's default. */
+const PAGE_SIZE = 20
+
+/**
+ * What a list shows, all of it from its URL: `q` the search, `sort` (`name`, `-name`), `after` or
+ * `before` a cursor (the rows never skip or repeat while others write), or `page` for a search in
+ * order of relevance (which moves as data changes, so it pages by number); `author` and
+ * `collection` keep the books to one.
+ */
+interface ListState {
+  readonly q: string
+  readonly sort: string
+  readonly after: string | undefined
+  readonly before: string | undefined
+  readonly page: number
+  readonly author: string | undefined
+  readonly collection: string | undefined
+}
+
+function stateOf(params: URLSearchParams): ListState {
+  const page = Number(params.get('page') ?? '1')
+  return {
+    q: params.get('q') ?? '',
+    sort: params.get('sort') ?? '',
+    after: params.get('after') ?? undefined,
+    before: params.get('before') ?? undefined,
+    page: Number.isSafeInteger(page) && page > 0 ? page : 1,
+    author: params.get('author') ?? undefined,
+    collection: params.get('collection') ?? undefined,
+  }
+}
+
+/** The list's URL in the app for `state`. */
+function listHref(kind: Kind, state: ListState): string {
+  return href(kind.path, {
+    q: state.q,
+    sort: state.sort,
+    after: state.after,
+    before: state.before,
+    page: state.page > 1 ? String(state.page) : undefined,
+    author: state.author,
+    collection: state.collection,
+  })
+}
+
+/** Ranked by relevance: a search with no sort chosen. */
+const ranked = (state: ListState) => state.q.trim() !== '' && state.sort === ''
+
+/** The API request for the list's page. */
+function apiPath(kind: Kind, state: ListState): string {
+  const pages = ranked(state)
+    ? { 'page[number]': state.page }
+    : state.before !== undefined
+      ? { 'page[before]': state.before }
+      : { 'page[after]': state.after ?? '' }
+  return `/${kind.type}${query({
+    include: kind.include,
+    'filter[search]': state.q.trim() === '' ? undefined : state.q,
+    'filter[author]': state.author,
+    'filter[book_collection]': state.collection,
+    sort: state.sort || undefined,
+    'page[size]': PAGE_SIZE,
+    ...pages,
+  })}`
+}
+
+/** The cursor of a link the API gave (links.next, links.prev), for the app's own URL. */
+function cursorOf(link: string | undefined | null, name: 'page[after]' | 'page[before]'): string | undefined {
+  if (!link) return undefined
+  return new URL(link, window.location.origin).searchParams.get(name) ?? undefined
+}
+
+type Loaded =
+  | { readonly kind: 'loading' }
+  | { readonly kind: 'failed'; readonly message: string }
+  | { readonly kind: 'done'; readonly document: ListDocument }
+
+export function ListView({ kind, place }: { kind: Kind; place: Place }) {
+  const state = stateOf(place.query)
+  const path = apiPath(kind, state)
+  const [loaded, setLoaded] = useState<Loaded>({ kind: 'loading' })
+  // Each change of the URL (a keystroke in the search box among them) asks for its page, and the
+  // request before it is cancelled: only the latest answer is shown.
+  useEffect(() => {
+    const abort = new AbortController()
+    setLoaded((before) => (before.kind === 'done' ? before : { kind: 'loading' }))
+    api<ListDocument>('GET', path, { signal: abort.signal })
+      .then((answer) => setLoaded({ kind: 'done', document: answer.document }))
+      .catch((error: unknown) => {
+        if (abort.signal.aborted) return
+        setLoaded({
+          kind: 'failed',
+          message: error instanceof ApiError ? error.message : 'The service could not be reached',
+        })
+      })
+    return () => abort.abort()
+  }, [path])
+
+  const go = (next: Partial<ListState>, replace = false) =>
+    navigate(listHref(kind, { ...state, after: undefined, before: undefined, page: 1, ...next }), { replace })
+  const document = loaded.kind === 'done' ? loaded.document : undefined
+  return (
+    <section aria-labelledby="list-heading">
+      <h1 id="list-heading">{kind.title}</h1>
+      <search>
+        <label for="list-search">{kind.searchLabel}</label>
+        <input
+          id="list-search"
+          type="search"
+          value={state.q}
+          autocomplete="off"
+          spellcheck={false}
+          onInput={(event) => go({ q: (event.target as HTMLInputElement).value }, true)}
+        />
+      </search>
+      <Count kind={kind} document={document} q={state.q} />
+      {loaded.kind === 'failed' ? <p role="alert">{loaded.message}</p> : null}
+      <table aria-busy={loaded.kind === 'loading'}>
+        <thead>
+          <tr>
+            {kind.columns.map((column) => (
+              <HeaderCell key={column.header} column={column} sort={state.sort} onSort={(sort) => go({ sort })} />
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {(document?.data ?? []).map((record) => (
+            <Row key={record.id} kind={kind} record={record} included={document?.included ?? []} />
+          ))}
+        </tbody>
+      </table>
+      {document ? <Pager kind={kind} state={state} document={document} /> : null}
+    </section>
+  )
+}
+
+function Count({ kind, document, q }: { kind: Kind; document: ListDocument | undefined; q: string }) {
+  const meta = document?.meta as { total?: number; totalIsLowerBound?: boolean } | undefined
+  const total = meta?.total
+  const text =
+    total === undefined
+      ? ''
+      : total === 0 && q.trim() !== ''
+        ? `No ${kind.title.toLowerCase()} match “${q.trim()}”`
+        : `${total.toLocaleString('en')}${meta?.totalIsLowerBound ? '+' : ''} ${total === 1 ? kind.one : kind.title.toLowerCase()}`
+  return (
+    <p role="status" class="count">
+      {text}
+    </p>
+  )
+}
+
+function HeaderCell({ column, sort, onSort }: { column: Column; sort: string; onSort: (sort: string) => void }) {
+  if (!column.sort) return <th scope="col">{column.header}</th>
+  const direction = sort === column.sort ? 'ascending' : sort === `-${column.sort}` ? 'descending' : 'none'
+  const next = direction === 'ascending' ? `-${column.sort}` : column.sort
+  return (
+    <th scope="col" aria-sort={direction}>
+      <button type="button" class="sort" onClick={() => onSort(next)}>
+        {column.header}
+        <span aria-hidden="true">{direction === 'ascending' ? ' ▲' : direction === 'descending' ? ' ▼' : ''}</span>
+      </button>
+    </th>
+  )
+}
+
+function relatedOf(record: AnyRecord, name: string, included: readonly Included[]) {
+  const relationship = (record.relationships as Record<string, { data?: { type: string; id: string } | null }>)[name]
+  const linkage = relationship?.data
+  if (!linkage) return undefined
+  return included.find((r) => r.type === linkage.type && r.id === linkage.id)
+}
+
+function Row({ kind, record, included }: { kind: Kind; record: AnyRecord; included: readonly Included[] }) {
+  const matches = record.meta && 'matches' in record.meta ? record.meta.matches : undefined
+  return (
+    <tr>
+      {kind.columns.map((column) => {
+        if (column.field === 'name') {
+          return (
+            <td key={column.header}>
+              <a href={href(`${kind.path}/${record.id}`)}>
+                <Highlighted text={record.attributes.name ?? ''} ranges={matches?.name} />
+              </a>
+            </td>
+          )
+        }
+        if (column.field === 'books') {
+          return (
+            <td key={column.header}>
+              <a
+                href={href('books', { [kind.booksFilter ?? '']: record.id })}
+                aria-label={`Books of ${record.attributes.name ?? ''}`}
+              >
+                Books
+              </a>
+            </td>
+          )
+        }
+        const related = relatedOf(record, column.field, included)
+        const relatedKind = related && kindOfType(related.type)
+        return (
+          <td key={column.header}>
+            {related && relatedKind ? (
+              <a href={href(`${relatedKind.path}/${related.id}`)}>
+                <Highlighted text={related.attributes.name ?? ''} ranges={matches?.[`${column.field}.name`]} />
+              </a>
+            ) : null}
+          </td>
+        )
+      })}
+    </tr>
+  )
+}
+
+function Pager({ kind, state, document }: { kind: Kind; state: ListState; document: ListDocument }) {
+  const links = (document.links ?? {}) as { next?: string | null; prev?: string | null }
+  let previous: string | undefined
+  let next: string | undefined
+  if (ranked(state)) {
+    if (state.page > 1) previous = listHref(kind, { ...state, page: state.page - 1 })
+    if (links.next) next = listHref(kind, { ...state, page: state.page + 1 })
+  } else {
+    const before = cursorOf(links.prev, 'page[before]')
+    const after = cursorOf(links.next, 'page[after]')
+    if (before !== undefined) previous = listHref(kind, { ...state, after: undefined, before })
+    if (after !== undefined) next = listHref(kind, { ...state, before: undefined, after })
+  }
+  return (
+    <nav aria-label="Pages" class="pager">
+      {previous ? <a href={previous}>Previous page</a> : null}
+      {next ? <a href={next}>Next page</a> : null}
+    </nav>
+  )
+}

@@ -1,0 +1,132 @@
+import { useEffect, useState } from 'preact/hooks'
+import { type AnyRecord, ApiError, api, type Included, query } from '../api/client'
+import { KINDS, type Kind, kindOfType } from '../kinds'
+import { href } from '../router'
+
+interface RecordDocument {
+  readonly data: AnyRecord
+  readonly included?: Included[]
+}
+
+interface BooksDocument {
+  readonly data: AnyRecord[]
+  readonly meta?: { total?: number }
+}
+
+type Loaded =
+  | { readonly kind: 'loading' }
+  | { readonly kind: 'failed'; readonly status: number; readonly message: string }
+  | { readonly kind: 'done'; readonly record: RecordDocument; readonly books?: BooksDocument }
+
+/** Books shown on an author's or a collection's page; the rest are a link away, in the paged list. */
+const BOOKS_SHOWN = 20
+
+/** A record's page: its name as the heading, its fields, and links to its related records. */
+export function RecordView({ kind, id }: { kind: Kind; id: string }) {
+  const [loaded, setLoaded] = useState<Loaded>({ kind: 'loading' })
+  useEffect(() => {
+    const abort = new AbortController()
+    setLoaded({ kind: 'loading' })
+    const include = kind.type === 'books' ? query({ include: 'author,book_collection' }) : query({ include: '' })
+    const record = api<RecordDocument>('GET', `/${kind.type}/${id}${include}`, { signal: abort.signal })
+    const books =
+      kind.type === 'books'
+        ? Promise.resolve(undefined)
+        : api<BooksDocument>('GET', `/${kind.type}/${id}/books${query({ 'page[size]': BOOKS_SHOWN, sort: 'name' })}`, {
+            signal: abort.signal,
+          })
+    Promise.all([record, books])
+      .then(([r, b]) => setLoaded({ kind: 'done', record: r.document, ...(b ? { books: b.document } : {}) }))
+      .catch((error: unknown) => {
+        if (abort.signal.aborted) return
+        const status = error instanceof ApiError ? error.status : 0
+        const message = error instanceof ApiError ? error.message : 'The service could not be reached'
+        setLoaded({ kind: 'failed', status, message })
+      })
+    return () => abort.abort()
+  }, [kind, id])
+
+  if (loaded.kind === 'loading') return <p aria-busy="true">Loading…</p>
+  if (loaded.kind === 'failed') {
+    return (
+      <section>
+        <h1>{loaded.status === 404 ? `No such ${kind.one}` : `The ${kind.one} could not be read`}</h1>
+        <p role="alert">{loaded.message}</p>
+        <p>
+          <a href={href(kind.path)}>All {kind.title.toLowerCase()}</a>
+        </p>
+      </section>
+    )
+  }
+  const record = loaded.record.data
+  const name = record.attributes.name ?? ''
+  return (
+    <article aria-labelledby="record-heading">
+      <p class="crumbs">
+        <a href={href(kind.path)}>{kind.title}</a>
+      </p>
+      <h1 id="record-heading">{name}</h1>
+      <dl>
+        <dt>{kind.type === 'books' ? 'Title' : 'Name'}</dt>
+        <dd>{name}</dd>
+        {kind.type === 'books' ? (
+          <>
+            <Related record={record} name="author" label="Author" included={loaded.record.included ?? []} />
+            <Related
+              record={record}
+              name="book_collection"
+              label="Collection"
+              included={loaded.record.included ?? []}
+            />
+          </>
+        ) : null}
+      </dl>
+      {loaded.books ? <Books kind={kind} id={record.id} name={name} books={loaded.books} /> : null}
+    </article>
+  )
+}
+
+function Related(props: { record: AnyRecord; name: string; label: string; included: readonly Included[] }) {
+  const linkage = (props.record.relationships as Record<string, { data?: { type: string; id: string } | null }>)[
+    props.name
+  ]?.data
+  const related = linkage && props.included.find((r) => r.type === linkage.type && r.id === linkage.id)
+  const relatedKind = related && kindOfType(related.type)
+  return (
+    <>
+      <dt>{props.label}</dt>
+      <dd>
+        {related && relatedKind ? (
+          <a href={href(`${relatedKind.path}/${related.id}`)}>{related.attributes.name}</a>
+        ) : (
+          'None'
+        )}
+      </dd>
+    </>
+  )
+}
+
+function Books({ kind, id, name, books }: { kind: Kind; id: string; name: string; books: BooksDocument }) {
+  const total = books.meta?.total ?? books.data.length
+  const booksKind = KINDS[0] as Kind
+  return (
+    <section aria-labelledby="books-heading">
+      <h2 id="books-heading">Books</h2>
+      {books.data.length === 0 ? <p>No books.</p> : null}
+      <ul>
+        {books.data.map((book) => (
+          <li key={book.id}>
+            <a href={href(`${booksKind.path}/${book.id}`)}>{book.attributes.name}</a>
+          </li>
+        ))}
+      </ul>
+      {total > books.data.length ? (
+        <p>
+          <a href={href(booksKind.path, { [kind.booksFilter ?? '']: id, sort: 'name' })}>
+            All {total.toLocaleString('en')} books of {name}
+          </a>
+        </p>
+      ) : null}
+    </section>
+  )
+}
