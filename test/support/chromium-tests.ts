@@ -2,7 +2,7 @@ import * as bunTest from 'bun:test'
 import { existsSync } from 'node:fs'
 
 /*
- * For the tests that drive the docs page in a browser (Debian's Chromium, at CHROMIUM_PATH or
+ * For the tests that drive a page in a browser (the docs page, the app) (Debian's Chromium, at CHROMIUM_PATH or
  * /usr/bin/chromium): bun:test's describe, it and hooks, which register only where Chromium is
  * installed, as postgres-tests.ts does for PostgreSQL. Elsewhere nothing registers and one line
  * says the tests were skipped and how to run them; under CI=true the file fails instead (.ci/run
@@ -19,7 +19,7 @@ if (!chromiumAvailable) {
     throw new Error(`Chromium is needed under CI=true: there is none at ${CHROMIUM} (docs/testing.md, "Chromium")`)
   }
   process.stderr.write(
-    `Docs page tests in Chromium skipped: there is no Chromium at ${CHROMIUM}. To run them, install it (apt-get install chromium) or set CHROMIUM_PATH (docs/testing.md, "Chromium")\n`,
+    `Browser tests (the docs page, the app) skipped: there is no Chromium at ${CHROMIUM}. To run them, install it (apt-get install chromium) or set CHROMIUM_PATH (docs/testing.md, "Chromium")\n`,
   )
 }
 

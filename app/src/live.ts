@@ -1,0 +1,160 @@
+import { signal } from '@preact/signals'
+import { API, token } from './api/client'
+
+/**
+ * The change feed, live: one stream for the whole tab (GET /api/v1/changes as Server-Sent Events,
+ * from now), shared by every view that follows it. A view subscribes and hears of each record
+ * created, updated or deleted by anyone; `reset` asks it to read again (the stream began afresh
+ * and may have missed changes, or the feed lost its place).
+ *
+ * EventSource where no token is needed; with a token (EventSource cannot send one), the same
+ * stream read with fetch, its Authorization header set.
+ */
+
+export interface Change {
+  /** The change's position in the feed. */
+  readonly position: string
+  readonly op: 'create' | 'update' | 'delete'
+  readonly type: string
+  readonly id: string
+}
+
+export interface Listener {
+  readonly change: (change: Change) => void
+  readonly reset?: () => void
+}
+
+/** Whether the stream is open: a view may say it is not live. */
+export const live = signal(false)
+
+const listeners = new Set<Listener>()
+let stop: (() => void) | undefined
+/** The last position heard, to resume after a drop without a gap. */
+let position: string | undefined
+
+function changeOf(id: string, data: string): Change | undefined {
+  try {
+    const record = JSON.parse(data) as {
+      attributes?: { op?: Change['op'] }
+      relationships?: { resource?: { data?: { type: string; id: string } } }
+    }
+    const resource = record.relationships?.resource?.data
+    const op = record.attributes?.op
+    if (!resource || !op) return undefined
+    return { position: id, op, type: resource.type, id: resource.id }
+  } catch {
+    return undefined
+  }
+}
+
+function heard(id: string, data: string): void {
+  position = id
+  const change = changeOf(id, data)
+  if (change) for (const listener of listeners) listener.change(change)
+}
+
+function resetAll(): void {
+  for (const listener of listeners) listener.reset?.()
+}
+
+function streamUrl(): string {
+  return position === undefined ? `${API}/changes` : `${API}/changes?page[after]=${encodeURIComponent(position)}`
+}
+
+/** With EventSource: it reconnects by itself, with Last-Event-ID. */
+function openEventSource(): () => void {
+  const source = new EventSource(streamUrl())
+  source.onopen = () => {
+    live.value = true
+  }
+  source.onerror = () => {
+    live.value = false
+  }
+  source.addEventListener('change', (event) => heard(event.lastEventId, event.data))
+  source.addEventListener('gone', () => {
+    // The feed no longer holds our place: start again from now, and have every view read again.
+    source.close()
+    position = undefined
+    resetAll()
+    restart()
+  })
+  return () => source.close()
+}
+
+/** With fetch, for a token: reads the events itself and opens again after a drop. */
+function openFetchStream(bearer: string): () => void {
+  const abort = new AbortController()
+  const run = async () => {
+    while (!abort.signal.aborted) {
+      try {
+        const response = await fetch(streamUrl(), {
+          headers: { accept: 'text/event-stream', authorization: `Bearer ${bearer}` },
+          signal: abort.signal,
+        })
+        if (response.status === 410) {
+          position = undefined
+          resetAll()
+          continue
+        }
+        if (!response.ok || !response.body) throw new Error(`the feed answered ${response.status}`)
+        live.value = true
+        await readEvents(response.body)
+      } catch {
+        // Dropped or refused: tried again below.
+      }
+      live.value = false
+      if (!abort.signal.aborted) await new Promise((resolve) => setTimeout(resolve, 2000))
+    }
+  }
+  void run()
+  return () => abort.abort()
+}
+
+async function readEvents(body: ReadableStream<Uint8Array>): Promise<void> {
+  const reader = body.getReader()
+  const decoder = new TextDecoder()
+  let buffer = ''
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) return
+    buffer += decoder.decode(value, { stream: true })
+    let end = buffer.indexOf('\n\n')
+    while (end !== -1) {
+      const block = buffer.slice(0, end)
+      buffer = buffer.slice(end + 2)
+      const fields = new Map<string, string>()
+      for (const line of block.split('\n')) {
+        const colon = line.indexOf(':')
+        if (colon > 0) fields.set(line.slice(0, colon), line.slice(colon + 1).replace(/^ /, ''))
+      }
+      if (fields.get('event') === 'change') heard(fields.get('id') ?? '', fields.get('data') ?? '')
+      end = buffer.indexOf('\n\n')
+    }
+  }
+}
+
+function restart(): void {
+  stop?.()
+  stop = undefined
+  if (listeners.size === 0) return
+  stop = token.value ? openFetchStream(token.value) : openEventSource()
+}
+
+// A token given or forgotten: the stream is opened again with it.
+token.subscribe(() => {
+  if (stop) restart()
+})
+
+/** Follows the feed while subscribed; returns the unsubscribe. */
+export function subscribe(listener: Listener): () => void {
+  listeners.add(listener)
+  if (!stop) restart()
+  return () => {
+    listeners.delete(listener)
+    if (listeners.size === 0) {
+      stop?.()
+      stop = undefined
+      live.value = false
+    }
+  }
+}
