@@ -1,9 +1,16 @@
+import { Fragment } from 'preact'
+import { readBlocked, signInShown, signOuts } from './access'
 import { KINDS, kindOfPath } from './kinds'
 import { href, place } from './router'
 import { ListView } from './views/list-view'
+import { LiveIndicator } from './views/live-indicator'
 import { RecordView } from './views/record-view'
+import { SessionControls, SignIn } from './views/sign-in'
 
-/** The page: a link past the navigation, the navigation, and the view the URL names. */
+/**
+ * The page: a link past the navigation, the navigation, whether it is live, who is signed in, and
+ * the view the URL names (or the sign-in form, where nothing can be read without a token).
+ */
 export function App() {
   const current = place.value
   const [first = '', second] = current.path.split('/')
@@ -31,9 +38,16 @@ export function App() {
             ))}
           </ul>
         </nav>
+        <div class="header-end">
+          <LiveIndicator />
+          <SessionControls />
+        </div>
       </header>
       <main id="main" tabIndex={-1}>
-        {view}
+        {readBlocked.value ? <SignIn blocking={true} /> : null}
+        {!readBlocked.value && signInShown.value ? <SignIn blocking={false} /> : null}
+        {/* After a sign-out the views start afresh: nothing read with the token stays on the page. */}
+        {readBlocked.value ? null : <Fragment key={signOuts.value}>{view}</Fragment>}
       </main>
     </>
   )
