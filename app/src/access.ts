@@ -1,5 +1,5 @@
 import { computed, effect, signal } from '@preact/signals'
-import { ApiError, api, setToken, token, unauthorized } from './api/client'
+import { API, ApiError, api, setToken, token, unauthorized } from './api/client'
 
 /*
  * What the tab may do with the service: nothing to ask where the service has no API tokens; where
@@ -28,11 +28,34 @@ export const scope = signal<Scope>('unknown')
 /** Counts sign-outs: the app shows its views afresh after one, nothing read with the token left on the page. */
 export const signOuts = signal(0)
 
+/** Whether the service has tokens, as its own description says; asked once by a tab without a token. */
+const service = signal<'unknown' | 'open' | 'tokens'>('unknown')
+
 /**
- * Whether to show write controls: always where the service has no tokens (so an open service costs
- * no request to find out); with tokens, only once the tab's token is known to have the write scope.
+ * Whether to show write controls: with a token, once the token is known to have the write scope;
+ * without one, once the service is known to have no tokens (writes would need one).
  */
-export const canWrite = computed(() => !tokensInUse.value || (token.value !== null && scope.value === 'write'))
+export const canWrite = computed(() =>
+  token.value !== null ? scope.value === 'write' : !tokensInUse.value && service.value === 'open',
+)
+
+/**
+ * Whether the service has API tokens at all, for a tab that has none: its OpenAPI document,
+ * public, says so (the token scheme in `components.securitySchemes`, only where tokens are set).
+ * Without it the app would learn it only from a refused write, having shown its write controls to
+ * anyone where reads are public (PUBLIC_READ). A failure to read it leaves that to the first 401.
+ */
+async function learnService(): Promise<void> {
+  try {
+    const response = await fetch(`${API}/openapi.json`, { headers: { accept: 'application/json' } })
+    const document = (await response.json()) as { components?: { securitySchemes?: Record<string, unknown> } }
+    const tokens = Object.keys(document.components?.securitySchemes ?? {}).length > 0
+    if (tokens) tokensInUse.value = true
+    service.value = tokens ? 'tokens' : 'open'
+  } catch {
+    service.value = 'open'
+  }
+}
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
@@ -43,7 +66,7 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
  * know is 401, a read-only token 403 (`source.header` Authorization), and a write token passes on
  * to the 415, which stores nothing. No write can succeed without writing, so the answer is always
  * a refusal; a 2xx would mean a service that wrote nothing, and may write too. Only asked with a
- * token: without one, the 401 of a real request is what tells that the service has tokens.
+ * token: without one, the service's description says whether writes need one (learnService).
  */
 export async function probeScope(bearer: string): Promise<Scope | ApiError> {
   try {
@@ -79,6 +102,8 @@ function forget(reason: string): void {
   scope.value = 'unknown'
   setToken(null)
 }
+
+if (token.value === null) void learnService()
 
 // A token kept from before a reload is asked about once, as the tab opens.
 effect(() => {
