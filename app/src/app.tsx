@@ -39,7 +39,7 @@ export function App() {
           </ul>
         </nav>
         <div class="header-end">
-          <LiveIndicator />
+          {readBlocked.value ? null : <LiveIndicator />}
           <SessionControls />
         </div>
       </header>

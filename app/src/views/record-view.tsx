@@ -70,6 +70,11 @@ export function RecordView({ kind, id }: { kind: Kind; id: string }) {
       .catch((error: unknown) => {
         if (abort.signal.aborted) return
         const status = error instanceof ApiError ? error.status : 0
+        // Gone while on the page (its deletion read before the feed told of it): said as deleted.
+        if (status === 404 && shown.current === key) {
+          setDeleted(true)
+          return
+        }
         const message = error instanceof ApiError ? error.message : 'The service could not be reached'
         shown.current = ''
         setLoaded({ kind: 'failed', status, message })

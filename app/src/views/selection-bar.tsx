@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import { type AnyRecord, ApiError } from '../api/client'
 import { deleteBooks, moveBooks } from '../api/operations'
 import { booksCount, DeleteDialog, MoveDialog, type Picked } from './bulk-dialogs'
@@ -72,6 +72,7 @@ export function SelectionBar(props: { selection: Selection; rows: readonly AnyRe
   const [dialog, setDialog] = useState<Dialog | null>(null)
   const [busy, setBusy] = useState(false)
   const [outcome, setOutcome] = useState<Outcome | null>(null)
+  const status = useRef<HTMLParagraphElement>(null)
   // What the dialog acts on is fixed as it opens: the rows the user saw selected.
   const picked = rows
     .filter((row) => selection.selected.has(row.id))
@@ -85,6 +86,8 @@ export function SelectionBar(props: { selection: Selection; rows: readonly AnyRe
       setOutcome({ done: true, message: done })
       selection.clear()
       props.onDone()
+      // The buttons go with the selection: focus goes to what was done, not to the page's top.
+      requestAnimationFrame(() => status.current?.focus())
     } catch (error) {
       const reason = error instanceof ApiError ? error.message : 'the service could not be reached'
       setOutcome({ done: false, message: `${refused}: ${reason}` })
@@ -104,7 +107,7 @@ export function SelectionBar(props: { selection: Selection; rows: readonly AnyRe
 
   return (
     <div class="selection-bar">
-      <p role="status" class="bulk-status">
+      <p role="status" class="bulk-status" ref={status} tabIndex={-1}>
         {outcome?.done ? outcome.message : ''}
       </p>
       {outcome && !outcome.done ? <p role="alert">{outcome.message}</p> : null}

@@ -24,7 +24,11 @@ export function SignIn({ blocking }: { blocking: boolean }) {
     }
     setBusy(true)
     const refused = await signIn(given)
-    if (refused === null) return
+    if (refused === null) {
+      // The form is gone: the page's content is where one goes on.
+      requestAnimationFrame(() => document.getElementById('main')?.focus())
+      return
+    }
     setBusy(false)
     setError(refused)
     field.current?.focus()
