@@ -85,6 +85,8 @@ describe('many books at once', () => {
     await dialog.getByRole('button', { name: 'Move' }).click()
     await page.getByRole('status').filter({ hasText: 'Moved 3 books to Earthsea' }).waitFor()
     expect(await dialog.count()).toBe(0)
+    // Focus goes to what was done (the buttons it was on are gone with the selection).
+    await page.waitForFunction('document.activeElement?.textContent === "Moved 3 books to Earthsea"')
     expect(writes).toEqual(['POST /api/v1/operations'])
     for (const title of three) expect(await collectionOf(title)).toBe(earthsea)
     expect(await collectionOf('Tehanu')).toBeNull()
