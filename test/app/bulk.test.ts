@@ -168,7 +168,11 @@ describe('many books at once', () => {
       },
     })
     expect(again.status).toBe(404)
-    expect(await alert.textContent()).toBe(`Nothing was deleted: ${again.json.errors[0].detail}`)
+    // The operation it names is named by the book's title too.
+    expect(again.json.errors[0].source.pointer).toStartWith('/atomic:operations/1')
+    expect(await alert.textContent()).toBe(
+      `Nothing was deleted. The Word for World Is Forest: ${again.json.errors[0].detail}`,
+    )
     expect(await collectionOf('Lavinia')).toBeNull()
   })
 
@@ -181,7 +185,9 @@ describe('many books at once', () => {
     await dialog.getByLabel('Collection', { exact: true }).selectOption({ label: 'Short Stories' })
     expect((await session.t.request('DELETE', `/api/v1/book_collections/${doomed}`)).status).toBe(204)
     await dialog.getByRole('button', { name: 'Move' }).click()
-    await page.getByRole('alert').filter({ hasText: 'Nothing was moved' }).waitFor()
+    const alert = page.getByRole('alert').filter({ hasText: 'Nothing was moved' })
+    await alert.waitFor()
+    expect(await alert.textContent()).toBe('Nothing was moved. Lavinia: Book collection must exist')
     expect(await collectionOf('Lavinia')).toBeNull()
     expect(await collectionOf('Tehanu')).toBe(hainish)
   })

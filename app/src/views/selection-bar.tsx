@@ -59,8 +59,19 @@ export function SelectAllHeader({ selection, rows }: { selection: Selection; row
   )
 }
 
-type Dialog = { readonly kind: 'move'; readonly ids: string[] } | { readonly kind: 'delete'; readonly books: Picked[] }
+type Dialog = { readonly kind: 'move' | 'delete'; readonly books: Picked[] }
 type Outcome = { readonly done: boolean; readonly message: string }
+
+/** The index of the operation a refusal of an atomic request points at, if it names one. */
+function operationOf(error: ApiError): number | undefined {
+  for (const e of error.errors) {
+    // In source.pointer (`/atomic:operations/1/...`), or in meta.operation for a header's refusal (412, 428).
+    const where = e.source?.pointer ?? (e.meta as { operation?: unknown } | undefined)?.operation
+    const at = typeof where === 'string' ? /^\/atomic:operations\/(\d+)/.exec(where) : null
+    if (at) return Number(at[1])
+  }
+  return undefined
+}
 
 /**
  * Below the list, in sight while it scrolls: what the last action did (a status, or the API's
@@ -78,7 +89,12 @@ export function SelectionBar(props: { selection: Selection; rows: readonly AnyRe
     .filter((row) => selection.selected.has(row.id))
     .map((row) => ({ id: row.id, name: row.attributes.name ?? '' }))
 
-  const run = async (action: () => Promise<void>, done: string, refused: string) => {
+  /**
+   * Runs one atomic request over `books`, in their order. A refusal names the operation that
+   * failed by its index (`/atomic:operations/1`): the book it was about is named beside the API's
+   * own detail, which a person could not map back.
+   */
+  const run = async (books: readonly Picked[], action: () => Promise<void>, done: string, refused: string) => {
     setBusy(true)
     setOutcome(null)
     try {
@@ -90,20 +106,27 @@ export function SelectionBar(props: { selection: Selection; rows: readonly AnyRe
       requestAnimationFrame(() => status.current?.focus())
     } catch (error) {
       const reason = error instanceof ApiError ? error.message : 'the service could not be reached'
-      setOutcome({ done: false, message: `${refused}: ${reason}` })
+      const index = error instanceof ApiError ? operationOf(error) : undefined
+      const book = index === undefined ? undefined : books[index]
+      setOutcome({ done: false, message: `${refused}. ${book ? `${book.name}: ` : ''}${reason}` })
     } finally {
       setBusy(false)
       setDialog(null)
     }
   }
-  const move = (ids: string[], collection: Picked | null) =>
+  const move = (books: Picked[], collection: Picked | null) =>
     run(
-      () => moveBooks(ids, collection?.id ?? null),
-      `Moved ${booksCount(ids.length)} ${collection ? `to ${collection.name}` : 'out of their collections'}`,
+      books,
+      () =>
+        moveBooks(
+          books.map((b) => b.id),
+          collection?.id ?? null,
+        ),
+      `Moved ${booksCount(books.length)} ${collection ? `to ${collection.name}` : 'out of their collections'}`,
       'Nothing was moved',
     )
   const remove = (books: Picked[]) =>
-    run(() => deleteBooks(books.map((b) => b.id)), `Deleted ${booksCount(books.length)}`, 'Nothing was deleted')
+    run(books, () => deleteBooks(books.map((b) => b.id)), `Deleted ${booksCount(books.length)}`, 'Nothing was deleted')
 
   return (
     <div class="selection-bar">
@@ -114,7 +137,7 @@ export function SelectionBar(props: { selection: Selection; rows: readonly AnyRe
       {picked.length > 0 ? (
         <fieldset class="bulk-actions">
           <legend>{booksCount(picked.length)} selected</legend>
-          <button type="button" onClick={() => setDialog({ kind: 'move', ids: picked.map((b) => b.id) })}>
+          <button type="button" onClick={() => setDialog({ kind: 'move', books: picked })}>
             Move to collection
           </button>
           <button type="button" class="danger" onClick={() => setDialog({ kind: 'delete', books: picked })}>
@@ -124,9 +147,9 @@ export function SelectionBar(props: { selection: Selection; rows: readonly AnyRe
       ) : null}
       {dialog?.kind === 'move' ? (
         <MoveDialog
-          count={dialog.ids.length}
+          count={dialog.books.length}
           busy={busy}
-          onMove={(collection) => move(dialog.ids, collection)}
+          onMove={(collection) => move(dialog.books, collection)}
           onClose={() => setDialog(null)}
         />
       ) : null}
