@@ -74,9 +74,9 @@ export function MoveDialog(props: {
     else props.onMove(chosen)
   }
   return (
-    <Modal labelledBy="move-heading" onClose={props.onClose}>
+    <Modal labelledBy="bulk-move-heading" onClose={props.onClose}>
       <form onSubmit={submit}>
-        <h2 id="move-heading">Move {booksCount(props.count)} to a collection</h2>
+        <h2 id="bulk-move-heading">Move {booksCount(props.count)} to a collection</h2>
         <div class="field">
           <label for="move-find">Find a collection</label>
           <input
@@ -141,8 +141,8 @@ export function DeleteDialog(props: {
   onClose: () => void
 }) {
   return (
-    <Modal labelledBy="delete-heading" onClose={props.onClose}>
-      <h2 id="delete-heading">Delete {booksCount(props.books.length)}?</h2>
+    <Modal labelledBy="bulk-delete-heading" onClose={props.onClose}>
+      <h2 id="bulk-delete-heading">Delete {booksCount(props.books.length)}?</h2>
       <ul class="picked">
         {props.books.map((book) => (
           <li key={book.id}>{book.name}</li>
