@@ -103,16 +103,18 @@ export function RecordForm({ kind, id }: { kind: Kind; id?: string | undefined }
           const { opened: base, saving: ours } = latest.current
           if (gone || !base || sameFields(current.fields, base.fields)) return
           if (ours && sameFields(current.fields, ours)) return
-          setOther({ kind: 'changed', stored: current, refused: false })
+          // A refused save's alert stays an alert, with the latest version in it.
+          setOther((before) => ({ kind: 'changed', stored: current, refused: before?.refused ?? false }))
         })
         .catch((error: unknown) => {
-          if (!gone && error instanceof ApiError && error.status === 404) setOther({ kind: 'deleted', refused: false })
+          if (!gone && error instanceof ApiError && error.status === 404)
+            setOther((before) => ({ kind: 'deleted', refused: before?.refused ?? false }))
         })
     }
     const unsubscribe = subscribe({
       change(change) {
         if (change.type !== kind.type || change.id !== id) return
-        if (change.op === 'delete') setOther({ kind: 'deleted', refused: false })
+        if (change.op === 'delete') setOther((before) => ({ kind: 'deleted', refused: before?.refused ?? false }))
         else check()
       },
       reset: check,
