@@ -176,7 +176,7 @@ export function Combobox(props: ComboboxProps) {
         {props.clearable && value ? (
           <button
             type="button"
-            class="clear"
+            class="clear secondary"
             aria-label={`Clear ${label.toLowerCase()}`}
             onClick={() => {
               choose(null)

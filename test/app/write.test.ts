@@ -1,5 +1,6 @@
 import { expect, setDefaultTimeout } from 'bun:test'
 import type { Locator, Page } from 'playwright-core'
+import { parseTokenFile, TokenSet } from '../../src/http/access/api-tokens'
 import { type AppSession, accessibilityViolations, openAppSession } from '../support/app-browser'
 import { afterAll, beforeAll, describe, it } from '../support/chromium-tests'
 
@@ -65,12 +66,18 @@ describe('writing in the app', () => {
     expect(new URL(page.url()).pathname).toBe('/app/books/new')
     await page.getByLabel('Title').fill('The Farthest Shore')
 
-    // The author: part of the name, then the option clicked.
+    // The author: part of the name, then the option clicked. Each keystroke asks the API.
+    const searched: string[] = []
+    page.on('request', (request) => {
+      const url = new URL(request.url())
+      if (url.pathname === '/api/v1/authors') searched.push(url.searchParams.get('filter[search]') ?? '')
+    })
     const author = page.getByRole('combobox', { name: 'Author' })
     await author.pressSequentially('guin')
     expect(await author.getAttribute('aria-expanded')).toBe('true')
     const listbox = page.locator(`[id="${await author.getAttribute('aria-controls')}"]`)
     await listbox.getByRole('option', { name: 'Ursula K. Le Guin' }).click()
+    expect(searched).toEqual(['g', 'gu', 'gui', 'guin'])
     expect(await author.inputValue()).toBe('Ursula K. Le Guin')
     expect(await author.getAttribute('aria-expanded')).toBe('false')
 
@@ -99,6 +106,25 @@ describe('writing in the app', () => {
       author_id: Number(ids.leGuin),
       book_collection_id: Number(ids.earthsea),
     })
+    expect(errors).toEqual([])
+  })
+
+  it('cancels the search before when the next keystroke comes, and shows the last one', async () => {
+    const { page, errors } = await session.page()
+    // A slow service: each search waits a while, so the next keystroke comes before its answer.
+    await page.route('**/api/v1/book_collections?*', async (route) => {
+      await Bun.sleep(1000)
+      await route.continue().catch(() => {})
+    })
+    const cancelled: string[] = []
+    page.on('requestfailed', (request) => {
+      const url = new URL(request.url())
+      if (url.pathname === '/api/v1/book_collections') cancelled.push(url.searchParams.get('filter[search]') ?? '')
+    })
+    await page.goto('/app/books/new')
+    await page.getByRole('combobox', { name: 'Collection' }).pressSequentially('disc')
+    await page.getByRole('option', { name: 'Discworld' }).waitFor()
+    expect(cancelled).toEqual(['d', 'di', 'dis'])
     expect(errors).toEqual([])
   })
 
@@ -251,5 +277,28 @@ describe('writing in the app', () => {
     await dialog.getByRole('button', { name: 'Cancel' }).click()
     await dialog.waitFor({ state: 'hidden' })
     expect((await session.t.get(`/api/v1/authors/${ids.tolkien}`)).status).toBe(200)
+  })
+
+  it('shows a refusal about no field in an alert: a write without a token where reads are public (401)', async () => {
+    const writer = new Bun.CryptoHasher('sha256').update('cat_writer-token-0123456789abcdefghijklmnopqrstuv')
+    const guarded = await openAppSession({
+      app: { tokens: new TokenSet(parseTokenFile(`writer write ${writer.digest('hex')}\n`)), publicRead: true },
+    })
+    try {
+      const refusal = await guarded.t.request('POST', '/api/v1/authors', {
+        body: { data: { type: 'authors', attributes: { name: 'Mary Shelley' } } },
+      })
+      expect(refusal.status).toBe(401)
+      const { page } = await guarded.page()
+      await page.goto('/app/authors/new')
+      await page.getByLabel('Name').fill('Mary Shelley')
+      await page.getByRole('button', { name: 'Save' }).click()
+      await page.getByRole('alert').filter({ hasText: refusal.json.errors[0].detail }).waitFor()
+      expect(await page.getByLabel('Name').getAttribute('aria-invalid')).toBeNull()
+      expect(await page.getByLabel('Name').inputValue()).toBe('Mary Shelley')
+      expect(await accessibilityViolations(page)).toEqual([])
+    } finally {
+      await guarded.close()
+    }
   })
 })
