@@ -46,7 +46,7 @@ const inputId = (field: FieldName) => `field-${field}`
 
 type Loaded =
   | { readonly kind: 'loading' }
-  | { readonly kind: 'failed'; readonly message: string }
+  | { readonly kind: 'failed'; readonly status: number; readonly message: string }
   | { readonly kind: 'ready' }
 
 /**
@@ -83,6 +83,7 @@ export function RecordForm({ kind, id }: { kind: Kind; id?: string | undefined }
         if (abort.signal.aborted) return
         setLoaded({
           kind: 'failed',
+          status: error instanceof ApiError ? error.status : 0,
           message: error instanceof ApiError ? error.message : 'The service could not be reached',
         })
       })
@@ -170,7 +171,7 @@ export function RecordForm({ kind, id }: { kind: Kind; id?: string | undefined }
   if (loaded.kind === 'failed') {
     return (
       <section>
-        <h1>The {kind.one} could not be read</h1>
+        <h1>{loaded.status === 404 ? `No such ${kind.one}` : `The ${kind.one} could not be read`}</h1>
         <p role="alert">{loaded.message}</p>
         <p>
           <a href={href(kind.path)}>All {kind.title.toLowerCase()}</a>
