@@ -18,6 +18,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { QUICK } from './harness/measure'
+import { appBench } from './parts/app/app-bench'
 import { beforeAfter } from './parts/before-after'
 import { crashBench } from './parts/crash'
 import { firstSearchBench } from './parts/first-search/first-search'
@@ -74,7 +75,9 @@ async function main(choice: MatrixChoice, mode: Mode): Promise<number> {
  * and `bun run bench -- first-search [--backends sqlite,postgres]` the start and the first search
  * on a catalogue of one book (bench/parts/first-search/first-search.ts), and `bun run bench -- search
  * [--sizes 100000,1000000] [--backends sqlite,postgres] [--seed N]` issue 34's generated query family
- * at 100,000 and 1,000,000 books (bench/parts/search/search.ts).
+ * at 100,000 and 1,000,000 books (bench/parts/search/search.ts), and `bun run bench -- app
+ * [--backends sqlite,postgres] [--seed N]` the browser app's size, first list and keystrokes at
+ * 100,000 books (bench/parts/app/app-bench.ts).
  * Options of `main`:
  *
  * - `--backends sqlite,postgres` (BENCH_BACKENDS): the backends of the backend × workers part;
@@ -102,9 +105,10 @@ async function chosenBench(): Promise<number> {
   if (chosen === 'change-latency') return changeLatencyBench(argv.slice(1), dir, track)
   if (chosen === 'first-search') return firstSearchBench(argv.slice(1))
   if (chosen === 'search') return searchBench(argv.slice(1), dir, track)
+  if (chosen === 'app') return appBench(argv.slice(1), dir, track)
   if (chosen !== undefined && !chosen.startsWith('--')) {
     console.error(
-      `bench: no bench "${chosen}"; run it without an argument, or with "crash", "hostile", "bounds", "replicas", "before-after", "machinery", "million", "change-latency", "first-search" or "search"`,
+      `bench: no bench "${chosen}"; run it without an argument, or with "crash", "hostile", "bounds", "replicas", "before-after", "machinery", "million", "change-latency", "first-search", "search" or "app"`,
     )
     return 2
   }

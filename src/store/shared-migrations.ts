@@ -1,3 +1,4 @@
+import { longWordsSql } from './postgres/long-words'
 import { plpgsqlPrefixSql, plpgsqlWordsSql } from './postgres/shared-functions'
 import {
   changeFeed,
@@ -50,5 +51,11 @@ export const sharedMigrations: readonly SharedMigration[] = [
   {
     name: 'search vocabularies without a unique key on PostgreSQL: writers adding the same new words never wait',
     changes: [unkeyedVocabularies()],
+  },
+  // PostgreSQL: a word of more than 2,047 bytes (a name of one long word; a search's) failed the
+  // write or the search with a 500, its text search's limit; now cut to it (postgres/long-words.ts).
+  {
+    name: "search words cut to PostgreSQL's 2,047 bytes: a name or a search of one long word no longer fails",
+    changes: [handSql({ sqlite: '', postgres: longWordsSql })],
   },
 ]

@@ -325,3 +325,26 @@ describe('the docs page in Chromium, from the compiled executable, without inter
     ALL_OPERATIONS_MS,
   )
 })
+
+describe('the app in Chromium, from the compiled executable alone, without internet', () => {
+  it(
+    "opens on the book list with the README session's book, its files embedded in the executable (its folder has no app/)",
+    async () => {
+      const watched = await openPage()
+      try {
+        const { page } = watched
+        await page.goto(`${origin}/`, { timeout: PAGE_MS })
+        expect(new URL(page.url()).pathname).toBe('/app/')
+        await page.getByRole('heading', { level: 1, name: 'Books' }).waitFor({ timeout: PAGE_MS })
+        const row = page.getByRole('row').filter({ hasText: README_DATA.books })
+        await row.waitFor({ timeout: PAGE_MS })
+        expect(await row.getByRole('link', { name: README_DATA.authors }).count()).toBe(1)
+        expect(await row.getByRole('link', { name: README_DATA.book_collections }).count()).toBe(1)
+        await expectClean(watched)
+      } finally {
+        await watched.context.close()
+      }
+    },
+    TEST_MS,
+  )
+})

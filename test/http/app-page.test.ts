@@ -42,6 +42,18 @@ describe('GET /app/', () => {
     expect(bare.headers.get('location')).toBe('/app/')
   })
 
+  it('weighs at most 150 KB gzipped in all: its page, scripts, styles and icon', async () => {
+    const gzipped = async (path: string) =>
+      (await t.app.handle(new Request(`http://localhost${path}`, { headers: { 'accept-encoding': 'gzip' } })))
+        .arrayBuffer()
+        .then((bytes) => bytes.byteLength)
+    const page = (await t.send('GET', '/app/')).text
+    const files = [...page.matchAll(/(?:src|href)="\.\/([^"]+)"/g)].map((m) => `/app/${m[1]}`)
+    let total = await gzipped('/app/')
+    for (const file of files) total += await gzipped(file)
+    expect(total).toBeLessThanOrEqual(150 * 1024)
+  })
+
   it('gzips for a browser that takes it, and answers 304 to its tag', async () => {
     const zipped = await t.app.handle(new Request('http://localhost/app/', { headers: { 'accept-encoding': 'gzip' } }))
     expect(zipped.headers.get('content-encoding')).toBe('gzip')

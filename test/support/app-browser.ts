@@ -25,7 +25,7 @@ export interface AppSession {
 export interface AppPage {
   readonly page: Page
   readonly context: BrowserContext
-  /** What the page's scripts threw or logged as errors. */
+  /** What the page's scripts threw or logged as errors, and what its CSP refused. */
   readonly errors: string[]
 }
 
@@ -52,6 +52,11 @@ export async function openAppSession(options: TestAppOptions = {}): Promise<AppS
         elsewhere.push(url)
         return route.abort()
       })
+      // A refusal by the CSP is an event, not always a console error: said as one, so that `errors` holds it.
+      await context.addInitScript(`
+        document.addEventListener('securitypolicyviolation', (e) =>
+          console.error('CSP refused ' + e.violatedDirective + ' ' + e.blockedURI + ' at ' + e.sourceFile + ':' + e.lineNumber))
+      `)
       const page = await context.newPage()
       const errors: string[] = []
       page.on('pageerror', (error) => errors.push(String(error)))

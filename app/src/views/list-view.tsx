@@ -76,10 +76,11 @@ function cursorOf(link: string | undefined | null, name: 'page[after]' | 'page[b
   return new URL(link, window.location.origin).searchParams.get(name) ?? undefined
 }
 
+/** The last answer, for the API path it answered: while the URL asks for another, the table is busy. */
 type Loaded =
   | { readonly kind: 'loading' }
-  | { readonly kind: 'failed'; readonly message: string }
-  | { readonly kind: 'done'; readonly document: ListDocument }
+  | { readonly kind: 'failed'; readonly path: string; readonly message: string }
+  | { readonly kind: 'done'; readonly path: string; readonly document: ListDocument }
 
 export function ListView({ kind, place }: { kind: Kind; place: Place }) {
   const state = stateOf(place.query)
@@ -89,15 +90,13 @@ export function ListView({ kind, place }: { kind: Kind; place: Place }) {
   // request before it is cancelled: only the latest answer is shown.
   useEffect(() => {
     const abort = new AbortController()
-    setLoaded((before) => (before.kind === 'done' ? before : { kind: 'loading' }))
+    // The rows shown stay until the new ones come (no flicker at each keystroke), marked busy.
     api<ListDocument>('GET', path, { signal: abort.signal })
-      .then((answer) => setLoaded({ kind: 'done', document: answer.document }))
+      .then((answer) => setLoaded({ kind: 'done', path, document: answer.document }))
       .catch((error: unknown) => {
         if (abort.signal.aborted) return
-        setLoaded({
-          kind: 'failed',
-          message: error instanceof ApiError ? error.message : 'The service could not be reached',
-        })
+        const message = error instanceof ApiError ? error.message : 'The service could not be reached'
+        setLoaded({ kind: 'failed', path, message })
       })
     return () => abort.abort()
   }, [path])
@@ -126,7 +125,7 @@ export function ListView({ kind, place }: { kind: Kind; place: Place }) {
       </search>
       <Count kind={kind} document={document} q={state.q} />
       {loaded.kind === 'failed' ? <p role="alert">{loaded.message}</p> : null}
-      <table aria-busy={loaded.kind === 'loading'}>
+      <table aria-busy={loaded.kind === 'loading' || loaded.path !== path}>
         <thead>
           <tr>
             {kind.columns.map((column) => (

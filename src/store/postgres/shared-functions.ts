@@ -5,7 +5,7 @@
  */
 
 /** The start of a DO block that finds the schema unaccent() lives in (into `ext`): migrations 1 and 3. */
-const unaccentSchema = `      DO $migration$
+export const unaccentSchema = `      DO $migration$
       DECLARE
         ext text;
       BEGIN
