@@ -1,16 +1,24 @@
 import { KINDS, kindOfPath } from './kinds'
+import { NoticeRegion } from './notice'
 import { href, place } from './router'
 import { ListView } from './views/list-view'
+import { RecordForm } from './views/record-form'
 import { RecordView } from './views/record-view'
+
+const ID = /^[1-9][0-9]*$/
 
 /** The page: a link past the navigation, the navigation, and the view the URL names. */
 export function App() {
   const current = place.value
-  const [first = '', second] = current.path.split('/')
+  const [first = '', second, third, ...rest] = current.path.split('/')
   const kind = kindOfPath(first) ?? (first === '' ? KINDS[0] : undefined)
   let view = <NotFound />
   if (kind && second === undefined) view = <ListView kind={kind} place={current} />
-  else if (kind && second !== undefined && /^[1-9][0-9]*$/.test(second)) view = <RecordView kind={kind} id={second} />
+  else if (kind && second === 'new' && third === undefined) view = <RecordForm key={current.path} kind={kind} />
+  else if (kind && second !== undefined && ID.test(second) && rest.length === 0) {
+    if (third === undefined) view = <RecordView kind={kind} id={second} />
+    else if (third === 'edit') view = <RecordForm key={current.path} kind={kind} id={second} />
+  }
   return (
     <>
       <a class="skip" href="#main">
@@ -33,6 +41,7 @@ export function App() {
         </nav>
       </header>
       <main id="main" tabIndex={-1}>
+        <NoticeRegion path={current.path} />
         {view}
       </main>
     </>

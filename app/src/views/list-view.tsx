@@ -107,6 +107,11 @@ export function ListView({ kind, place }: { kind: Kind; place: Place }) {
   return (
     <section aria-labelledby="list-heading">
       <h1 id="list-heading">{kind.title}</h1>
+      <p class="actions">
+        <a class="button" href={href(`${kind.path}/new`)}>
+          New {kind.one}
+        </a>
+      </p>
       <search>
         <label for="list-search">{kind.searchLabel}</label>
         <input

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { type AnyRecord, ApiError, api, type Included, query } from '../api/client'
 import { KINDS, type Kind, kindOfType } from '../kinds'
 import { href } from '../router'
+import { RecordActions } from './delete-dialog'
 
 interface RecordDocument {
   readonly data: AnyRecord
@@ -16,7 +17,13 @@ interface BooksDocument {
 type Loaded =
   | { readonly kind: 'loading' }
   | { readonly kind: 'failed'; readonly status: number; readonly message: string }
-  | { readonly kind: 'done'; readonly record: RecordDocument; readonly books?: BooksDocument }
+  | {
+      readonly kind: 'done'
+      readonly record: RecordDocument
+      readonly books?: BooksDocument
+      /** The record's ETag: a delete from this page is made only if the record is still as shown. */
+      readonly etag?: string | null
+    }
 
 /** Books shown on an author's or a collection's page; the rest are a link away, in the paged list. */
 const BOOKS_SHOWN = 20
@@ -36,7 +43,9 @@ export function RecordView({ kind, id }: { kind: Kind; id: string }) {
             signal: abort.signal,
           })
     Promise.all([record, books])
-      .then(([r, b]) => setLoaded({ kind: 'done', record: r.document, ...(b ? { books: b.document } : {}) }))
+      .then(([r, b]) =>
+        setLoaded({ kind: 'done', record: r.document, etag: r.etag, ...(b ? { books: b.document } : {}) }),
+      )
       .catch((error: unknown) => {
         if (abort.signal.aborted) return
         const status = error instanceof ApiError ? error.status : 0
@@ -66,6 +75,7 @@ export function RecordView({ kind, id }: { kind: Kind; id: string }) {
         <a href={href(kind.path)}>{kind.title}</a>
       </p>
       <h1 id="record-heading">{name}</h1>
+      <RecordActions kind={kind} id={record.id} name={name} etag={loaded.etag ?? null} />
       <dl>
         <dt>{kind.type === 'books' ? 'Title' : 'Name'}</dt>
         <dd>{name}</dd>
