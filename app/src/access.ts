@@ -39,6 +39,11 @@ export const canWrite = computed(() =>
   token.value !== null ? scope.value === 'write' : !tokensInUse.value && service.value === 'open',
 )
 
+/** Whether `canWrite` is settled: a view may keep the place of its write controls until it is. */
+export const accessKnown = computed(() =>
+  token.value !== null ? scope.value !== 'unknown' : tokensInUse.value || service.value !== 'unknown',
+)
+
 /**
  * Whether the service has API tokens at all, for a tab that has none: its OpenAPI document,
  * public, says so (the token scheme in `components.securitySchemes`, only where tokens are set).

@@ -1,11 +1,15 @@
 import { Fragment } from 'preact'
 import { readBlocked, signInShown, signOuts } from './access'
 import { KINDS, kindOfPath } from './kinds'
+import { NoticeRegion } from './notice'
 import { href, place } from './router'
 import { ListView } from './views/list-view'
 import { LiveIndicator } from './views/live-indicator'
+import { RecordForm } from './views/record-form'
 import { RecordView } from './views/record-view'
 import { SessionControls, SignIn } from './views/sign-in'
+
+const ID = /^[1-9][0-9]*$/
 
 /**
  * The page: a link past the navigation, the navigation, whether it is live, who is signed in, and
@@ -13,11 +17,15 @@ import { SessionControls, SignIn } from './views/sign-in'
  */
 export function App() {
   const current = place.value
-  const [first = '', second] = current.path.split('/')
+  const [first = '', second, third, ...rest] = current.path.split('/')
   const kind = kindOfPath(first) ?? (first === '' ? KINDS[0] : undefined)
   let view = <NotFound />
   if (kind && second === undefined) view = <ListView kind={kind} place={current} />
-  else if (kind && second !== undefined && /^[1-9][0-9]*$/.test(second)) view = <RecordView kind={kind} id={second} />
+  else if (kind && second === 'new' && third === undefined) view = <RecordForm key={current.path} kind={kind} />
+  else if (kind && second !== undefined && ID.test(second) && rest.length === 0) {
+    if (third === undefined) view = <RecordView kind={kind} id={second} />
+    else if (third === 'edit') view = <RecordForm key={current.path} kind={kind} id={second} />
+  }
   return (
     <>
       <a class="skip" href="#main">
@@ -46,6 +54,7 @@ export function App() {
       <main id="main" tabIndex={-1}>
         {readBlocked.value ? <SignIn blocking={true} /> : null}
         {!readBlocked.value && signInShown.value ? <SignIn blocking={false} /> : null}
+        <NoticeRegion path={current.path} />
         {/* After a sign-out the views start afresh: nothing read with the token stays on the page. */}
         {readBlocked.value ? null : <Fragment key={signOuts.value}>{view}</Fragment>}
       </main>

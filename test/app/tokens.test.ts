@@ -56,7 +56,7 @@ async function writeControls(page: Page): Promise<string[]> {
   const names: string[] = []
   for (const role of ['button', 'link', 'checkbox'] as const) {
     for (const control of await page.getByRole(role, { name: WRITE_CONTROLS }).all()) {
-      names.push((await control.getAttribute('aria-label')) ?? (await control.textContent()) ?? '')
+      names.push(((await control.getAttribute('aria-label')) ?? (await control.textContent()) ?? '').trim())
     }
   }
   return names
@@ -97,12 +97,16 @@ describe('the app where the service has API tokens', () => {
     await page.goto('/app/books?sort=name')
     await signIn(page, WRITER)
     await page.getByText('Signed in (may edit)').waitFor()
+    await page.getByRole('link', { name: 'New book' }).waitFor()
     await page.getByRole('checkbox', { name: 'Select all books on this page' }).waitFor()
     await page.getByRole('checkbox', { name: 'Select Lavinia' }).check()
     await page.getByRole('button', { name: 'Delete selected' }).click()
     await page.getByRole('dialog').getByRole('button', { name: 'Delete', exact: true }).click()
     await page.getByRole('status').filter({ hasText: 'Deleted 1 book' }).waitFor()
     expect((await session.t.get('/api/v1/books', { authorization: `Bearer ${READER}` })).json.data).toHaveLength(2)
+    await page.getByRole('link', { name: 'The Lathe of Heaven' }).click()
+    await page.getByRole('heading', { level: 1, name: 'The Lathe of Heaven' }).waitFor()
+    expect((await writeControls(page)).sort()).toEqual(['Delete', 'Edit'])
   })
 
   it('keeps the token through a reload of the tab, not in a new one; Sign out forgets it', async () => {

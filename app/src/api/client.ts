@@ -11,7 +11,7 @@ export const API = '/api/v1'
 const JSON_API = 'application/vnd.api+json'
 const TOKEN_KEY = 'catalogue-token'
 
-type Doc<O extends keyof operations, S extends number = 200> = operations[O] extends {
+export type Doc<O extends keyof operations, S extends number = 200> = operations[O] extends {
   responses: { [K in S]: { content: { 'application/vnd.api+json': infer D } } }
 }
   ? D

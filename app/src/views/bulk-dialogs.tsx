@@ -115,10 +115,10 @@ export function MoveDialog(props: {
           </p>
         </div>
         <div class="actions">
-          <button type="submit" class="primary" disabled={props.busy}>
+          <button type="submit" disabled={props.busy}>
             Move
           </button>
-          <button type="button" onClick={(event) => closeDialogOf(event.currentTarget)}>
+          <button type="button" class="secondary" onClick={(event) => closeDialogOf(event.currentTarget)}>
             Cancel
           </button>
         </div>
@@ -153,7 +153,7 @@ export function DeleteDialog(props: {
         <button type="button" class="danger" disabled={props.busy} onClick={props.onDelete}>
           Delete
         </button>
-        <button type="button" autofocus onClick={(event) => closeDialogOf(event.currentTarget)}>
+        <button type="button" class="secondary" autofocus onClick={(event) => closeDialogOf(event.currentTarget)}>
           Cancel
         </button>
       </div>

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks'
-import { canWrite } from '../access'
+import { accessKnown, canWrite } from '../access'
 import { ApiError, api, type ListDocument, query } from '../api/client'
 import type { Column, Kind } from '../kinds'
 import type { Change } from '../live'
@@ -129,6 +129,16 @@ export function ListView({ kind, place }: { kind: Kind; place: Place }) {
   return (
     <section aria-labelledby="list-heading">
       <h1 id="list-heading">{kind.title}</h1>
+      {canWrite.value ? (
+        <p class="actions">
+          <a class="button" href={href(`${kind.path}/new`)}>
+            New {kind.one}
+          </a>
+        </p>
+      ) : accessKnown.value ? null : (
+        // Its place kept while the service is asked, so that the search box does not move as one types.
+        <p class="actions pending" />
+      )}
       <search>
         <label for="list-search">{kind.searchLabel}</label>
         <input

@@ -14,7 +14,7 @@ export function Modal(props: { labelledBy: string; onClose: () => void; children
     return () => element?.close()
   }, [])
   return (
-    <dialog ref={dialog} class="modal" aria-labelledby={props.labelledBy} onClose={props.onClose}>
+    <dialog ref={dialog} class="confirm modal" aria-labelledby={props.labelledBy} onClose={props.onClose}>
       {props.children}
     </dialog>
   )

@@ -1,9 +1,11 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
+import { canWrite } from '../access'
 import { type AnyRecord, ApiError, api, type Included, query } from '../api/client'
 import { KINDS, type Kind, kindOfType } from '../kinds'
 import type { Change } from '../live'
 import { useLiveReload } from '../live-reload'
 import { href } from '../router'
+import { RecordActions } from './delete-dialog'
 
 interface RecordDocument {
   readonly data: AnyRecord
@@ -18,7 +20,13 @@ interface BooksDocument {
 type Loaded =
   | { readonly kind: 'loading' }
   | { readonly kind: 'failed'; readonly status: number; readonly message: string }
-  | { readonly kind: 'done'; readonly record: RecordDocument; readonly books?: BooksDocument }
+  | {
+      readonly kind: 'done'
+      readonly record: RecordDocument
+      readonly books?: BooksDocument
+      /** The record's ETag: a delete from this page is made only if the record is still as shown. */
+      readonly etag?: string | null
+    }
 
 /** Books shown on an author's or a collection's page; the rest are a link away, in the paged list. */
 const BOOKS_SHOWN = 20
@@ -65,7 +73,7 @@ export function RecordView({ kind, id }: { kind: Kind; id: string }) {
     Promise.all([record, books])
       .then(([r, b]) => {
         shown.current = key
-        setLoaded({ kind: 'done', record: r.document, ...(b ? { books: b.document } : {}) })
+        setLoaded({ kind: 'done', record: r.document, etag: r.etag, ...(b ? { books: b.document } : {}) })
       })
       .catch((error: unknown) => {
         if (abort.signal.aborted) return
@@ -107,6 +115,8 @@ export function RecordView({ kind, id }: { kind: Kind; id: string }) {
           This {kind.one} has been deleted: the page shows it as it was.{' '}
           <a href={href(kind.path)}>All {kind.title.toLowerCase()}</a>
         </p>
+      ) : canWrite.value ? (
+        <RecordActions kind={kind} id={record.id} name={name} etag={loaded.etag ?? null} />
       ) : null}
       <dl>
         <dt>{kind.type === 'books' ? 'Title' : 'Name'}</dt>

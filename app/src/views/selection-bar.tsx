@@ -137,7 +137,7 @@ export function SelectionBar(props: { selection: Selection; rows: readonly AnyRe
       {picked.length > 0 ? (
         <fieldset class="bulk-actions">
           <legend>{booksCount(picked.length)} selected</legend>
-          <button type="button" onClick={() => setDialog({ kind: 'move', books: picked })}>
+          <button type="button" class="secondary" onClick={() => setDialog({ kind: 'move', books: picked })}>
             Move to collection
           </button>
           <button type="button" class="danger" onClick={() => setDialog({ kind: 'delete', books: picked })}>

@@ -61,11 +61,11 @@ export function SignIn({ blocking }: { blocking: boolean }) {
           </p>
         ) : null}
         <div class="actions">
-          <button type="submit" class="primary" disabled={busy}>
+          <button type="submit" disabled={busy}>
             Sign in
           </button>
           {blocking ? null : (
-            <button type="button" onClick={() => (signInShown.value = false)}>
+            <button type="button" class="secondary" onClick={() => (signInShown.value = false)}>
               Cancel
             </button>
           )}
@@ -83,7 +83,7 @@ export function SessionControls() {
     return (
       <div class="session">
         <span>Signed in ({what})</span>
-        <button type="button" onClick={signOut}>
+        <button type="button" class="secondary" onClick={signOut}>
           Sign out
         </button>
       </div>
@@ -92,7 +92,7 @@ export function SessionControls() {
   if (readBlocked.value || signInShown.value) return null
   return (
     <div class="session">
-      <button type="button" onClick={() => (signInShown.value = true)}>
+      <button type="button" class="secondary" onClick={() => (signInShown.value = true)}>
         Sign in
       </button>
     </div>
