@@ -1,13 +1,20 @@
+import { Fragment } from 'preact'
+import { readBlocked, signInShown, signOuts } from './access'
 import { KINDS, kindOfPath } from './kinds'
 import { NoticeRegion } from './notice'
 import { href, place } from './router'
 import { ListView } from './views/list-view'
+import { LiveIndicator } from './views/live-indicator'
 import { RecordForm } from './views/record-form'
 import { RecordView } from './views/record-view'
+import { SessionControls, SignIn } from './views/sign-in'
 
 const ID = /^[1-9][0-9]*$/
 
-/** The page: a link past the navigation, the navigation, and the view the URL names. */
+/**
+ * The page: a link past the navigation, the navigation, whether it is live, who is signed in, and
+ * the view the URL names (or the sign-in form, where nothing can be read without a token).
+ */
 export function App() {
   const current = place.value
   const [first = '', second, third, ...rest] = current.path.split('/')
@@ -39,10 +46,17 @@ export function App() {
             ))}
           </ul>
         </nav>
+        <div class="header-end">
+          {readBlocked.value ? null : <LiveIndicator />}
+          <SessionControls />
+        </div>
       </header>
       <main id="main" tabIndex={-1}>
+        {readBlocked.value ? <SignIn blocking={true} /> : null}
+        {!readBlocked.value && signInShown.value ? <SignIn blocking={false} /> : null}
         <NoticeRegion path={current.path} />
-        {view}
+        {/* After a sign-out the views start afresh: nothing read with the token stays on the page. */}
+        {readBlocked.value ? null : <Fragment key={signOuts.value}>{view}</Fragment>}
       </main>
     </>
   )

@@ -57,28 +57,55 @@ function resetAll(): void {
   for (const listener of listeners) listener.reset?.()
 }
 
+/** The feed no longer holds our place: start again from now, and have every view read again. */
+function lostPlace(): void {
+  position = undefined
+  resetAll()
+}
+
+/**
+ * The stream is open. One that began "from now" (no change heard yet) may have missed what was
+ * written between a view's read and this moment: the views read again. One that resumed from a
+ * position gets what it missed from the feed itself.
+ */
+function opened(fromNow: boolean): void {
+  live.value = true
+  if (fromNow) resetAll()
+}
+
 function streamUrl(): string {
   return position === undefined ? `${API}/changes` : `${API}/changes?page[after]=${encodeURIComponent(position)}`
 }
 
-/** With EventSource: it reconnects by itself, with Last-Event-ID. */
+/** How long to wait before opening a dropped stream again (the service's own `retry:` too). */
+const RETRY_MS = 2000
+
+/**
+ * With EventSource. A dropped stream is opened again here, from the last position heard, rather
+ * than by EventSource itself: it would ask again the URL it began with, whose page[after] the
+ * service prefers to Last-Event-ID (so repeating every change since), and it gives up for good
+ * after an answer that is not a stream (a 503 when too many streams are open, say).
+ */
 function openEventSource(): () => void {
+  const fromNow = position === undefined
   const source = new EventSource(streamUrl())
-  source.onopen = () => {
-    live.value = true
-  }
+  let retry: ReturnType<typeof setTimeout> | undefined
+  source.onopen = () => opened(fromNow)
   source.onerror = () => {
     live.value = false
+    source.close()
+    retry = setTimeout(restart, RETRY_MS)
   }
   source.addEventListener('change', (event) => heard(event.lastEventId, event.data))
   source.addEventListener('gone', () => {
-    // The feed no longer holds our place: start again from now, and have every view read again.
     source.close()
-    position = undefined
-    resetAll()
+    lostPlace()
     restart()
   })
-  return () => source.close()
+  return () => {
+    clearTimeout(retry)
+    source.close()
+  }
 }
 
 /** With fetch, for a token: reads the events itself and opens again after a drop. */
@@ -86,24 +113,27 @@ function openFetchStream(bearer: string): () => void {
   const abort = new AbortController()
   const run = async () => {
     while (!abort.signal.aborted) {
+      const fromNow = position === undefined
       try {
         const response = await fetch(streamUrl(), {
           headers: { accept: 'text/event-stream', authorization: `Bearer ${bearer}` },
           signal: abort.signal,
         })
         if (response.status === 410) {
-          position = undefined
-          resetAll()
+          lostPlace()
           continue
         }
+        // A token the service no longer takes: the views' own reads say so, and the tab's next
+        // token (or none) opens the stream again.
+        if (response.status === 401) break
         if (!response.ok || !response.body) throw new Error(`the feed answered ${response.status}`)
-        live.value = true
+        opened(fromNow)
         await readEvents(response.body)
       } catch {
         // Dropped or refused: tried again below.
       }
       live.value = false
-      if (!abort.signal.aborted) await new Promise((resolve) => setTimeout(resolve, 2000))
+      if (!abort.signal.aborted) await new Promise((resolve) => setTimeout(resolve, RETRY_MS))
     }
   }
   void run()
@@ -127,7 +157,9 @@ async function readEvents(body: ReadableStream<Uint8Array>): Promise<void> {
         const colon = line.indexOf(':')
         if (colon > 0) fields.set(line.slice(0, colon), line.slice(colon + 1).replace(/^ /, ''))
       }
-      if (fields.get('event') === 'change') heard(fields.get('id') ?? '', fields.get('data') ?? '')
+      const event = fields.get('event')
+      if (event === 'change') heard(fields.get('id') ?? '', fields.get('data') ?? '')
+      else if (event === 'gone') lostPlace()
       end = buffer.indexOf('\n\n')
     }
   }
@@ -136,6 +168,7 @@ async function readEvents(body: ReadableStream<Uint8Array>): Promise<void> {
 function restart(): void {
   stop?.()
   stop = undefined
+  live.value = false
   if (listeners.size === 0) return
   stop = token.value ? openFetchStream(token.value) : openEventSource()
 }
@@ -145,16 +178,24 @@ token.subscribe(() => {
   if (stop) restart()
 })
 
+/**
+ * How long the stream stays open after its last view left: moving from one page to the next
+ * keeps it, and its place, rather than opening another.
+ */
+const LINGER_MS = 5000
+let lingering: ReturnType<typeof setTimeout> | undefined
+
 /** Follows the feed while subscribed; returns the unsubscribe. */
 export function subscribe(listener: Listener): () => void {
   listeners.add(listener)
+  clearTimeout(lingering)
   if (!stop) restart()
   return () => {
     listeners.delete(listener)
-    if (listeners.size === 0) {
-      stop?.()
-      stop = undefined
-      live.value = false
-    }
+    if (listeners.size > 0) return
+    clearTimeout(lingering)
+    lingering = setTimeout(() => {
+      if (listeners.size === 0) restart()
+    }, LINGER_MS)
   }
 }

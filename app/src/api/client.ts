@@ -32,6 +32,12 @@ export type ErrorObject = Doc<'get_book', 404>['errors'][number]
 /** The API token of this tab: kept for the tab alone (sessionStorage), forgotten on sign-out. */
 export const token = signal<string | null>(sessionStorage.getItem(TOKEN_KEY))
 
+/**
+ * The last 401 the API answered to the tab's own token (or to its lack of one): the app then asks
+ * for a token (access.ts). A new object each time, so that each refusal is heard.
+ */
+export const unauthorized = signal<{ readonly method: string; readonly detail: string } | null>(null)
+
 export function setToken(value: string | null): void {
   if (value) sessionStorage.setItem(TOKEN_KEY, value)
   else sessionStorage.removeItem(TOKEN_KEY)
@@ -58,14 +64,20 @@ export interface RequestOptions {
   readonly body?: unknown
   readonly ifMatch?: string
   readonly signal?: AbortSignal
+  /** A token to send instead of the tab's (to try one before keeping it); its 401 is not reported. */
+  readonly bearer?: string
+  /** A JSON:API extension the request uses and its answer may use (the atomic one), in both media types. */
+  readonly ext?: string
 }
 
 /** One request to the API (`path` under /api/v1, with its query); throws ApiError on a refusal. */
 export async function api<T>(method: string, path: string, options: RequestOptions = {}): Promise<Answer<T>> {
-  const headers: Record<string, string> = { accept: JSON_API }
-  if (options.body !== undefined) headers['content-type'] = JSON_API
+  const mediaType = options.ext ? `${JSON_API}; ext="${options.ext}"` : JSON_API
+  const headers: Record<string, string> = { accept: mediaType }
+  if (options.body !== undefined) headers['content-type'] = mediaType
   if (options.ifMatch) headers['if-match'] = options.ifMatch
-  if (token.value) headers.authorization = `Bearer ${token.value}`
+  const bearer = options.bearer ?? token.value
+  if (bearer) headers.authorization = `Bearer ${bearer}`
   const response = await fetch(`${API}${path}`, {
     method,
     headers,
@@ -76,7 +88,10 @@ export async function api<T>(method: string, path: string, options: RequestOptio
   const document = text ? JSON.parse(text) : null
   if (!response.ok) {
     const errors = (document as { errors?: ErrorObject[] } | null)?.errors ?? []
-    throw new ApiError(response.status, errors)
+    const refusal = new ApiError(response.status, errors)
+    if (response.status === 401 && options.bearer === undefined)
+      unauthorized.value = { method, detail: refusal.message }
+    throw refusal
   }
   return { status: response.status, document: document as T, etag: response.headers.get('etag') }
 }

@@ -1,8 +1,12 @@
 import { useEffect, useState } from 'preact/hooks'
-import { type AnyRecord, ApiError, api, type Included, type ListDocument, query } from '../api/client'
-import { Highlighted } from '../highlight'
-import { type Column, type Kind, kindOfType } from '../kinds'
+import { accessKnown, canWrite } from '../access'
+import { ApiError, api, type ListDocument, query } from '../api/client'
+import type { Column, Kind } from '../kinds'
+import type { Change } from '../live'
+import { useLiveReload } from '../live-reload'
 import { href, navigate, type Place } from '../router'
+import { Row } from './list-row'
+import { SelectAllHeader, SelectionBar, useSelection } from './selection-bar'
 
 /** Rows a page: the API's default. */
 const PAGE_SIZE = 20
@@ -82,10 +86,25 @@ type Loaded =
   | { readonly kind: 'failed'; readonly path: string; readonly message: string }
   | { readonly kind: 'done'; readonly path: string; readonly document: ListDocument }
 
+/**
+ * Whether a change may alter what the list shows: a record of its type (created, renamed, deleted,
+ * moved), or a record shown beside its rows (a book's author or collection, renamed).
+ */
+function touches(kind: Kind, document: ListDocument | undefined, change: Change): boolean {
+  if (change.type === kind.type) return true
+  return (document?.included ?? []).some((r) => r.type === change.type && r.id === change.id)
+}
+
 export function ListView({ kind, place }: { kind: Kind; place: Place }) {
   const state = stateOf(place.query)
   const path = apiPath(kind, state)
   const [loaded, setLoaded] = useState<Loaded>({ kind: 'loading' })
+  const document = loaded.kind === 'done' ? loaded.document : undefined
+  // Live: the same page read again (same search, sort and cursor) when the feed tells of a change
+  // to it; the search box and the focus are left as they are.
+  const live = useLiveReload((change) => touches(kind, document, change))
+  // Read again after the app's own change (a bulk action), without waiting for the feed.
+  const [refreshed, refresh] = useState(0)
   // Each change of the URL (a keystroke in the search box among them) asks for its page, and the
   // request before it is cancelled: only the latest answer is shown.
   useEffect(() => {
@@ -99,19 +118,27 @@ export function ListView({ kind, place }: { kind: Kind; place: Place }) {
         setLoaded({ kind: 'failed', path, message })
       })
     return () => abort.abort()
-  }, [path])
+  }, [path, live, refreshed])
 
   const go = (next: Partial<ListState>, replace = false) =>
     navigate(listHref(kind, { ...state, after: undefined, before: undefined, page: 1, ...next }), { replace })
-  const document = loaded.kind === 'done' ? loaded.document : undefined
+  const rows = document?.data ?? []
+  // Rows are selected for the bulk actions: books, by a token that may write.
+  const selection = useSelection(path, document?.data)
+  const selectable = kind.type === 'books' && canWrite.value
   return (
     <section aria-labelledby="list-heading">
       <h1 id="list-heading">{kind.title}</h1>
-      <p class="actions">
-        <a class="button" href={href(`${kind.path}/new`)}>
-          New {kind.one}
-        </a>
-      </p>
+      {canWrite.value ? (
+        <p class="actions">
+          <a class="button" href={href(`${kind.path}/new`)}>
+            New {kind.one}
+          </a>
+        </p>
+      ) : accessKnown.value ? null : (
+        // Its place kept while the service is asked, so that the search box does not move as one types.
+        <p class="actions pending" />
+      )}
       <search>
         <label for="list-search">{kind.searchLabel}</label>
         <input
@@ -128,17 +155,29 @@ export function ListView({ kind, place }: { kind: Kind; place: Place }) {
       <table aria-busy={loaded.kind === 'loading' || loaded.path !== path}>
         <thead>
           <tr>
+            {selectable ? <SelectAllHeader selection={selection} rows={rows} /> : null}
             {kind.columns.map((column) => (
               <HeaderCell key={column.header} column={column} sort={state.sort} onSort={(sort) => go({ sort })} />
             ))}
           </tr>
         </thead>
         <tbody>
-          {(document?.data ?? []).map((record) => (
-            <Row key={record.id} kind={kind} record={record} included={document?.included ?? []} />
+          {rows.map((record) => (
+            <Row
+              key={record.id}
+              kind={kind}
+              record={record}
+              included={document?.included ?? []}
+              selection={
+                selectable
+                  ? { selected: selection.selected.has(record.id), toggle: () => selection.toggle(record.id) }
+                  : undefined
+              }
+            />
           ))}
         </tbody>
       </table>
+      {selectable ? <SelectionBar selection={selection} rows={rows} onDone={() => refresh((n) => n + 1)} /> : null}
       {document ? <Pager kind={kind} state={state} document={document} /> : null}
     </section>
   )
@@ -171,55 +210,6 @@ function HeaderCell({ column, sort, onSort }: { column: Column; sort: string; on
         <span aria-hidden="true">{direction === 'ascending' ? ' ▲' : direction === 'descending' ? ' ▼' : ''}</span>
       </button>
     </th>
-  )
-}
-
-function relatedOf(record: AnyRecord, name: string, included: readonly Included[]) {
-  const relationship = (record.relationships as Record<string, { data?: { type: string; id: string } | null }>)[name]
-  const linkage = relationship?.data
-  if (!linkage) return undefined
-  return included.find((r) => r.type === linkage.type && r.id === linkage.id)
-}
-
-function Row({ kind, record, included }: { kind: Kind; record: AnyRecord; included: readonly Included[] }) {
-  const matches = record.meta && 'matches' in record.meta ? record.meta.matches : undefined
-  return (
-    <tr>
-      {kind.columns.map((column) => {
-        if (column.field === 'name') {
-          return (
-            <td key={column.header}>
-              <a href={href(`${kind.path}/${record.id}`)}>
-                <Highlighted text={record.attributes.name ?? ''} ranges={matches?.name} />
-              </a>
-            </td>
-          )
-        }
-        if (column.field === 'books') {
-          return (
-            <td key={column.header}>
-              <a
-                href={href('books', { [kind.booksFilter ?? '']: record.id })}
-                aria-label={`Books of ${record.attributes.name ?? ''}`}
-              >
-                Books
-              </a>
-            </td>
-          )
-        }
-        const related = relatedOf(record, column.field, included)
-        const relatedKind = related && kindOfType(related.type)
-        return (
-          <td key={column.header}>
-            {related && relatedKind ? (
-              <a href={href(`${relatedKind.path}/${related.id}`)}>
-                <Highlighted text={related.attributes.name ?? ''} ranges={matches?.[`${column.field}.name`]} />
-              </a>
-            ) : null}
-          </td>
-        )
-      })}
-    </tr>
   )
 }
 

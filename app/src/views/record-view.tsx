@@ -1,6 +1,9 @@
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { canWrite } from '../access'
 import { type AnyRecord, ApiError, api, type Included, query } from '../api/client'
 import { KINDS, type Kind, kindOfType } from '../kinds'
+import type { Change } from '../live'
+import { useLiveReload } from '../live-reload'
 import { href } from '../router'
 import { RecordActions } from './delete-dialog'
 
@@ -28,12 +31,37 @@ type Loaded =
 /** Books shown on an author's or a collection's page; the rest are a link away, in the paged list. */
 const BOOKS_SHOWN = 20
 
+/**
+ * Whether a change may alter a record's page: the record itself, a record shown on it (a book's
+ * author or collection), or, on an author's or a collection's page, any book (one may have joined).
+ */
+function touches(kind: Kind, id: string, loaded: Loaded, change: Change): boolean {
+  if (change.type === kind.type && change.id === id) return true
+  if (kind.type !== 'books' && change.type === 'books') return true
+  if (loaded.kind !== 'done') return false
+  return (loaded.record.included ?? []).some((r) => r.type === change.type && r.id === change.id)
+}
+
 /** A record's page: its name as the heading, its fields, and links to its related records. */
 export function RecordView({ kind, id }: { kind: Kind; id: string }) {
   const [loaded, setLoaded] = useState<Loaded>({ kind: 'loading' })
+  // Live: read again when the feed tells of a change to what the page shows; the record's own
+  // deletion is said (the page keeps what it was), and not read again.
+  const [deleted, setDeleted] = useState(false)
+  const version = useLiveReload((change) => {
+    if (change.type === kind.type && change.id === id && change.op === 'delete') {
+      setDeleted(true)
+      return false
+    }
+    return touches(kind, id, loaded, change)
+  })
+  // The record on the page: reading it again keeps it in sight; another record starts with Loading.
+  const shown = useRef('')
+  const key = `${kind.type}/${id}`
+  useEffect(() => setDeleted(false), [key])
   useEffect(() => {
     const abort = new AbortController()
-    setLoaded({ kind: 'loading' })
+    if (shown.current !== key) setLoaded({ kind: 'loading' })
     const include = kind.type === 'books' ? query({ include: 'author,book_collection' }) : query({ include: '' })
     const record = api<RecordDocument>('GET', `/${kind.type}/${id}${include}`, { signal: abort.signal })
     const books =
@@ -43,17 +71,24 @@ export function RecordView({ kind, id }: { kind: Kind; id: string }) {
             signal: abort.signal,
           })
     Promise.all([record, books])
-      .then(([r, b]) =>
-        setLoaded({ kind: 'done', record: r.document, etag: r.etag, ...(b ? { books: b.document } : {}) }),
-      )
+      .then(([r, b]) => {
+        shown.current = key
+        setLoaded({ kind: 'done', record: r.document, etag: r.etag, ...(b ? { books: b.document } : {}) })
+      })
       .catch((error: unknown) => {
         if (abort.signal.aborted) return
         const status = error instanceof ApiError ? error.status : 0
+        // Gone while on the page (its deletion read before the feed told of it): said as deleted.
+        if (status === 404 && shown.current === key) {
+          setDeleted(true)
+          return
+        }
         const message = error instanceof ApiError ? error.message : 'The service could not be reached'
+        shown.current = ''
         setLoaded({ kind: 'failed', status, message })
       })
     return () => abort.abort()
-  }, [kind, id])
+  }, [kind, id, version])
 
   if (loaded.kind === 'loading') return <p aria-busy="true">Loading…</p>
   if (loaded.kind === 'failed') {
@@ -75,7 +110,14 @@ export function RecordView({ kind, id }: { kind: Kind; id: string }) {
         <a href={href(kind.path)}>{kind.title}</a>
       </p>
       <h1 id="record-heading">{name}</h1>
-      <RecordActions kind={kind} id={record.id} name={name} etag={loaded.etag ?? null} />
+      {deleted ? (
+        <p role="alert">
+          This {kind.one} has been deleted: the page shows it as it was.{' '}
+          <a href={href(kind.path)}>All {kind.title.toLowerCase()}</a>
+        </p>
+      ) : canWrite.value ? (
+        <RecordActions kind={kind} id={record.id} name={name} etag={loaded.etag ?? null} />
+      ) : null}
       <dl>
         <dt>{kind.type === 'books' ? 'Title' : 'Name'}</dt>
         <dd>{name}</dd>
