@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { api, type Matches, query } from './api/client'
+import { api, type Matches, query, searchable } from './api/client'
 import { Highlighted } from './highlight'
 import type { Choice } from './record-fields'
 
@@ -63,10 +63,9 @@ export function Combobox(props: ComboboxProps) {
     pending.current?.abort()
     const abort = new AbortController()
     pending.current = abort
-    const params =
-      words.trim() === ''
-        ? { sort: 'name', 'page[size]': OPTIONS, [`fields[${type}]`]: 'name' }
-        : { 'filter[search]': words, 'page[size]': OPTIONS, [`fields[${type}]`]: 'name' }
+    const params = !searchable(words)
+      ? { sort: 'name', 'page[size]': OPTIONS, [`fields[${type}]`]: 'name' }
+      : { 'filter[search]': words, 'page[size]': OPTIONS, [`fields[${type}]`]: 'name' }
     api<ListDocument>('GET', `/${type}${query(params)}`, { signal: abort.signal })
       .then(({ document }) => {
         setOptions(

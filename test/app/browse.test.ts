@@ -62,6 +62,18 @@ describe('the app at /app/', () => {
     expect(await page.getByLabel('Search books').inputValue()).toBe('earthsea wizrd')
   })
 
+  it('takes a search box holding no letter or digit (emoji, punctuation) as no search, not as an error', async () => {
+    const { page, errors } = await session.page()
+    await page.goto('/app/books')
+    await page.getByRole('status').filter({ hasText: '4 books' }).waitFor()
+    await page.getByLabel('Search books').fill('📚 …!')
+    await page.locator('table[aria-busy="false"]').waitFor()
+    expect(new URL(page.url()).searchParams.get('q')).toBe('📚 …!')
+    await page.getByRole('status').filter({ hasText: '4 books' }).waitFor()
+    expect(await page.getByRole('alert').count()).toBe(0)
+    expect(errors).toEqual([])
+  })
+
   it('shows a record with links to its related records', async () => {
     const { page } = await session.page()
     await page.goto('/app/books')

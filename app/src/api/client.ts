@@ -96,6 +96,14 @@ export async function api<T>(method: string, path: string, options: RequestOptio
   return { status: response.status, document: document as T, etag: response.headers.get('etag') }
 }
 
+/**
+ * Whether a search box's text holds a word the API searches (a letter or a digit): the API refuses
+ * a search of none (emoji, punctuation, spaces alone) with a 400, so such text is sent as no search.
+ */
+export function searchable(text: string): boolean {
+  return /[\p{L}\p{N}]/u.test(text)
+}
+
 /** A query string from parameters, leaving out the unset ones. */
 export function query(params: Record<string, string | number | undefined>): string {
   const search = new URLSearchParams()

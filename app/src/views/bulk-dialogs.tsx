@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks'
-import { ApiError, api, type Collection, type CollectionList, query } from '../api/client'
+import { ApiError, api, type Collection, type CollectionList, query, searchable } from '../api/client'
 import { closeDialogOf, Modal } from './modal'
 
 /** A record the user picked, by id and by the name they saw. */
@@ -22,7 +22,7 @@ function useCollections(q: string): { found: readonly Collection[] | undefined; 
   const [failed, setFailed] = useState<string | null>(null)
   useEffect(() => {
     const abort = new AbortController()
-    const search = q.trim() === '' ? undefined : q
+    const search = searchable(q) ? q : undefined
     api<CollectionList>(
       'GET',
       `/book_collections${query({ 'filter[search]': search, sort: 'name', 'page[size]': COLLECTIONS_SHOWN })}`,

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks'
 import { accessKnown, canWrite } from '../access'
-import { ApiError, api, type ListDocument, query } from '../api/client'
+import { ApiError, api, type ListDocument, query, searchable } from '../api/client'
 import type { Column, Kind } from '../kinds'
 import type { Change } from '../live'
 import { useLiveReload } from '../live-reload'
@@ -54,7 +54,7 @@ function listHref(kind: Kind, state: ListState): string {
 }
 
 /** Ranked by relevance: a search with no sort chosen. */
-const ranked = (state: ListState) => state.q.trim() !== '' && state.sort === ''
+const ranked = (state: ListState) => searchable(state.q) && state.sort === ''
 
 /** The API request for the list's page. */
 function apiPath(kind: Kind, state: ListState): string {
@@ -65,7 +65,7 @@ function apiPath(kind: Kind, state: ListState): string {
       : { 'page[after]': state.after ?? '' }
   return `/${kind.type}${query({
     include: kind.include,
-    'filter[search]': state.q.trim() === '' ? undefined : state.q,
+    'filter[search]': searchable(state.q) ? state.q : undefined,
     'filter[author]': state.author,
     'filter[book_collection]': state.collection,
     sort: state.sort || undefined,
@@ -189,7 +189,7 @@ function Count({ kind, document, q }: { kind: Kind; document: ListDocument | und
   const text =
     total === undefined
       ? ''
-      : total === 0 && q.trim() !== ''
+      : total === 0 && searchable(q)
         ? `No ${kind.title.toLowerCase()} match “${q.trim()}”`
         : `${total.toLocaleString('en')}${meta?.totalIsLowerBound ? '+' : ''} ${total === 1 ? kind.one : kind.title.toLowerCase()}`
   return (
