@@ -38,9 +38,11 @@ describe('bun test where Chromium is not installed', () => {
     expect({ code: run.code, failed: run.failed }).toEqual({ code: 0, failed: 0 })
     expect(run.passed).toBeGreaterThan(0)
     expect(run.output).not.toContain('the docs page in Chromium')
-    const lines = run.output.split('\n').filter((line) => line.includes('Docs page tests in Chromium skipped'))
+    const lines = run.output
+      .split('\n')
+      .filter((line) => line.includes('Browser tests (the docs page, the app) skipped'))
     expect(lines).toEqual([
-      'Docs page tests in Chromium skipped: there is no Chromium at /nonexistent/chromium. To run them, install it (apt-get install chromium) or set CHROMIUM_PATH (docs/testing.md, "Chromium")',
+      'Browser tests (the docs page, the app) skipped: there is no Chromium at /nonexistent/chromium. To run them, install it (apt-get install chromium) or set CHROMIUM_PATH (docs/testing.md, "Chromium")',
     ])
   })
 
@@ -48,6 +50,6 @@ describe('bun test where Chromium is not installed', () => {
     const run = await bunTest({ CI: 'true' })
     expect(run.code).not.toBe(0)
     expect(run.output).toContain('Chromium is needed under CI=true')
-    expect(run.output).not.toContain('Docs page tests in Chromium skipped')
+    expect(run.output).not.toContain('Browser tests (the docs page, the app) skipped')
   })
 })
