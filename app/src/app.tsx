@@ -1,6 +1,7 @@
 import { Fragment } from 'preact'
-import { readBlocked, signInShown, signOuts } from './access'
-import { KINDS, kindOfPath } from './kinds'
+import { readBlocked, scope, signInShown, signOuts } from './access'
+import { token } from './api/client'
+import { KINDS, type Kind, kindOfPath } from './kinds'
 import { NoticeRegion } from './notice'
 import { href, place } from './router'
 import { ListView } from './views/list-view'
@@ -21,10 +22,10 @@ export function App() {
   const kind = kindOfPath(first) ?? (first === '' ? KINDS[0] : undefined)
   let view = <NotFound />
   if (kind && second === undefined) view = <ListView kind={kind} place={current} />
-  else if (kind && second === 'new' && third === undefined) view = <RecordForm key={current.path} kind={kind} />
+  else if (kind && second === 'new' && third === undefined) view = <Writing kind={kind} form={current.path} />
   else if (kind && second !== undefined && ID.test(second) && rest.length === 0) {
     if (third === undefined) view = <RecordView kind={kind} id={second} />
-    else if (third === 'edit') view = <RecordForm key={current.path} kind={kind} id={second} />
+    else if (third === 'edit') view = <Writing kind={kind} form={current.path} id={second} />
   }
   return (
     <>
@@ -59,6 +60,25 @@ export function App() {
         {readBlocked.value ? null : <Fragment key={signOuts.value}>{view}</Fragment>}
       </main>
     </>
+  )
+}
+
+/**
+ * A form that writes; where the tab's token may only read (the form's URL opened anyway), a page
+ * that says so. Without a token the form is shown: its save answers why it cannot (401).
+ */
+function Writing({ kind, form, id }: { kind: Kind; form: string; id?: string }) {
+  if (token.value === null || scope.value !== 'read') return <RecordForm key={form} kind={kind} id={id} />
+  return (
+    <section>
+      <h1>{id === undefined ? `New ${kind.one}` : `Edit this ${kind.one}`}</h1>
+      <p role="alert">This API token may only read: sign in with one that may write to change the catalogue.</p>
+      <p>
+        <a href={href(id === undefined ? kind.path : `${kind.path}/${id}`)}>
+          {id === undefined ? `Back to the ${kind.title.toLowerCase()}` : `Back to the ${kind.one}`}
+        </a>
+      </p>
+    </section>
   )
 }
 

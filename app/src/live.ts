@@ -26,6 +26,8 @@ export interface Listener {
 
 /** Whether the stream is open: a view may say it is not live. */
 export const live = signal(false)
+/** Whether a view follows the feed at all: a page that follows nothing (a new record's form) says nothing of it. */
+export const following = signal(false)
 
 const listeners = new Set<Listener>()
 let stop: (() => void) | undefined
@@ -188,6 +190,7 @@ let lingering: ReturnType<typeof setTimeout> | undefined
 /** Follows the feed while subscribed; returns the unsubscribe. */
 export function subscribe(listener: Listener): () => void {
   listeners.add(listener)
+  following.value = true
   clearTimeout(lingering)
   if (!stop) restart()
   return () => {
@@ -195,7 +198,9 @@ export function subscribe(listener: Listener): () => void {
     if (listeners.size > 0) return
     clearTimeout(lingering)
     lingering = setTimeout(() => {
-      if (listeners.size === 0) restart()
+      if (listeners.size > 0) return
+      following.value = false
+      restart()
     }, LINGER_MS)
   }
 }

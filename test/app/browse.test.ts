@@ -74,6 +74,16 @@ describe('the app at /app/', () => {
     expect(errors).toEqual([])
   })
 
+  it('says a page it cannot show (an old or mangled cursor in its URL) could not be shown, with a way to the first page', async () => {
+    const { page } = await session.page()
+    await page.goto('/app/books?sort=name&after=not-a-cursor')
+    const alert = page.getByRole('alert')
+    await alert.filter({ hasText: 'This page of the list could not be shown' }).waitFor()
+    await alert.getByRole('link', { name: 'Go to the first page' }).click()
+    await page.getByRole('status').filter({ hasText: '4 books' }).waitFor()
+    expect(new URL(page.url()).search).toBe('')
+  })
+
   it('shows a record with links to its related records', async () => {
     const { page } = await session.page()
     await page.goto('/app/books')

@@ -90,6 +90,10 @@ describe('the app where the service has API tokens', () => {
     await page.getByRole('link', { name: 'The Lathe of Heaven' }).click()
     await page.getByRole('heading', { level: 1, name: 'The Lathe of Heaven' }).waitFor()
     expect(await writeControls(page)).toEqual([])
+    // An edit form's URL, opened anyway, says the token may only read, and shows no form.
+    await page.goto(`${new URL(page.url()).pathname}/edit`)
+    await page.getByRole('alert').filter({ hasText: 'This API token may only read' }).waitFor()
+    expect(await page.getByRole('button', { name: 'Save' }).count()).toBe(0)
   })
 
   it('shows a write token the controls that write, and they work with it', async () => {

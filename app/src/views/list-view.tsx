@@ -151,7 +151,18 @@ export function ListView({ kind, place }: { kind: Kind; place: Place }) {
         />
       </search>
       <Count kind={kind} document={document} q={state.q} />
-      {loaded.kind === 'failed' ? <p role="alert">{loaded.message}</p> : null}
+      {loaded.kind === 'failed' ? (
+        <div role="alert">
+          <p>This page of the list could not be shown. The service said: {loaded.message}</p>
+          {state.after !== undefined || state.before !== undefined || state.page > 1 || state.sort !== '' ? (
+            <p>
+              <a href={href(kind.path, { q: state.q, author: state.author, collection: state.collection })}>
+                Go to the first page
+              </a>
+            </p>
+          ) : null}
+        </div>
+      ) : null}
       <table aria-busy={loaded.kind === 'loading' || loaded.path !== path}>
         <thead>
           <tr>
