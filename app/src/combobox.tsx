@@ -6,7 +6,7 @@ import type { Choice } from './record-fields'
 /**
  * A field that picks a related record by searching as one types: the ARIA combobox pattern (an
  * input with role=combobox, a listbox of options, the active one named by aria-activedescendant;
- * Down and Up move, Enter picks, Escape closes, then puts back the chosen name). Each keystroke
+ * Down and Up move, Enter picks (the active option, or the only one), Escape closes, then puts back the chosen name). Each keystroke
  * asks the API (`filter[search]`, the request before cancelled). Focus stays in the input.
  *
  * The value changes only when an option is picked, when the text is emptied (no record: for a
@@ -97,12 +97,16 @@ export function Combobox(props: ComboboxProps) {
     if (option?.id !== value?.id) onChange(option ? { id: option.id, name: option.name } : null)
   }
 
-  /** On leaving: an empty text is no record, an option's exact name is that option, else the chosen name again. */
+  /**
+   * On leaving: an empty text is no record; an option's exact name, or the one option the text
+   * narrowed the list to (`tolkien` for *J.R.R. Tolkien*), is that option; else the chosen name again.
+   */
   const settle = () => {
     const typed = text.trim().toLocaleLowerCase()
     if (typed === '') return choose(null)
     const exact = options.find((o) => o.name.trim().toLocaleLowerCase() === typed)
-    if (exact && open) return choose(exact)
+    const only = options.length === 1 ? options[0] : undefined
+    if (open && (exact ?? only)) return choose(exact ?? only ?? null)
     close()
     setText(value?.name ?? '')
   }
@@ -124,7 +128,8 @@ export function Combobox(props: ComboboxProps) {
         // Enter picks the active option; with the list open it never sends the form.
         if (!open) return
         event.preventDefault()
-        const option = options[active]
+        // Or the one option there is: the text narrowed the list to it.
+        const option = options[active] ?? (options.length === 1 ? options[0] : undefined)
         if (option) choose(option)
         else close()
         return

@@ -128,6 +128,25 @@ describe('writing in the app', () => {
     expect(errors).toEqual([])
   })
 
+  it('takes the one option a typed text narrowed the list to, on Tab or on Enter', async () => {
+    const { page } = await session.page()
+    await page.goto(`/app/books/${ids.hobbit}/edit`)
+    await page.getByRole('heading', { level: 1, name: 'Edit “The Hobbit”' }).waitFor()
+    const author = page.getByRole('combobox', { name: 'Author' })
+    await author.fill('')
+    await author.pressSequentially('pratchett')
+    await page.getByRole('option', { name: 'Terry Pratchett' }).waitFor()
+    await author.press('Tab')
+    expect(await author.inputValue()).toBe('Terry Pratchett')
+    const collection = page.getByRole('combobox', { name: 'Collection' })
+    await collection.focus()
+    await collection.pressSequentially('discw')
+    await page.getByRole('option', { name: 'Discworld' }).waitFor()
+    await collection.press('Enter')
+    expect(await collection.inputValue()).toBe('Discworld')
+    expect(new URL(page.url()).pathname).toBe(`/app/books/${ids.hobbit}/edit`)
+  })
+
   it('closes the options on Escape, then puts back the chosen name; a reload keeps the form open', async () => {
     const { page } = await session.page()
     await page.goto(`/app/books/${ids.hobbit}/edit`)

@@ -202,7 +202,9 @@ function Count({ kind, document, q }: { kind: Kind; document: ListDocument | und
       ? ''
       : total === 0 && searchable(q)
         ? `No ${kind.title.toLowerCase()} match “${q.trim()}”`
-        : `${total.toLocaleString('en')}${meta?.totalIsLowerBound ? '+' : ''} ${total === 1 ? kind.one : kind.title.toLowerCase()}`
+        : total === 0
+          ? `No ${kind.title.toLowerCase()} yet`
+          : `${total.toLocaleString('en')}${meta?.totalIsLowerBound ? '+' : ''} ${total === 1 ? kind.one : kind.title.toLowerCase()}`
   return (
     <p role="status" class="count">
       {text}
