@@ -58,6 +58,11 @@ export function MoveDialog(props: {
   const { found, failed } = useCollections(q)
   const shown = found ?? []
   const value = chosen === undefined ? '' : chosen === null ? 'none' : chosen.id
+  // A search that narrows the list to one collection chooses it (Enter in the search box then moves).
+  const only = searchable(q) && shown.length === 1 ? shown[0] : undefined
+  useEffect(() => {
+    if (only && chosen === undefined) setChosen({ id: only.id, name: only.attributes.name ?? '' })
+  }, [only, chosen])
 
   const choose = (id: string) => {
     setUnchosen(false)

@@ -95,7 +95,11 @@ export function RecordView({ kind, id }: { kind: Kind; id: string }) {
     return (
       <section>
         <h1>{loaded.status === 404 ? `No such ${kind.one}` : `The ${kind.one} could not be read`}</h1>
-        <p role="alert">{loaded.message}</p>
+        <p role="alert">
+          {loaded.status === 404
+            ? `The catalogue has no ${kind.one} with this number: it may have been deleted.`
+            : loaded.message}
+        </p>
         <p>
           <a href={href(kind.path)}>All {kind.title.toLowerCase()}</a>
         </p>
