@@ -106,10 +106,19 @@ async function typeTimed(page: Page, origin: string, text: string): Promise<Keys
     const started = performance.now()
     await box.press(typed.at(-1) === ' ' ? 'Space' : (typed.at(-1) as string))
     // The rows of exactly this text: the URL holds it and the table is no longer busy.
+    // A function, not a string: the app's CSP refuses eval.
     await page.waitForFunction(
-      `new URL(location.href).searchParams.get('q') === ${JSON.stringify(typed)} &&
-        document.querySelector('table')?.getAttribute('aria-busy') === 'false'`,
-      undefined,
+      (want) => {
+        const page = globalThis as unknown as {
+          location: { href: string }
+          document: { querySelector(selector: string): { getAttribute(name: string): string | null } | null }
+        }
+        return (
+          new URL(page.location.href).searchParams.get('q') === want &&
+          page.document.querySelector('table')?.getAttribute('aria-busy') === 'false'
+        )
+      },
+      typed,
       { polling: 'raf', timeout: 30_000 },
     )
     const appMs = performance.now() - started
