@@ -17,6 +17,7 @@ import {
 } from '../record-fields'
 import { href, navigate } from '../router'
 import { type OtherVersion, OtherVersionAlert } from './other-version'
+import { UnreadRecord } from './unread-record'
 
 /** The API's refusals of a save: those about a field, shown by it, and the others. */
 interface Refusal {
@@ -168,21 +169,7 @@ export function RecordForm({ kind, id }: { kind: Kind; id?: string | undefined }
   const heading = id === undefined ? `New ${kind.one}` : `Edit “${opened?.fields.name ?? ''}”`
 
   if (loaded.kind === 'loading') return <p aria-busy="true">Loading…</p>
-  if (loaded.kind === 'failed') {
-    return (
-      <section>
-        <h1>{loaded.status === 404 ? `No such ${kind.one}` : `The ${kind.one} could not be read`}</h1>
-        <p role="alert">
-          {loaded.status === 404
-            ? `The catalogue has no ${kind.one} with this number: it may have been deleted.`
-            : loaded.message}
-        </p>
-        <p>
-          <a href={href(kind.path)}>All {kind.title.toLowerCase()}</a>
-        </p>
-      </section>
-    )
-  }
+  if (loaded.kind === 'failed') return <UnreadRecord kind={kind} status={loaded.status} message={loaded.message} />
   return (
     <section aria-labelledby="form-heading" class="record-form">
       <p class="crumbs">

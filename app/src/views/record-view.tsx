@@ -6,6 +6,7 @@ import type { Change } from '../live'
 import { useLiveReload } from '../live-reload'
 import { href } from '../router'
 import { RecordActions } from './delete-dialog'
+import { UnreadRecord } from './unread-record'
 
 interface RecordDocument {
   readonly data: AnyRecord
@@ -91,21 +92,7 @@ export function RecordView({ kind, id }: { kind: Kind; id: string }) {
   }, [kind, id, version])
 
   if (loaded.kind === 'loading') return <p aria-busy="true">Loading…</p>
-  if (loaded.kind === 'failed') {
-    return (
-      <section>
-        <h1>{loaded.status === 404 ? `No such ${kind.one}` : `The ${kind.one} could not be read`}</h1>
-        <p role="alert">
-          {loaded.status === 404
-            ? `The catalogue has no ${kind.one} with this number: it may have been deleted.`
-            : loaded.message}
-        </p>
-        <p>
-          <a href={href(kind.path)}>All {kind.title.toLowerCase()}</a>
-        </p>
-      </section>
-    )
-  }
+  if (loaded.kind === 'failed') return <UnreadRecord kind={kind} status={loaded.status} message={loaded.message} />
   const record = loaded.record.data
   const name = record.attributes.name ?? ''
   return (
