@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { Value } from '@sinclair/typebox/value'
 import { INDEX_PATH } from '../../src/http/api-index'
+import { APP_PATH } from '../../src/http/app-page'
 import { HEALTH_PATH, READY_PATH } from '../../src/http/observability/health'
 import { METRICS_PATH } from '../../src/http/observability/metrics'
 import { DOCS_PATH, SPEC_PATH } from '../../src/http/openapi/openapi'
@@ -36,14 +37,14 @@ describe(`GET ${SPEC_PATH}`, () => {
   it('describes every route the app serves but the two that always answer 403, and nothing else', () => {
     const key = (method: string, path: string) => `${method.toLowerCase()} ${path.replace(/:(\w+)/g, '{$1}')}`
     // The probes and the metrics are for operators, not part of the API (docs/observability.md); the
-    // index (GET /) is outside the versioned API (docs/api-docs.md).
+    // index (GET /) is outside the versioned API (docs/api-docs.md); so are the docs page and the app.
     const operational = [HEALTH_PATH, READY_PATH, METRICS_PATH, INDEX_PATH]
+    const pages = [DOCS_PATH, APP_PATH]
     const served = t.app.routes
       .filter(
         (route) =>
-          route.path !== DOCS_PATH &&
           route.path !== SPEC_PATH &&
-          !route.path.startsWith(`${DOCS_PATH}/`) &&
+          !pages.some((page) => route.path === page || route.path.startsWith(`${page}/`)) &&
           !operational.includes(route.path),
       )
       .map((r) => key(r.method, r.path))
