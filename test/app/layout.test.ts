@@ -64,6 +64,13 @@ describe('the app laid out', () => {
     await heading.waitFor()
     await page.waitForFunction('document.activeElement?.tagName === "H1"')
     expect(await page.title()).toBe('Ursula K. Le Guin · Library catalogue')
+    // Typing on the app's front page (/app/, the book list) keeps the focus in the search box, though
+    // the URL becomes /app/books.
+    await page.goto('/app/')
+    await page.getByLabel('Search books').pressSequentially('wiz')
+    await page.getByRole('status').filter({ hasText: '1 book' }).waitFor()
+    expect(new URL(page.url()).pathname).toBe('/app/books')
+    expect(await page.evaluate('document.activeElement?.id')).toBe('list-search')
     // A new search of the same list keeps the focus in the search box.
     await page.getByRole('navigation', { name: 'Catalogue' }).getByRole('link', { name: 'Authors' }).click()
     await page.getByLabel('Search authors').fill('guin')
