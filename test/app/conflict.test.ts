@@ -1,6 +1,6 @@
 import { expect, setDefaultTimeout } from 'bun:test'
 import type { Page } from 'playwright-core'
-import { type AppSession, accessibilityViolations, openAppSession } from '../support/app-browser'
+import { type AppSession, accessibilityViolations, openAppSession, sidewaysScroll } from '../support/app-browser'
 import { afterAll, beforeAll, describe, it } from '../support/chromium-tests'
 
 // A browser, a server and a database each: more than Bun's 5 s default on a busy machine.
@@ -33,13 +33,6 @@ async function openForm(page: Page, id: string, title: string): Promise<void> {
   await following
 }
 
-async function noSidewaysScroll(page: Page): Promise<void> {
-  const widths = (await page.evaluate(
-    '({ page: document.documentElement.scrollWidth, window: window.innerWidth })',
-  )) as { page: number; window: number }
-  expect(widths.page).toBeLessThanOrEqual(widths.window)
-}
-
 describe('never overwriting a colleague', () => {
   it('refuses the second of two saves from the same version (412): an alert with the book as it is now, what was typed kept until one chooses', async () => {
     const id = await book('The Left Hand of Darkness')
@@ -68,7 +61,7 @@ describe('never overwriting a colleague', () => {
       'The Left Hand of Darkness (50th anniversary)',
     )
     expect(await accessibilityViolations(bob)).toEqual([])
-    await noSidewaysScroll(bob)
+    expect(await sidewaysScroll(bob)).toBeLessThanOrEqual(0)
 
     // Their version, loaded into the form, is what the next save starts from.
     await alert.getByRole('button', { name: 'Use their version' }).click()

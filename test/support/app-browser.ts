@@ -97,3 +97,8 @@ export async function accessibilityViolations(page: Page): Promise<Violation[]> 
     }))
   }, WCAG_TAGS)
 }
+
+/** How far the page reaches past the window's width (its scrollbar included): 0 or less where nothing scrolls sideways. */
+export function sidewaysScroll(page: Page): Promise<number> {
+  return page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth')
+}

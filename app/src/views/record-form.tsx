@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import { ApiError } from '../api/client'
 import { Combobox } from '../combobox'
 import type { Kind } from '../kinds'
-import { live, subscribe } from '../live'
+import { subscribe } from '../live'
 import { announce } from '../notice'
 import {
   createRecord,
@@ -119,19 +119,13 @@ export function RecordForm({ kind, id }: { kind: Kind; id?: string | undefined }
         if (change.op === 'delete') setOther((before) => ({ kind: 'deleted', refused: before?.refused ?? false }))
         else check()
       },
+      // The feed asks for it when its stream opens from now: a change made between the form's read
+      // and the stream's start would go unheard (live.ts).
       reset: check,
-    })
-    // A stream opened after the record was read hears nothing of a change made in between: look
-    // once more when it opens (a read before it opened finds nothing to compare yet, and is skipped).
-    let wasLive = live.peek()
-    const unwatch = live.subscribe((now) => {
-      if (now && !wasLive && latest.current.opened) check()
-      wasLive = now
     })
     return () => {
       gone = true
       unsubscribe()
-      unwatch()
     }
   }, [kind, id])
 
