@@ -8,7 +8,7 @@ import { unaccentSchema } from './shared-functions'
  * start within 2,047 bytes by search_cut(), the same on both sides: a search for the word, or any
  * start of it, finds its record, as on SQLite (whose index has no such limit; a search word of
  * more than 2,047 bytes finds on PostgreSQL the records whose word begins with its first 2,047).
- * The cut costs a write nothing where the name is 1,023 bytes or less (no word of it can reach
+ * The cut costs a write one length check where the name is 1,023 bytes or less (no word of it can reach
  * 2,047 bytes, accents unfolded or not): every name but a rare long one.
  */
 
