@@ -4,7 +4,11 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { resources } from '../../src/resources/registry'
-import { CHECKPOINT_INTERVAL_MS, WalCheckpointer } from '../../src/store/sqlite/commits/checkpointer'
+import {
+  CHECKPOINT_INTERVAL_MS,
+  RESTART_AFTER_FRAMES,
+  WalCheckpointer,
+} from '../../src/store/sqlite/commits/checkpointer'
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store'
 
 let dir: string
@@ -53,6 +57,11 @@ function rowsInFile(): number {
     rmSync(copy, { force: true })
   }
 }
+/** The WAL header's checkpoint sequence number (bytes 12-15): one more each time the WAL starts over. */
+async function walRestarts(): Promise<number> {
+  const header = await Bun.file(`${path}-wal`).slice(0, 16).arrayBuffer()
+  return new DataView(header).getUint32(12)
+}
 async function eventually(check: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 20 * CHECKPOINT_INTERVAL_MS
   while (!check()) {
@@ -74,19 +83,31 @@ describe('WalCheckpointer', () => {
     await checkpointer.close()
   })
 
-  it('keeps the WAL bounded under a steady stream of commits, starting it over', async () => {
+  it('starts the WAL over again and again under a steady stream of commits, so it never holds them all', async () => {
     const checkpointer = new WalCheckpointer(db, path)
     expect(await checkpointer.started).toBe(true)
-    // 6,000 pages (about 24 MB) in commits of 20, one every millisecond or two: a WAL never
-    // started over would hold them all.
-    for (let i = 0; i < 300; i++) {
+    insert(20)
+    checkpointer.committed()
+    const first = await walRestarts()
+    // Commits of 20 pages, one every millisecond or two, until the WAL has been started over three
+    // times: waited for, not timed, so that a slow disk under a loaded machine only makes it longer.
+    let commits = 1
+    const deadline = Date.now() + 100 * CHECKPOINT_INTERVAL_MS
+    while ((await walRestarts()) < first + 3) {
+      if (Date.now() > deadline)
+        throw new Error(`the WAL was not started over 3 times within ${100 * CHECKPOINT_INTERVAL_MS} ms`)
       insert(20)
       checkpointer.committed()
+      commits++
       await Bun.sleep(1)
     }
     checkpointer.committed()
-    await eventually(() => rowsInFile() === 6000, 'every row in the database file')
-    expect(statSync(`${path}-wal`).size).toBeLessThan(12 * 1024 * 1024)
+    await eventually(() => rowsInFile() === commits * 20, 'every row in the database file')
+    // Each start over follows more than RESTART_AFTER_FRAMES frames, and the file keeps only its
+    // longest stretch: three starts over leave it at least two such stretches short of everything.
+    const pageSize = (db.query('PRAGMA page_size').get() as { page_size: number }).page_size
+    const everything = commits * 20 * (pageSize + 24)
+    expect(statSync(`${path}-wal`).size).toBeLessThan(everything - 2 * RESTART_AFTER_FRAMES * (pageSize + 24))
     await checkpointer.close()
   })
 
