@@ -15,18 +15,23 @@ import { JsonApiError } from '../jsonapi/errors'
  */
 
 /**
- * A search that took this long is heavy: a page's budget at 100,000 books, which a search spends
- * alone, and whoever waits behind it misses. Its CPU time in a read thread (thread-time.ts), else
- * its wall time (PostgreSQL). At 100,000 books on SQLite the family's one-letter rows took
- * 108-163 ms of CPU, the others 4-42 ms; on PostgreSQL 68-77 ms against a p90 of 15-22 ms.
+ * A search that took this long is heavy: what a search may cost for one queued behind it (its own
+ * p90 about 10 ms at 100,000 books) to stay within that size's 50 ms budget. Its CPU time in a read
+ * thread (thread-time.ts), else its wall time (PostgreSQL). At 50 ms, the bound before, the
+ * family's worst page at 100,000 books (16-25 ms alone on a quiet machine) was never heavy, and a
+ * fifth client's pages beside four of it had a p90 of 106-181 ms on SQLite and 39-44 ms on
+ * PostgreSQL, 15-17 of 30 and 1-2 of 30 over budget; at 20 ms, in the same runs, 19-23 ms and
+ * 15-23 ms, 0-1 and 0 over. At 1,000,000 books, where more of the family costs 20 ms and so waits
+ * its turn, its p90 rose from 47 to 77 ms on SQLite and from 59 to 164 ms on PostgreSQL, within the
+ * 250 ms budget there (bun run bench -- search, two seeds, docs/performance.md).
  */
-export const HEAVY_SEARCH_MS = 50
+export const HEAVY_SEARCH_MS = 20
 
 /**
  * A heavy search goes back to the others only once it costs less than this share of the bound: a
- * search near it would change lanes from one run to the next (the family's `the a` sort=name took
- * 45-71 ms of CPU at 100,000 books on SQLite), and each time it was ordinary, four of it at once
- * held both read threads (a fifth client's page took 524-747 ms).
+ * search near it would change lanes from one run to the next (the family's `the a` took 21-25 ms
+ * at 100,000 books on a quiet machine, 45-71 ms on a loaded one), and each time it was ordinary,
+ * four of it at once held the read threads.
  */
 const LIGHT_AGAIN_SHARE = 0.5
 

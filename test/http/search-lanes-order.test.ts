@@ -29,13 +29,35 @@ describe('SearchLanes', () => {
     expect(first.lanes).toEqual(['ordinary'])
     expect(lanes.cost('a e i')).toBe(HEAVY_SEARCH_MS)
 
-    const light = work(HEAVY_SEARCH_MS - 1)
+    const light = work(HEAVY_SEARCH_MS / 2 - 1)
     const again = lanes.run('a e i', undefined, light.run)
     light.finish()
     await again
     expect(light.lanes).toEqual(['heavy'])
-    // Measured light this time: back with the others.
+    // Measured under half the bound this time: back with the others.
     expect(lanes.cost('a e i')).toBeUndefined()
+  })
+
+  it('keeps a heavy search heavy while it costs half the bound or more, so that one near it does not change lanes run by run', async () => {
+    const lanes = new SearchLanes(1, 50)
+    const runAt = async (spentMs: number) => {
+      const w = work(spentMs)
+      const run = lanes.run('the a', undefined, w.run)
+      w.finish()
+      await run
+      return w.lanes[0]
+    }
+    expect(await runAt(49)).toBe('ordinary')
+    expect(lanes.cost('the a')).toBeUndefined()
+    expect(await runAt(71)).toBe('ordinary')
+    for (const spentMs of [45, 30, 25]) {
+      expect(await runAt(spentMs)).toBe('heavy')
+      expect(lanes.cost('the a')).toBe(spentMs)
+    }
+    expect(await runAt(24)).toBe('heavy')
+    expect(lanes.cost('the a')).toBeUndefined()
+    expect(await runAt(45)).toBe('ordinary')
+    expect(await runAt(10)).toBe('ordinary')
   })
 
   it('runs one heavy search at a time, a cheaper one before a costlier one that came first', async () => {
