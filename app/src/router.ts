@@ -27,12 +27,29 @@ export function href(path: string, query: Record<string, string | undefined> = {
   return `${BASE}${path}${search ? `?${search}` : ''}`
 }
 
+/** What a history entry of the app holds: the URL it was opened from, for `leave`. */
+interface Entry {
+  readonly from: string
+}
+
+const here = (location: Location | URL): string => location.pathname + location.search
+
 /** Goes to `url` (a URL under the app) without loading the page again; `replace` keeps the history as it is. */
 export function navigate(url: string, { replace = false } = {}): void {
   const target = new URL(url, window.location.href)
-  if (replace) window.history.replaceState(null, '', target)
-  else window.history.pushState(null, '', target)
+  if (replace) window.history.replaceState(window.history.state, '', target)
+  else window.history.pushState({ from: here(window.location) } satisfies Entry, '', target)
   place.value = placeOf(target)
+}
+
+/**
+ * Leaves a view that should not stay in the history (a form, once saved or cancelled) for `url`:
+ * back, when that is where it was opened from, else in its place. Back then never shows the form.
+ */
+export function leave(url: string): void {
+  const target = new URL(url, window.location.href)
+  if ((window.history.state as Entry | null)?.from === here(target)) window.history.back()
+  else navigate(url, { replace: true })
 }
 
 /** Follows links under the app in the page, and the browser's back and forward. */

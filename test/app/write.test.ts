@@ -207,6 +207,51 @@ describe('writing in the app', () => {
     expect((await stored('books', book)).book_collection_id).toBeNull()
   })
 
+  it('leaves no form in the history: Back after a save or a Cancel goes where the form was opened from', async () => {
+    const { page, errors } = await session.page()
+    const book = await session.t.create('books', { name: 'The Other Wind', author_id: Number(ids.tolkien) })
+    const path = () => new URL(page.url()).pathname
+    const atHeading = (name: string) => page.getByRole('heading', { level: 1, name, exact: true }).waitFor()
+
+    // Edit, opened from the record's page, then saved: the record's page, and Back leaves it.
+    await page.goto(`/app/authors/${ids.tolkien}`)
+    await page.getByRole('link', { name: 'The Other Wind' }).click()
+    await atHeading('The Other Wind')
+    await page.getByRole('link', { name: 'Edit' }).click()
+    await page.getByLabel('Title').fill('The Other Wind (Earthsea)')
+    await page.getByRole('button', { name: 'Save' }).click()
+    await page.getByRole('status').filter({ hasText: 'Saved' }).waitFor()
+    await atHeading('The Other Wind (Earthsea)')
+    expect(path()).toBe(`/app/books/${book}`)
+    await page.goBack()
+    await atHeading('J.R.R. Tolkien')
+    expect(path()).toBe(`/app/authors/${ids.tolkien}`)
+
+    // Edit, then Cancel: the same.
+    await page.goForward()
+    await atHeading('The Other Wind (Earthsea)')
+    await page.getByRole('link', { name: 'Edit' }).click()
+    await page.getByRole('button', { name: 'Cancel' }).click()
+    await atHeading('The Other Wind (Earthsea)')
+    await page.goBack()
+    await atHeading('J.R.R. Tolkien')
+
+    // New, opened from the list, then saved: the new record's page, and Back is the list.
+    await page.goto('/app/books')
+    await page.getByRole('link', { name: 'New book' }).click()
+    await page.getByLabel('Title').fill('Tales from Earthsea')
+    const author = page.getByRole('combobox', { name: 'Author' })
+    await author.pressSequentially('guin')
+    await page.getByRole('option', { name: 'Ursula K. Le Guin' }).click()
+    await page.getByRole('button', { name: 'Save' }).click()
+    await atHeading('Tales from Earthsea')
+    expect(path()).toMatch(/^\/app\/books\/\d+$/)
+    await page.goBack()
+    await atHeading('Books')
+    expect(path()).toBe('/app/books')
+    expect(errors).toEqual([])
+  })
+
   it("refuses a blank title and a missing author with the API's own messages, each by its field", async () => {
     const { page } = await session.page({ width: 390, height: 844 })
     await page.goto('/app/books/new')

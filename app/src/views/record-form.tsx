@@ -15,7 +15,7 @@ import {
   sameFields,
   updateRecord,
 } from '../record-fields'
-import { href, navigate } from '../router'
+import { href, leave } from '../router'
 import { type OtherVersion, OtherVersionAlert } from './other-version'
 import { UnreadRecord } from './unread-record'
 
@@ -138,7 +138,7 @@ export function RecordForm({ kind, id }: { kind: Kind; id?: string | undefined }
       const savedId = id === undefined ? await createRecord(kind, fields) : id
       if (id !== undefined) await updateRecord(kind, id, fields, opened?.etag ?? null)
       announce(`${kind.path}/${savedId}`, 'Saved')
-      navigate(href(`${kind.path}/${savedId}`))
+      leave(href(`${kind.path}/${savedId}`))
       return
     } catch (error) {
       latest.current.saving = null
@@ -158,7 +158,7 @@ export function RecordForm({ kind, id }: { kind: Kind; id?: string | undefined }
     }
   }
 
-  const cancel = () => navigate(href(id === undefined ? kind.path : `${kind.path}/${id}`))
+  const cancel = () => leave(href(id === undefined ? kind.path : `${kind.path}/${id}`))
   const set = (change: Partial<Fields>) => setFields((before) => ({ ...before, ...change }))
   const heading = id === undefined ? `New ${kind.one}` : `Edit “${opened?.fields.name ?? ''}”`
 
