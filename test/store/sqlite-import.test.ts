@@ -93,6 +93,65 @@ describe('SqliteStore.openImport', () => {
     }
   })
 
+  it('into a catalogue of no books, builds the indexes of books it does not read at its end, as the schema writes them', async () => {
+    const indexesOfBooks = () => {
+      const file = new Database(dbPath, { readonly: true })
+      try {
+        return file
+          .query(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'books' AND sql IS NOT NULL ORDER BY name",
+          )
+          .all() as { name: string; sql: string }[]
+      } finally {
+        file.close()
+      }
+    }
+    const before = indexesOfBooks()
+    expect(before.map((index) => index.name)).toContain('books_name')
+    const session = store.openImport({ dryRun: false })
+    await session.add([{ title: 'Kindred', author: 'Octavia E. Butler', collection: 'Patternist' }])
+    // Only the one it reads, to find a book stored by an earlier batch.
+    expect(indexesOfBooks().map((index) => index.name)).toEqual(['books_author_name'])
+    expect(await session.add([{ title: 'Kindred', author: 'Octavia E. Butler', collection: 'Patternist' }])).toEqual({
+      books: 0,
+      present: 1,
+      authors: 0,
+      collections: 0,
+    })
+    await session.close()
+    expect(indexesOfBooks()).toEqual(before)
+    // As the generator writes them: a strict opening compares them.
+    await store.close()
+    store = SqliteStore.open(dbPath, resources)
+    const sorted = await store.list(books, { filters: [], sort: [{ field: 'name', descending: true }], limit: 5 })
+    expect(sorted.map((book) => book.attributes.name)).toEqual(['Kindred'])
+  })
+
+  it('into a catalogue with books, keeps every index of books', async () => {
+    await store.create(authors, { attributes: { name: 'Anon' }, toOne: {} })
+    const seed = store.openImport({ dryRun: false })
+    await seed.add([{ title: 'First', author: 'Anon', collection: null }])
+    await seed.close()
+    const count = () => {
+      const file = new Database(dbPath, { readonly: true })
+      try {
+        return (
+          file.query("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'books'").get() as {
+            n: number
+          }
+        ).n
+      } finally {
+        file.close()
+      }
+    }
+    const before = count()
+    const session = store.openImport({ dryRun: false })
+    await session.add([{ title: 'Second', author: 'Anon', collection: null }])
+    expect(count()).toBe(before)
+    await session.close()
+    expect(count()).toBe(before)
+  })
+
   it('in a dry run stores nothing, counts across batches, and drops its temporary tables on close', async () => {
     const session = store.openImport({ dryRun: true })
     const batch = [{ title: 'T', author: 'A', collection: 'C' }]

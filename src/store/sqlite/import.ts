@@ -7,6 +7,7 @@ import { books } from '../../resources/books'
 import type { StoreUnavailableError } from '../faults'
 import { BatchSizer, type Counts, namesOf } from '../import-batches'
 import type { BookImport } from '../store'
+import { DeferredIndexes } from './import-indexes'
 import { searchIndexName } from './search'
 import { SqliteVocabulary, vocabularyFillSql } from './vocabulary'
 
@@ -60,6 +61,8 @@ export class SqliteBookImport {
   private wordsAtEnd = false
   /** Something was added whose words wait for `fillVocabularies`. */
   wordsOwed = false
+  /** The books' indexes left to the import's end (see `add`). */
+  private readonly indexes: DeferredIndexes
 
   /** The connection's page cache before the import (PRAGMA cache_size), put back by close(). */
   private readonly cacheSize: number
@@ -82,6 +85,7 @@ export class SqliteBookImport {
     const replaced = fileFault()
     if (replaced) throw replaced
     this.vocabulary = new SqliteVocabulary(db)
+    this.indexes = new DeferredIndexes(db)
     // SQLite's default cache (2 MB) holds a small part of the pages a batch reads and writes: at a
     // million books they were read back from the file again and again (2 GB read per 100,000 books).
     // 16 MB cut that to about 120 MB; 32 MB measured no faster, and took more memory.
@@ -187,7 +191,10 @@ export class SqliteBookImport {
 
   /** Adds a batch; the caller runs it in one transaction. */
   add(batch: readonly NamedBook[]): ImportCounts {
-    this.storedAtStart ??= this.countBooks.get()?.books ?? 0
+    if (this.storedAtStart === null) {
+      this.storedAtStart = this.countBooks.get()?.books ?? 0
+      if (this.storedAtStart === 0 && !this.dryBook) this.indexes.defer()
+    }
     // The words of a batch cost some 6-10 µs a title here (split and folded in JS, then a statement
     // a new word); those of the whole catalogue, read from the search indexes' terms at the end,
     // under 1 µs a book stored (0.5-0.9 s at 1,000,000). A large import thus leaves its words to
@@ -252,6 +259,16 @@ export class SqliteBookImport {
     this.wordsOwed = false
   }
 
+  /** Whether some index of books waits for buildIndex. */
+  get indexesOwed(): boolean {
+    return this.indexes.owed
+  }
+
+  /** Builds the next index of books the import left to its end; the caller runs it in one transaction. */
+  buildIndex(): void {
+    this.indexes.buildNext()
+  }
+
   /** Finalizes the statements; a dry run drops its temporary tables. */
   close(): void {
     for (const statement of this.statements) statement.finalize()
@@ -303,6 +320,7 @@ export function sqliteImport(
         // Whatever ended the import, the words of the batches it committed are written before it
         // is over: a search forgives them from then on.
         if (importer.wordsOwed) await write(() => importer.fillVocabularies())
+        while (importer.indexesOwed) await write(() => importer.buildIndex())
       } finally {
         importer.close()
         closed()

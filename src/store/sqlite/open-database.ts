@@ -83,7 +83,8 @@ export function openDatabase(path: string, registry: ResourceRegistry, options: 
     try {
       const current = options.migrate === false ? schemaVersion(db) : latest
       if (current !== latest) throw new Error(unmigrated(current, latest))
-      checkSchema(db, registry)
+      // An index a stopped import left out answers nothing wrong, only slower: a writer builds it.
+      checkSchema(db, registry, 'allowed')
     } catch (error) {
       db.close()
       throw storeError(error)
@@ -105,7 +106,7 @@ export function openDatabase(path: string, registry: ResourceRegistry, options: 
     // moves past every id handed out before (sqlite/change-history.ts). A new one starts at 1.
     const existed = path !== ':memory:' && schemaVersion(db) > 0
     migrate(db, options.migrations ?? sqliteMigrations, options.onMigration)
-    checkSchema(db, registry)
+    checkSchema(db, registry, 'built')
     // A new generation at each start of the service: tags given before it (for a file since put
     // back from a backup, say, whose count of changes went back) never match again. The row is
     // made again if someone deleted it (its count then starts over, under the new generation).

@@ -12,7 +12,15 @@ import { indexColumns, searchIndexName } from './search'
  * double-quoted column name for a string literal). Last, every table, index and trigger that the
  * generator (ddl.ts) writes for the descriptions must be in the file as it writes them.
  */
-export function checkSchema(db: Database, registry: ResourceRegistry): void {
+export function checkSchema(
+  db: Database,
+  registry: ResourceRegistry,
+  /**
+   * What becomes of an index the generator writes and the file lacks: refused, allowed (a reader,
+   * which answers the same without it), or built (a writer, see rebuildMissingIndexes).
+   */
+  missingIndexes: 'refused' | 'allowed' | 'built' = 'refused',
+): void {
   const columnsOf = (table: string) =>
     db
       .query<{ name: string }, [string]>('SELECT name FROM pragma_table_info(?)')
@@ -65,7 +73,8 @@ export function checkSchema(db: Database, registry: ResourceRegistry): void {
       }
     }
   }
-  const differing = generatedMismatch(db, registry)
+  if (missingIndexes === 'built') db.transaction(() => rebuildMissingIndexes(db, registry)).immediate()
+  const differing = generatedMismatch(db, registry, missingIndexes === 'allowed')
   if (differing) throw new Error(differing)
 }
 
@@ -79,20 +88,47 @@ export function layoutFree(sql: string): string {
 
 type SchemaObject = { type: string; name: string; sql: string | null }
 
-/**
- * Builds in memory what the generator writes for `registry` and compares each of its tables,
- * indexes and triggers with the file's (FTS5's own shadow tables left out: their SQL is FTS5's,
- * and may differ with the SQLite version that made them). Returns the first mismatch, or null.
- */
-function generatedMismatch(db: Database, registry: ResourceRegistry): string | null {
+/** What the generator writes for `registry`, as SQLite records it, built in memory. */
+function generatedObjects(registry: ResourceRegistry): SchemaObject[] {
   const wanted = new Database(':memory:')
-  let expected: SchemaObject[]
   try {
     wanted.run(schemaSql(registry))
-    expected = wanted.query<SchemaObject, []>('SELECT type, name, sql FROM sqlite_master ORDER BY name').all()
+    return wanted.query<SchemaObject, []>('SELECT type, name, sql FROM sqlite_master ORDER BY name').all()
   } finally {
     wanted.close()
   }
+}
+
+/**
+ * Builds again each index the generator writes that the file lacks, and returns their names. An
+ * import into an empty catalogue builds most of its books' indexes at its end (sqlite/import.ts),
+ * and one stopped before that, by a crash, leaves them out. An index holds nothing its table does
+ * not, so the next writer to open the file builds it rather than refuse the file.
+ */
+function rebuildMissingIndexes(db: Database, registry: ResourceRegistry): string[] {
+  const present = new Set(
+    db
+      .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'index'")
+      .all()
+      .map((o) => o.name),
+  )
+  const missing = generatedObjects(registry).filter((o) => o.type === 'index' && o.sql && !present.has(o.name))
+  for (const index of missing) db.run(ifNotExists(index.sql as string))
+  return missing.map((index) => index.name)
+}
+
+/** A CREATE INDEX statement that does nothing where the index is there already. */
+export function ifNotExists(createIndex: string): string {
+  return createIndex.replace(/^CREATE (UNIQUE )?INDEX (?!IF NOT EXISTS)/i, 'CREATE $1INDEX IF NOT EXISTS ')
+}
+
+/**
+ * Compares each table, index and trigger the generator writes for `registry` with the file's
+ * (FTS5's own shadow tables left out: their SQL is FTS5's, and may differ with the SQLite version
+ * that made them). Returns the first mismatch, or null.
+ */
+function generatedMismatch(db: Database, registry: ResourceRegistry, missingIndexesAllowed: boolean): string | null {
+  const expected = generatedObjects(registry)
   const present = new Map(
     db
       .query<SchemaObject, []>('SELECT type, name, sql FROM sqlite_master')
@@ -107,6 +143,7 @@ function generatedMismatch(db: Database, registry: ResourceRegistry): string | n
   for (const object of expected) {
     if (object.name.startsWith('sqlite_') || shadows.has(object.name)) continue
     const found = present.get(object.name)
+    if (!found && object.type === 'index' && missingIndexesAllowed) continue
     if (!found || found.type !== object.type) {
       return `the database has no ${object.type} ${object.name}, which the descriptions' schema holds`
     }
