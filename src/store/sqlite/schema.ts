@@ -10,14 +10,15 @@ import { indexColumns, searchIndexName } from './search'
  * exactly the searched attributes, and its row of record_counts with the triggers that keep it.
  * Without this, a description ahead of its migration answered wrong data (SQLite takes an unknown
  * double-quoted column name for a string literal). Last, every table, index and trigger that the
- * generator (ddl.ts) writes for the descriptions must be in the file as it writes them.
+ * generator (ddl.ts) writes for the descriptions must be in the file as it writes them (an index
+ * it lacks may be built or allowed: see missingIndexes).
  */
 export function checkSchema(
   db: Database,
   registry: ResourceRegistry,
   /**
    * What becomes of an index the generator writes and the file lacks: refused, allowed (a reader,
-   * which answers the same without it), or built (a writer, see rebuildMissingIndexes).
+   * which answers the same without it), or built (a writer, see missingIndexesOf).
    */
   missingIndexes: 'refused' | 'allowed' | 'built' = 'refused',
 ): void {
@@ -73,7 +74,13 @@ export function checkSchema(
       }
     }
   }
-  if (missingIndexes === 'built') db.transaction(() => rebuildMissingIndexes(db, registry)).immediate()
+  // Under the write lock only when one is missing, and looked for again there: another process
+  // opening the file at once may have built it.
+  if (missingIndexes === 'built' && missingIndexesOf(db, registry).length > 0) {
+    db.transaction(() => {
+      for (const index of missingIndexesOf(db, registry)) db.run(index.sql as string)
+    }).immediate()
+  }
   const differing = generatedMismatch(db, registry, missingIndexes === 'allowed')
   if (differing) throw new Error(differing)
 }
@@ -100,21 +107,19 @@ function generatedObjects(registry: ResourceRegistry): SchemaObject[] {
 }
 
 /**
- * Builds again each index the generator writes that the file lacks, and returns their names. An
- * import into an empty catalogue builds most of its books' indexes at its end (sqlite/import.ts),
- * and one stopped before that, by a crash, leaves them out. An index holds nothing its table does
- * not, so the next writer to open the file builds it rather than refuse the file.
+ * The indexes the generator writes that the file lacks. An import into an empty catalogue builds
+ * most of its books' indexes at its end (sqlite/import-indexes.ts), and one stopped before that, by
+ * a crash, leaves them out. An index holds nothing its table does not, so a writer opening the file
+ * builds them rather than refuse it, and a reader answers the same without them, only slower.
  */
-function rebuildMissingIndexes(db: Database, registry: ResourceRegistry): string[] {
+function missingIndexesOf(db: Database, registry: ResourceRegistry): SchemaObject[] {
   const present = new Set(
     db
       .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'index'")
       .all()
       .map((o) => o.name),
   )
-  const missing = generatedObjects(registry).filter((o) => o.type === 'index' && o.sql && !present.has(o.name))
-  for (const index of missing) db.run(ifNotExists(index.sql as string))
-  return missing.map((index) => index.name)
+  return generatedObjects(registry).filter((o) => o.type === 'index' && o.sql !== null && !present.has(o.name))
 }
 
 /** A CREATE INDEX statement that does nothing where the index is there already. */
