@@ -43,12 +43,14 @@ export function navigate(url: string, { replace = false } = {}): void {
 }
 
 /**
- * Leaves a view that should not stay in the history (a form, once saved or cancelled) for `url`:
- * back, when that is where it was opened from, else in its place. Back then never shows the form.
+ * Leaves a view that should not stay behind in the history (a form, once saved or cancelled) for
+ * `url`: back, when it was opened from that page (with whatever search that page's URL held), else
+ * in its place. Back then never shows the form again (Forward may).
  */
 export function leave(url: string): void {
   const target = new URL(url, window.location.href)
-  if ((window.history.state as Entry | null)?.from === here(target)) window.history.back()
+  const from = (window.history.state as Entry | null)?.from
+  if (from !== undefined && new URL(from, window.location.href).pathname === target.pathname) window.history.back()
   else navigate(url, { replace: true })
 }
 

@@ -8,6 +8,10 @@ import { type Encoding, LineReader, NOT_UTF8, type PhysicalLine, TOO_LONG } from
 import { count, formatBytes, Progress, say } from './progress'
 
 export { IMPORT_BATCH_SIZE, MAX_IMPORT_BATCH_SIZE } from '../store/import-batches'
+
+/** The exit status of an import stopped by a signal: 128 and the signal's number, as a shell reports it. */
+const EXIT_ON = { SIGINT: 130, SIGTERM: 143 } as const
+
 /** Bad lines reported one by one; past these, only their number. */
 export const MAX_REPORTED_LINES = 100
 
@@ -30,7 +34,8 @@ function summary(dryRun: boolean, totals: ImportCounts, bad: number, seconds: nu
 
 /**
  * Adds the books of the file through the store's import, a batch at a time, and reports: bad lines
- * on stderr, then one summary line. Resolves to the exit code (0, or 1 for bad lines or a failure).
+ * on stderr, then one summary line. Resolves to the exit code (0, or 1 for bad lines or a failure,
+ * or 130 / 143 when SIGINT / SIGTERM stopped it).
  */
 export async function importBooks(store: Store, file: BookFile, dryRun: boolean, started: number): Promise<number> {
   const importer = store.openImport({ dryRun })
@@ -82,18 +87,31 @@ export async function importBooks(store: Store, file: BookFile, dryRun: boolean,
     take(record.line, bookFromCsv(record.fields, layout.columns, layout.names))
   }
 
+  // Ctrl-C, or a service manager's stop: the batch under way ends, then the import closes as at its
+  // end (its words, and the indexes it left to its end, written); a second signal exits at once.
+  let stoppedBy: 'SIGINT' | 'SIGTERM' | null = null
+  const stop = (signal: 'SIGINT' | 'SIGTERM') => {
+    if (stoppedBy) process.exit(EXIT_ON[signal])
+    stoppedBy = signal
+  }
+  process.on('SIGINT', stop)
+  process.on('SIGTERM', stop)
+
   let code = 0
   try {
-    for await (const lines of reader.batches()) {
+    reading: for await (const lines of reader.batches()) {
       for (const line of lines) {
         readLine(line)
         if (batch.length >= importer.batchSize) await flush()
+        if (stoppedBy) break reading
       }
       progress.update(reader.bytesRead)
     }
-    const last = csv.end()
-    if (last && 'error' in last) badLine(last.line, last.error)
-    await flush()
+    if (!stoppedBy) {
+      const last = csv.end()
+      if (last && 'error' in last) badLine(last.line, last.error)
+      await flush()
+    }
   } catch (error) {
     if (!(error instanceof StoreUnavailableError)) throw error
     progress.finish()
@@ -106,9 +124,18 @@ export async function importBooks(store: Store, file: BookFile, dryRun: boolean,
     code = 1
   } finally {
     await importer.close()
+    process.off('SIGINT', stop)
+    process.off('SIGTERM', stop)
   }
   if (code !== 0) return code
   progress.finish()
+  if (stoppedBy) {
+    const stored = dryRun ? 'nothing was stored' : `the ${count(totals.books, 'book')} before it were stored`
+    say(
+      `catalogue import: stopped by ${stoppedBy} after line ${lastLine}; ${stored}. Run the same import again to go on: it adds only what is missing`,
+    )
+    return EXIT_ON[stoppedBy]
+  }
   if (bad > MAX_REPORTED_LINES) say(`... and ${bad - MAX_REPORTED_LINES} more bad lines`)
   // A spreadsheet's CSV on Windows is often Windows-1252: say which option reads it.
   if (notUtf8 > 0 && file.encoding === 'utf-8') {

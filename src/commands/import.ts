@@ -58,7 +58,8 @@ ${storeSettingsHelp(STORE_SETTINGS)}
 
 Exit status: 0 every line imported or already present, 1 some lines were bad (the others were
 stored) or the database failed part-way, 2 bad arguments, no database (without --create), an
-unreadable file, a wrong header, an export that is not sound or meets a database not empty.
+unreadable file, a wrong header, an export that is not sound or meets a database not empty;
+130 or 143 a file of books stopped by SIGINT or SIGTERM (the batches before kept).
 `
 
 const flags = {

@@ -236,6 +236,23 @@ describe('writing in the app', () => {
     await page.goBack()
     await atHeading('J.R.R. Tolkien')
 
+    // New, opened from a searched list, then cancelled: the list with its search.
+    await page.goto('/app/books?q=wind')
+    await page.getByRole('link', { name: 'New book' }).click()
+    await atHeading('New book')
+    await page.getByRole('button', { name: 'Cancel' }).click()
+    await atHeading('Books')
+    expect(new URL(page.url()).searchParams.get('q')).toBe('wind')
+
+    // Edit opened by its URL, then saved: the record's page in its place, and Back is the page before.
+    await page.goto(`/app/books/${book}/edit`)
+    await page.getByLabel('Title').fill('The Other Wind')
+    await page.getByRole('button', { name: 'Save' }).click()
+    await atHeading('The Other Wind')
+    await page.goBack()
+    await atHeading('Books')
+    expect(new URL(page.url()).searchParams.get('q')).toBe('wind')
+
     // New, opened from the list, then saved: the new record's page, and Back is the list.
     await page.goto('/app/books')
     await page.getByRole('link', { name: 'New book' }).click()

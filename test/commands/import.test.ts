@@ -430,6 +430,46 @@ describe(`catalogue import in batches of ${IMPORT_BATCH_SIZE}`, () => {
     expect(booksIn(path).map((book) => book.title)).toEqual(rows.map((row) => row[0] as string))
   }, 60_000)
 
+  it('stops at SIGINT after the batch under way, its indexes built, exits 130, and a second run adds only the rest', async () => {
+    const total = 200_000
+    const rows = Array.from({ length: total }, (_, i) => [`Book ${i}`, `Author ${i % 1000}`, `Series ${i % 40}`])
+    const { path, file, env } = setup('big.csv', csvOf(rows))
+    const indexesOfBooks = () => {
+      const db = new Database(path, { readonly: true })
+      try {
+        return db
+          .query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'books' ORDER BY name")
+          .all()
+      } finally {
+        db.close()
+      }
+    }
+    await withStore(path)
+    const indexes = indexesOfBooks()
+    const child = spawnChild(['bun', CLI, 'import', file], REPO, env)
+    // Once a batch is in (an import into no books has then left most indexes of books to its end).
+    const watcher = new Database(path, { readonly: true })
+    const count = watcher.query<{ n: number }, []>('SELECT COUNT(*) AS n FROM books')
+    const deadline = Date.now() + WAIT_MS
+    while ((count.get()?.n ?? 0) === 0 && Date.now() < deadline) await Bun.sleep(2)
+    child.proc.kill('SIGINT')
+    expect(await child.exitCode(WAIT_MS * 3)).toBe(130)
+    const stored = count.get()?.n ?? 0
+    watcher.close()
+    expect(stored).toBeGreaterThan(0)
+    expect(stored).toBeLessThan(total)
+    expect(child.stderr).toContain(`catalogue import: stopped by SIGINT after line `)
+    expect(child.stderr).toContain(`the ${stored} books before it were stored. Run the same import again to go on`)
+    expect(indexesOfBooks()).toEqual(indexes)
+
+    const again = await runCli(['import', file], { env, timeoutMs: WAIT_MS * 3 })
+    expect(again.code).toBe(0)
+    expect(again.lines[0]).toStartWith(
+      `imported ${total - stored} books (0 authors, 0 collections created), ${stored} already present`,
+    )
+    expect(countsIn(path)).toEqual({ authors: 1000, collections: 40, books: total })
+  }, 90_000)
+
   it('imports 100,000 books in seconds: under 10 s of CPU time (about 3.5 s here; 17 s row by row)', async () => {
     const rows = Array.from({ length: 100_000 }, (_, i) => [
       `Book ${i}`,

@@ -93,7 +93,7 @@ describe('SqliteStore.openImport', () => {
     }
   })
 
-  it('into a catalogue of no books, builds the indexes of books it does not read at its end, as the schema writes them', async () => {
+  it('into a catalogue of no books, builds the indexes of books it does not read at its end, as the schema writes them, and leaves others alone', async () => {
     const indexesOfBooks = () => {
       const file = new Database(dbPath, { readonly: true })
       try {
@@ -106,12 +106,16 @@ describe('SqliteStore.openImport', () => {
         file.close()
       }
     }
+    // One of the operator's own, beside the generator's.
+    const file = new Database(dbPath)
+    file.run('CREATE INDEX books_by_length ON books (length(name))')
+    file.close()
     const before = indexesOfBooks()
     expect(before.map((index) => index.name)).toContain('books_name')
     const session = store.openImport({ dryRun: false })
     await session.add([{ title: 'Kindred', author: 'Octavia E. Butler', collection: 'Patternist' }])
-    // Only the one it reads, to find a book stored by an earlier batch.
-    expect(indexesOfBooks().map((index) => index.name)).toEqual(['books_author_name'])
+    // Only the one it reads, to find a book stored by an earlier batch, and the operator's.
+    expect(indexesOfBooks().map((index) => index.name)).toEqual(['books_author_name', 'books_by_length'])
     expect(await session.add([{ title: 'Kindred', author: 'Octavia E. Butler', collection: 'Patternist' }])).toEqual({
       books: 0,
       present: 1,

@@ -32,7 +32,8 @@ export function tableSql(resource: ResourceDescription, lookup: Lookup): string[
   ]
 }
 
-function foreignKeyIndexSql(resource: ResourceDescription, relationship: ToOneRelationship): string {
+/** The index of a reference column: what a delete of its target looks up. */
+export function foreignKeyIndexSql(resource: ResourceDescription, relationship: ToOneRelationship): string {
   return `CREATE INDEX ${resource.table}_${relationship.column} ON ${resource.table} (${relationship.column});`
 }
 

@@ -1,4 +1,7 @@
 import type { Database } from 'bun:sqlite'
+import { books } from '../../resources/books'
+import { sortIndexSql, toOnes } from '../sql/sort-indexes'
+import { foreignKeyIndexSql } from './ddl'
 import { ifNotExists } from './schema'
 
 /**
@@ -7,12 +10,19 @@ import { ifNotExists } from './schema'
  */
 const PRESENCE_INDEX = 'books_author_name'
 
+/** The names of the indexes of books the generator writes: an index someone else added is never dropped. */
+const generatedIndexes = new Set(
+  [...sortIndexSql(books), ...toOnes(books).map(([, relationship]) => foreignKeyIndexSql(books, relationship))].map(
+    (sql) => /^CREATE INDEX (\S+) ON/.exec(sql)?.[1],
+  ),
+)
+
 /**
  * The indexes of books an import into a catalogue of no books builds at its end. Row by row, every
  * book goes into each index at a random place, and a batch rewrites most of their pages: at
  * 1,000,000 books that made the import 22x as long as 100,000's, writing 8.3 GB. Built once at the
  * end from the rows in order, the four indexes the import does not read took 2.8 s, and the import
- * 24 s instead of 44 (14.6x 100,000's, 2.7 GB written; bench/standalone/import-growth.ts).
+ * 22-23 s instead of 42-43 (14-15x 100,000's, 2.7 GB written; bench/standalone/import-growth.ts).
  *
  * They are dropped in the first batch's transaction, so a failed batch keeps them. A crash before
  * the end leaves them out: the next writer to open the file builds them (checkSchema), and readers
@@ -24,15 +34,22 @@ export class DeferredIndexes {
 
   constructor(private readonly db: Database) {}
 
-  /** Drops the indexes of books but the one an import reads; the caller runs it in the batch's transaction. */
+  /**
+   * Drops the indexes of books the generator writes, but the one an import reads; none when that
+   * one is missing (renamed, say), as every book would then be looked for by a scan. The caller
+   * runs it in the batch's transaction.
+   */
   defer(): void {
     const indexes = this.db
-      .query<{ name: string; sql: string }, [string]>(
-        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'books' AND sql IS NOT NULL AND name <> ?",
+      .query<{ name: string; sql: string }, []>(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'books' AND sql IS NOT NULL",
       )
-      .all(PRESENCE_INDEX)
-    for (const index of indexes) this.db.run(`DROP INDEX "${index.name}"`)
-    this.waiting.push(...indexes)
+      .all()
+      .filter((index) => generatedIndexes.has(index.name))
+    if (!indexes.some((index) => index.name === PRESENCE_INDEX)) return
+    const dropped = indexes.filter((index) => index.name !== PRESENCE_INDEX)
+    for (const index of dropped) this.db.run(`DROP INDEX "${index.name}"`)
+    this.waiting.push(...dropped)
   }
 
   /** Whether some index waits for buildNext. */

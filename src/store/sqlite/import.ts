@@ -4,7 +4,7 @@ import type { Id } from '../../model/record'
 import { authors } from '../../resources/authors'
 import { bookCollections } from '../../resources/book-collections'
 import { books } from '../../resources/books'
-import type { StoreUnavailableError } from '../faults'
+import { StoreUnavailableError } from '../faults'
 import { BatchSizer, type Counts, namesOf } from '../import-batches'
 import type { BookImport } from '../store'
 import { DeferredIndexes } from './import-indexes'
@@ -316,15 +316,28 @@ export function sqliteImport(
       return counts
     },
     close: async () => {
+      let failure: unknown
       try {
         // Whatever ended the import, the words of the batches it committed are written before it
         // is over: a search forgives them from then on.
         if (importer.wordsOwed) await write(() => importer.fillVocabularies())
+      } catch (error) {
+        failure = error
+      }
+      try {
+        // And its indexes, whether or not the words could be written. One that cannot be built now
+        // (the database failing, as it may have failed the import) is left to the next writer's
+        // opening of the file, which builds it (checkSchema).
         while (importer.indexesOwed) await write(() => importer.buildIndex())
-      } finally {
+      } catch (error) {
+        if (!(error instanceof StoreUnavailableError)) failure ??= error
+      }
+      try {
         importer.close()
+      } finally {
         closed()
       }
+      if (failure !== undefined) throw failure
     },
   }
 }

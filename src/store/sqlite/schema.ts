@@ -17,10 +17,10 @@ export function checkSchema(
   db: Database,
   registry: ResourceRegistry,
   /**
-   * What becomes of an index the generator writes and the file lacks: refused, allowed (a reader,
-   * which answers the same without it), or built (a writer, see missingIndexesOf).
+   * What becomes of an index the generator writes and the file lacks: allowed (a reader, which
+   * answers the same without it) or built (a writer, see missingIndexesOf).
    */
-  missingIndexes: 'refused' | 'allowed' | 'built' = 'refused',
+  missingIndexes: 'allowed' | 'built',
 ): void {
   const columnsOf = (table: string) =>
     db
@@ -74,12 +74,12 @@ export function checkSchema(
       }
     }
   }
-  // Under the write lock only when one is missing, and looked for again there: another process
-  // opening the file at once may have built it.
-  if (missingIndexes === 'built' && missingIndexesOf(db, registry).length > 0) {
-    db.transaction(() => {
-      for (const index of missingIndexesOf(db, registry)) db.run(index.sql as string)
-    }).immediate()
+  // One a transaction, so that an import under way (whose next batch waits for the lock) and the
+  // service's writes wait for one at most; IF NOT EXISTS: another process may have built it since.
+  if (missingIndexes === 'built') {
+    for (const index of missingIndexesOf(db, registry)) {
+      db.transaction(() => db.run(ifNotExists(index.sql as string))).immediate()
+    }
   }
   const differing = generatedMismatch(db, registry, missingIndexes === 'allowed')
   if (differing) throw new Error(differing)
