@@ -21,7 +21,8 @@ import { JsonApiError } from '../jsonapi/errors'
  * family's worst page at 100,000 books (16-25 ms alone on a quiet machine) was never heavy, and a
  * fifth client's pages beside four of it had a p90 of 106-181 ms on SQLite and 39-44 ms on
  * PostgreSQL, 15-17 of 30 and 1-2 of 30 over budget; at 20 ms, in the same runs, 19-23 ms and
- * 15-23 ms, 0-1 and 0 over. At 1,000,000 books, where more of the family costs 20 ms and so waits
+ * 15-23 ms, 0-1 and 0 over (in a later round 11 of 30 on SQLite: a crowd's page whose thread's
+ * cost stays just under the bound still runs beside the others). At 1,000,000 books, where more of the family costs 20 ms and so waits
  * its turn, its p90 rose from 47 to 77 ms on SQLite and from 59 to 164 ms on PostgreSQL, within the
  * 250 ms budget there (bun run bench -- search, two seeds, docs/performance.md).
  */
