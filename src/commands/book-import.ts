@@ -63,11 +63,14 @@ export async function importBooks(store: Store, file: BookFile, dryRun: boolean,
     batch.push(book)
     lastLine = line
   }
+  /** The last line of the last batch added. */
+  let addedThrough = 0
   const flush = async () => {
     if (batch.length === 0) return
     const added = await importer.add(batch)
     for (const key of Object.keys(totals) as (keyof ImportCounts)[]) totals[key] += added[key]
     batch = []
+    addedThrough = lastLine
   }
 
   const reader = new LineReader(Bun.file(file.path).stream(), file.encoding)
@@ -130,9 +133,9 @@ export async function importBooks(store: Store, file: BookFile, dryRun: boolean,
   if (code !== 0) return code
   progress.finish()
   if (stoppedBy) {
-    const stored = dryRun ? 'nothing was stored' : `the ${count(totals.books, 'book')} before it were stored`
+    const done = dryRun ? 'nothing was stored' : `${count(totals.books, 'book')} added`
     say(
-      `catalogue import: stopped by ${stoppedBy} after line ${lastLine}; ${stored}. Run the same import again to go on: it adds only what is missing`,
+      `catalogue import: stopped by ${stoppedBy} after line ${addedThrough}; ${done}. Run the same import again to go on: it adds only what is missing`,
     )
     return EXIT_ON[stoppedBy]
   }
