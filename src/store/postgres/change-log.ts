@@ -4,7 +4,7 @@ import { START_OF_FEED } from '../../model/changes'
 import { type ChangeLog, isChangePosition, POSITION_FORMS } from '../change-log'
 import type { ChangeSignal } from '../change-signal'
 import { StoreUnavailableError } from '../faults'
-import { adoptHistory, HISTORY_SQL, partsOf, positionOf, startHistory } from './change-history'
+import { adoptHistory, HISTORY_SQL, partsOf, positionOf } from './change-history'
 import { storeError } from './faults'
 
 /** The channel other instances are woken on (LISTEN/NOTIFY, on a direct connection). */
@@ -204,16 +204,11 @@ export class PostgresChangeLog implements ChangeLog {
   }
 
   /**
-   * At an instance's start, before its first write: adopts the database's history if it changed.
-   * Not held to STATEMENT_TIMEOUT, as the rest of a start is not (migrations, the schema check).
+   * At an instance's start, before its first write: adopts the database's history if the start
+   * found it changed (startHistory, on the start's connection). Not held to STATEMENT_TIMEOUT, as
+   * the rest of a start is not (migrations, the schema check).
    */
-  async adoptAtStart(): Promise<void> {
-    let moved: boolean
-    try {
-      ;({ moved } = await startHistory(this.sql))
-    } catch (error) {
-      throw storeError(error)
-    }
+  async adoptAtStart(moved: boolean): Promise<void> {
     if (moved) await this.adopt(true)
   }
 

@@ -1,6 +1,7 @@
 import { SQL } from 'bun'
 import type { ResourceRegistry } from '../../resources/registry'
 import { type MigrationApplied, unmigrated } from '../migration-state'
+import { startHistory } from './change-history'
 import { storeError } from './faults'
 import { migratePostgres, type PostgresMigration, postgresSchemaVersion } from './migrate'
 import { postgresMigrations } from './migrations'
@@ -72,6 +73,8 @@ export function postgresClientOptions(options: PostgresOptions = {}): SQL.Postgr
 export interface OpenedDatabase {
   readonly sql: SQL
   readonly schemaVersion: number
+  /** Whether the history stored differs from the database's (startHistory): the store adopts it. */
+  readonly historyMoved: boolean
   /** Null without DATABASE_REPLICA_URL. */
   readonly replicas: ReplicaSet | null
   /**
@@ -97,6 +100,7 @@ export async function openDatabase(
   const latest = migrations.at(-1)?.version ?? 0
   let mismatch: string | null
   let pooled: boolean | null = null
+  let historyMoved = false
   try {
     if (startingOptions.prepare || options.onListenWarning) {
       pooled = await sharesServerConnections(starting, url, startingOptions)
@@ -120,6 +124,9 @@ export async function openDatabase(
       await starting`INSERT INTO data_generation (only_row, generation) VALUES (true, gen_random_uuid()::text)
         ON CONFLICT (only_row) DO UPDATE SET generation = EXCLUDED.generation`
     }
+    // The feed's start (change-history.ts) here too, not on the pool, whose BEGIN a very short
+    // STATEMENT_TIMEOUT could cut ("canceling statement due to user request", seen in CI at 1 ms).
+    if (mismatch === null) historyMoved = (await startHistory(starting)).moved
   } catch (error) {
     throw storeError(error)
   } finally {
@@ -142,5 +149,5 @@ export async function openDatabase(
           await sql.close()
           throw error
         })
-  return { sql, schemaVersion: latest, replicas, pooled }
+  return { sql, schemaVersion: latest, historyMoved, replicas, pooled }
 }

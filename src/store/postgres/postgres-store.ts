@@ -66,7 +66,7 @@ export class PostgresStore implements Store {
 
   /** Connects, migrates (once across instances starting together) and returns the store (open-database.ts). */
   static async open(url: string, registry: ResourceRegistry, options: PostgresOptions = {}): Promise<PostgresStore> {
-    const { sql, schemaVersion, replicas, pooled } = await openDatabase(url, registry, options)
+    const { sql, schemaVersion, historyMoved, replicas, pooled } = await openDatabase(url, registry, options)
     const listenUrl = options.listenUrl === undefined ? url : options.listenUrl
     const warn = options.onListenWarning
     const fields: Record<string, string> = listenUrl === null ? {} : { listen_url: replicaName(listenUrl) }
@@ -86,7 +86,7 @@ export class PostgresStore implements Store {
     // write, which the feed then holds (PostgresChangeLog.adopt); reads adopt it too, for an
     // instance that was running when the database became another.
     try {
-      await store.changes.adoptAtStart()
+      await store.changes.adoptAtStart(historyMoved)
     } catch (error) {
       await store.close()
       throw error
