@@ -92,7 +92,11 @@ export function RecordForm({ kind, id }: { kind: Kind; id?: string | undefined }
   }, [kind, id])
 
   useEffect(() => {
-    if (loaded.kind === 'ready' && id !== undefined) document.getElementById(inputId('name'))?.focus()
+    if (loaded.kind !== 'ready' || id === undefined) return
+    // Not from a field the person is already in: the record may come after they began (a slow
+    // machine, a quick hand), and leaving a combobox settles it.
+    if (document.activeElement?.matches('input, select, textarea')) return
+    document.getElementById(inputId('name'))?.focus()
   }, [loaded.kind, id])
 
   // Someone else's change to this record, heard on the feed while the form is open.
