@@ -35,6 +35,13 @@ export async function openAppSession(options: TestAppOptions = {}): Promise<AppS
   const port = t.app.server?.port
   if (!port) throw new Error('the app did not listen')
   const origin = `http://127.0.0.1:${port}`
+  // The app is bundled at its first request, on this thread, which also reads the browser's
+  // messages: built before the browser starts. (The first test of a file, whose first navigation
+  // waited on the build, failed twice in CI inside playwright-core: "Object with guid
+  // response@... was not bound in the connection".)
+  const warm = await fetch(`${origin}/app/`)
+  await warm.arrayBuffer()
+  if (warm.status !== 200) throw new Error(`the app's page answered ${warm.status}`)
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, chromiumSandbox: false })
   const elsewhere: string[] = []
   const contexts: BrowserContext[] = []
@@ -46,9 +53,7 @@ export async function openAppSession(options: TestAppOptions = {}): Promise<AppS
     async page({ width = 1200, height = 800 } = {}) {
       const context = await browser.newContext({ viewport: { width, height }, baseURL: origin })
       contexts.push(context)
-      // Only requests to another origin are intercepted: continuing every request of the page's own
-      // through the route once failed inside playwright-core on the 303 from / ("Object with guid
-      // response@... was not bound in the connection").
+      // Only requests to another origin are intercepted (and aborted): the page's own go as they are.
       await context.route(
         (url) => url.origin !== origin,
         (route) => {
