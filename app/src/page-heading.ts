@@ -12,6 +12,12 @@ const APP_NAME = 'Library catalogue'
 /** How long a moved focus waits for the new view's heading (its record still loading). */
 const HEADING_WAIT_MS = 3000
 
+/** Whether the person is in a field of `within`: a view's own focus (its heading, its first field) leaves them there. */
+export function inAField(within: ParentNode = document): boolean {
+  const active = document.activeElement
+  return active !== null && within.contains(active) && active.matches('input, select, textarea')
+}
+
 export function followHeadings(main: HTMLElement): void {
   let focusDue = 0
   const update = () => {
@@ -21,8 +27,7 @@ export function followHeadings(main: HTMLElement): void {
     if (document.title !== title) document.title = title
     if (heading && focusDue > performance.now()) {
       focusDue = 0
-      const active = document.activeElement
-      if (active && main.contains(active) && active.matches('input, select, textarea')) return
+      if (inAField(main)) return
       if (!heading.hasAttribute('tabindex')) heading.setAttribute('tabindex', '-1')
       heading.focus()
     }

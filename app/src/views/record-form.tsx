@@ -4,6 +4,7 @@ import { Combobox } from '../combobox'
 import type { Kind } from '../kinds'
 import { subscribe } from '../live'
 import { announce } from '../notice'
+import { inAField } from '../page-heading'
 import {
   createRecord,
   EMPTY,
@@ -95,7 +96,7 @@ export function RecordForm({ kind, id }: { kind: Kind; id?: string | undefined }
     if (loaded.kind !== 'ready' || id === undefined) return
     // Not from a field the person is already in: the record may come after they began (a slow
     // machine, a quick hand), and leaving a combobox settles it.
-    if (document.activeElement?.matches('input, select, textarea')) return
+    if (inAField()) return
     document.getElementById(inputId('name'))?.focus()
   }, [loaded.kind, id])
 

@@ -61,8 +61,8 @@ export class SqliteBookImport {
   private wordsAtEnd = false
   /** Something was added whose words wait for `fillVocabularies`. */
   wordsOwed = false
-  /** The books' indexes left to the import's end (see `add`). */
-  private readonly indexes: DeferredIndexes
+  /** The books' indexes left to the import's end (see `add`); the caller builds them (`buildNext`). */
+  readonly indexes: DeferredIndexes
 
   /** The connection's page cache before the import (PRAGMA cache_size), put back by close(). */
   private readonly cacheSize: number
@@ -259,16 +259,6 @@ export class SqliteBookImport {
     this.wordsOwed = false
   }
 
-  /** Whether some index of books waits for buildIndex. */
-  get indexesOwed(): boolean {
-    return this.indexes.owed
-  }
-
-  /** Builds the next index of books the import left to its end; the caller runs it in one transaction. */
-  buildIndex(): void {
-    this.indexes.buildNext()
-  }
-
   /** Finalizes the statements; a dry run drops its temporary tables. */
   close(): void {
     for (const statement of this.statements) statement.finalize()
@@ -328,7 +318,7 @@ export function sqliteImport(
         // And its indexes, whether or not the words could be written. One that cannot be built now
         // (the database failing, as it may have failed the import) is left to the next writer's
         // opening of the file, which builds it (checkSchema).
-        while (importer.indexesOwed) await write(() => importer.buildIndex())
+        while (importer.indexes.owed) await write(() => importer.indexes.buildNext())
       } catch (error) {
         if (!(error instanceof StoreUnavailableError)) failure ??= error
       }

@@ -76,12 +76,13 @@ export function checkSchema(
   }
   // One a transaction, so that an import under way (whose next batch waits for the lock) and the
   // service's writes wait for one at most; IF NOT EXISTS: another process may have built it since.
+  const expected = generatedObjects(registry)
   if (missingIndexes === 'built') {
-    for (const index of missingIndexesOf(db, registry)) {
+    for (const index of missingIndexesOf(db, expected)) {
       db.transaction(() => db.run(ifNotExists(index.sql as string))).immediate()
     }
   }
-  const differing = generatedMismatch(db, registry, missingIndexes === 'allowed')
+  const differing = generatedMismatch(db, expected, missingIndexes === 'allowed')
   if (differing) throw new Error(differing)
 }
 
@@ -112,14 +113,14 @@ function generatedObjects(registry: ResourceRegistry): SchemaObject[] {
  * a crash, leaves them out. An index holds nothing its table does not, so a writer opening the file
  * builds them rather than refuse it, and a reader answers the same without them, only slower.
  */
-function missingIndexesOf(db: Database, registry: ResourceRegistry): SchemaObject[] {
+function missingIndexesOf(db: Database, expected: readonly SchemaObject[]): SchemaObject[] {
   const present = new Set(
     db
       .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'index'")
       .all()
       .map((o) => o.name),
   )
-  return generatedObjects(registry).filter((o) => o.type === 'index' && o.sql !== null && !present.has(o.name))
+  return expected.filter((o) => o.type === 'index' && o.sql !== null && !present.has(o.name))
 }
 
 /** A CREATE INDEX statement that does nothing where the index is there already. */
@@ -128,12 +129,15 @@ export function ifNotExists(createIndex: string): string {
 }
 
 /**
- * Compares each table, index and trigger the generator writes for `registry` with the file's
+ * Compares each table, index and trigger the generator writes (`expected`) with the file's
  * (FTS5's own shadow tables left out: their SQL is FTS5's, and may differ with the SQLite version
  * that made them). Returns the first mismatch, or null.
  */
-function generatedMismatch(db: Database, registry: ResourceRegistry, missingIndexesAllowed: boolean): string | null {
-  const expected = generatedObjects(registry)
+function generatedMismatch(
+  db: Database,
+  expected: readonly SchemaObject[],
+  missingIndexesAllowed: boolean,
+): string | null {
   const present = new Map(
     db
       .query<SchemaObject, []>('SELECT type, name, sql FROM sqlite_master')
