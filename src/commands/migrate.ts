@@ -35,6 +35,10 @@ async function migrate(argv: readonly string[], env: Readonly<Record<string, str
       applied.push(migration)
       say(`applied migration ${migration.version}: ${migration.name}`)
     },
+    onIndexBuilt: (built) =>
+      say(
+        `built index ${built.name}, which an import stopped before its end had left out (${Math.round(built.durationMs)} ms)`,
+      ),
   })
   await store.close()
   const where = shownDatabaseUrl(settings.databaseUrl)

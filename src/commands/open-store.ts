@@ -16,6 +16,7 @@ export async function openCommandStore(
     /** false: neither create nor migrate it (a dry run): a schema behind this build's is refused. */
     readonly migrate?: boolean
     readonly onMigration?: StoreOptions['onMigration']
+    readonly onIndexBuilt?: StoreOptions['onIndexBuilt']
   } = {},
 ): Promise<Store> {
   const { database, databaseUrl } = settings
@@ -30,6 +31,7 @@ export async function openCommandStore(
       preparedStatements: settings.databasePreparedStatements,
       migrate: options.migrate,
       onMigration: options.onMigration,
+      onIndexBuilt: options.onIndexBuilt,
     })
   } catch (error) {
     throw new UsageError(`cannot open the database at ${shownDatabaseUrl(databaseUrl)}: ${(error as Error).message}`)

@@ -9,7 +9,7 @@ import { isCompiledExecutable, noteDotenvFiles } from './dotenv-files'
 import { listeningFields } from './listening-line'
 import { NOTHING_TO_RELOAD } from './reload'
 import { fail, listenFailure } from './start-failure'
-import { logFeedRestart, logMigration } from './store-log'
+import { logFeedRestart, logIndexBuilt, logMigration } from './store-log'
 import { warnOfWideTrustedProxies } from './trusted-proxies-warning'
 
 /*
@@ -139,6 +139,7 @@ export async function runSupervisor(
     durability: config.durability,
     // With its pid, as its listening line: what no worker number marks, a pid marks as the supervisor's.
     onMigration: logMigration(withFields(logger, { pid: process.pid })),
+    onIndexBuilt: logIndexBuilt(withFields(logger, { pid: process.pid })),
     onFeedRestart: logFeedRestart(logger),
   }).catch((error: Error) =>
     fail(`cannot open the database at ${shownDatabaseUrl(config.databaseUrl)}: ${error.message}`),

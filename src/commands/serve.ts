@@ -12,7 +12,7 @@ import { listeningFields } from './listening-line'
 import { reloadOnHangup } from './reload'
 import { runSupervisor, workerSlot } from './serve-supervisor'
 import { fail, listenFailure } from './start-failure'
-import { logFeedRestart, logMigration } from './store-log'
+import { logFeedRestart, logIndexBuilt, logMigration } from './store-log'
 import { warnOfWideTrustedProxies } from './trusted-proxies-warning'
 
 /** Whether `host` is reachable only from this machine. */
@@ -92,6 +92,7 @@ async function serve(argv: readonly string[], env: Readonly<Record<string, strin
     newGeneration: slot === null,
     // A worker finds the schema its supervisor migrated: only a process started alone applies any.
     onMigration: logMigration(logger),
+    onIndexBuilt: logIndexBuilt(logger),
     // A worker started (again) after the file was replaced must not open the new one.
     sameDatabaseAs: slot?.database,
     durability: config.durability,

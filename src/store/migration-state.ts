@@ -7,6 +7,15 @@ export interface MigrationApplied {
 }
 
 /**
+ * An index the generator writes that an opening found missing and built (an import stopped before
+ * its end leaves some out: sqlite/import-indexes.ts), as the opening reports it (StoreOptions.onIndexBuilt).
+ */
+export interface IndexBuilt {
+  readonly name: string
+  readonly durationMs: number
+}
+
+/**
  * Why a store that may not migrate (a dry run's) refuses a schema at version `current` when this
  * build's is at `latest`.
  */

@@ -2,7 +2,7 @@ import { Database } from 'bun:sqlite'
 import { existsSync } from 'node:fs'
 import { SQL } from 'bun'
 import type { ResourceRegistry } from '../resources/registry'
-import type { MigrationApplied } from './migration-state'
+import type { IndexBuilt, MigrationApplied } from './migration-state'
 import { postgresSchemaVersion } from './postgres/migrate'
 import { postgresMigrations, postgresMigrationsWith } from './postgres/migrations'
 import type { PostgresOptions } from './postgres/open-database'
@@ -204,6 +204,8 @@ export interface StoreOptions {
   readonly onFeedRestart?: () => void
   /** Told of each migration this opening applies, once it is committed (catalogue migrate lists them). */
   readonly onMigration?: (migration: MigrationApplied) => void
+  /** SQLite: told of each index the opening built because the file lacked it (an import stopped part-way). */
+  readonly onIndexBuilt?: (built: IndexBuilt) => void
   /**
    * false: the database is neither created nor migrated nor written to (a dry run's store; SQLite
    * opens it read-only). A schema behind this build's is refused, saying to run `catalogue migrate`.
@@ -242,6 +244,7 @@ export async function openStore(
         readOnly: options.readOnly,
         migrate: options.migrate,
         onMigration: options.onMigration,
+        onIndexBuilt: options.onIndexBuilt,
         newGeneration: options.newGeneration,
         durability: options.durability,
         offloadDiskWaits: options.offloadDiskWaits,

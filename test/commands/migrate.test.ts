@@ -74,6 +74,22 @@ describe('catalogue migrate', () => {
     expect(readDatabase(path, (db) => db.query('SELECT * FROM schema_migrations').all())).toEqual(before)
   })
 
+  it('builds an index an import stopped before its end left out, and says so on a line of its own', async () => {
+    const { path, url } = tempDatabase()
+    expect((await runCli(['migrate'], { env: { DATABASE_URL: url } })).code).toBe(0)
+    const file = new Database(path)
+    file.run('DROP INDEX books_name')
+    file.close()
+    const again = await runCli(['migrate'], { env: { DATABASE_URL: url } })
+    expect(again.code).toBe(0)
+    expect(again.lines[0]).toMatch(
+      /^built index books_name, which an import stopped before its end had left out \(\d+ ms\)$/,
+    )
+    expect(
+      readDatabase(path, (db) => db.query("SELECT name FROM sqlite_master WHERE name = 'books_name'").all()),
+    ).toEqual([{ name: 'books_name' }])
+  })
+
   itOnPostgres('migrates a PostgreSQL database once when five run at the same moment', async () => {
     const server = POSTGRES_SERVER
     const admin = new SQL(server, { max: 1 })

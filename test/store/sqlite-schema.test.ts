@@ -208,8 +208,10 @@ describe('SqliteStore.open compared with the schema the descriptions write', () 
     ).toEqual([])
     await reader.close()
     expect(indexed()).toBeNull()
-    const writer = SqliteStore.open(dbPath, resources)
+    const built: string[] = []
+    const writer = SqliteStore.open(dbPath, resources, { onIndexBuilt: (index) => built.push(index.name) })
     await writer.close()
+    expect(built).toEqual(['books_book_collection_name'])
     // As the generator writes it: the next opening's comparison passes.
     expect(indexed()?.sql).toBe('CREATE INDEX books_book_collection_name ON books (book_collection_id, name, id)')
     const again = SqliteStore.open(dbPath, resources, { readOnly: true })

@@ -2,7 +2,7 @@ import { Database } from 'bun:sqlite'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { ResourceRegistry } from '../../resources/registry'
-import { type MigrationApplied, unmigrated } from '../migration-state'
+import { type IndexBuilt, type MigrationApplied, unmigrated } from '../migration-state'
 import { skipToNow } from './change-history'
 import { storeError } from './faults'
 import { fileIdentity, fileReplaced } from './file-guard'
@@ -32,6 +32,8 @@ export interface SqliteOptions {
   readonly migrate?: boolean
   /** Told of each migration applied (StoreOptions.onMigration). */
   readonly onMigration?: (migration: MigrationApplied) => void
+  /** Told of each missing index the opening built (StoreOptions.onIndexBuilt). */
+  readonly onIndexBuilt?: (built: IndexBuilt) => void
   /** A start of the service: draw a new generation for version() (StoreOptions.newGeneration in open.ts). */
   readonly newGeneration?: boolean
   /** `full` by default (see Durability). */
@@ -106,7 +108,7 @@ export function openDatabase(path: string, registry: ResourceRegistry, options: 
     // moves past every id handed out before (sqlite/change-history.ts). A new one starts at 1.
     const existed = path !== ':memory:' && schemaVersion(db) > 0
     migrate(db, options.migrations ?? sqliteMigrations, options.onMigration)
-    checkSchema(db, registry, 'built')
+    checkSchema(db, registry, 'built', options.onIndexBuilt)
     // A new generation at each start of the service: tags given before it (for a file since put
     // back from a backup, say, whose count of changes went back) never match again. The row is
     // made again if someone deleted it (its count then starts over, under the new generation).

@@ -1,5 +1,6 @@
 import { Database } from 'bun:sqlite'
 import { type ResourceRegistry, searchOf } from '../../resources/registry'
+import type { IndexBuilt } from '../migration-state'
 import { Table } from '../sql/table'
 import { schemaSql } from './ddl'
 import { indexColumns, searchIndexName } from './search'
@@ -21,6 +22,8 @@ export function checkSchema(
    * answers the same without it) or built (a writer, see missingIndexesOf).
    */
   missingIndexes: 'allowed' | 'built',
+  /** Told of each index built (missingIndexes `built`). */
+  onIndexBuilt: (built: IndexBuilt) => void = () => {},
 ): void {
   const columnsOf = (table: string) =>
     db
@@ -79,7 +82,9 @@ export function checkSchema(
   const expected = generatedObjects(registry)
   if (missingIndexes === 'built') {
     for (const index of missingIndexesOf(db, expected)) {
+      const started = performance.now()
       db.transaction(() => db.run(ifNotExists(index.sql as string))).immediate()
+      onIndexBuilt({ name: index.name, durationMs: performance.now() - started })
     }
   }
   const differing = generatedMismatch(db, expected, missingIndexes === 'allowed')
